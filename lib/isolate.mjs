@@ -1,0 +1,1 @@
+export { IsolateCodeRuntime as default } from './index.mjs'

@@ -1,0 +1,1 @@
+export { PythonCodeRuntime as default } from './index.mjs'

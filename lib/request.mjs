@@ -1,0 +1,78 @@
+// Reading a CodeRunRequest once, defensively, and the seam rules both backends apply to it
+// (spec seam.md §2–§4). Validation itself lives in Rust (src/seam) so both backends share it.
+import native from './native.mjs'
+
+export const PREFIX = 'code-runtime-native: '
+
+/** Rejection of `run()` after dispose (seam.md §9). */
+export function afterDisposalError() {
+  return new Error(`${PREFIX}run() after disposal`)
+}
+
+function requireString(value, what) {
+  if (typeof value !== 'string') {
+    throw new TypeError(`${PREFIX}${what} must be a string, got ${value === null ? 'null' : typeof value}`)
+  }
+  return value
+}
+
+/**
+ * Reads `request.bindings` once: each descriptor field exactly once, in order.
+ * Returns `{ global, functions, errorClass }[]`; a malformed request throws the access's TypeError.
+ * @param {unknown} bindings
+ */
+export function readNamespaces(bindings) {
+  const namespaces = []
+  for (const ns of bindings) {
+    const global = requireString(ns.global, 'binding global')
+    const functions = ns.functions
+    if (functions === null || (typeof functions !== 'object' && typeof functions !== 'function')) {
+      throw new TypeError(`${PREFIX}binding ${JSON.stringify(global)} has no functions object`)
+    }
+    const declared = ns.errorClass
+    let errorClass
+    if (declared !== undefined && declared !== null) {
+      errorClass = {
+        name: requireString(declared.name, 'errorClass.name'),
+        memberNameProperty: requireString(declared.memberNameProperty, 'errorClass.memberNameProperty'),
+      }
+    }
+    namespaces.push({ global, functions, errorClass })
+  }
+  return namespaces
+}
+
+/**
+ * Validates namespaces with the shared rules; throws the exact seam message on the first violation.
+ * @param {{ global: string, errorClass?: { name: string, memberNameProperty: string } }[]} namespaces
+ * @param {'isolate' | 'python'} dialect
+ */
+export function validateNamespaces(namespaces, dialect) {
+  const message = native.validateBindings(
+    namespaces.map(({ global, errorClass }) => ({
+      global,
+      errorClassName: errorClass?.name,
+      memberNameProperty: errorClass?.memberNameProperty,
+    })),
+    dialect,
+  )
+  if (message != null) throw new Error(message)
+}
+
+/** `String(x)`, or the seam's fallback when the conversion throws. */
+export function renderReason(reason) {
+  try {
+    return String(reason)
+  } catch {
+    return '<unrenderable rejection value>'
+  }
+}
+
+/** `err.message` for Errors, `String(err)` otherwise, with the seam's fallback (seam.md §6). */
+export function renderRejection(err) {
+  try {
+    return String(err instanceof Error ? err.message : err)
+  } catch {
+    return '<unrenderable rejection value>'
+  }
+}

@@ -1,0 +1,5 @@
+//! Output accounting shared by both backends: the byte meter and the isolate's output ledger.
+
+pub mod meter;
+pub mod output;
+pub mod text;

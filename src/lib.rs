@@ -1,0 +1,4 @@
+//! code-runtime-native: runs model-written programs in isolation for an agent host's Code Mode.
+
+pub mod ledger;
+pub mod seam;
