@@ -9,4 +9,61 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
-export declare function smoke(code: string): string
+/** A run in flight. Dropping it does not stop the run; `abort`/`dispose` do. */
+export declare class IsolateRun {
+  /** Ends the run as `abort` with this message, unless it already ended. */
+  abort(message: string): void
+  /** Delivers a binding call's outcome: the JSON of its resolution (`ok`) or of its failure message. */
+  reply(id: number, ok: boolean, json: string): void
+  /** Waits for the run's thread to exit. Called after the Done event, so it returns at once. */
+  join(): void
+}
+
+/** A namespace declaration as the JavaScript layer read it (each field once, strings only). */
+export interface BindingDecl {
+  global: string
+  errorClassName?: string
+  memberNameProperty?: string
+}
+
+/** A result decided before any isolate exists (a pre-aborted signal), through a fresh ledger. */
+export declare function isolateFreshFailure(kind: string, message: string, maxOutputBytes: number): IsolateReport
+
+export interface IsolateNamespace {
+  global: string
+  /** The declared function names, in the order the program-side indices refer to. */
+  names: Array<string>
+  errorClassName?: string
+  memberNameProperty?: string
+}
+
+export interface IsolateRunOptions {
+  program: string
+  namespaces: Array<IsolateNamespace>
+  computeMs: number
+  maxWallMs: number
+  maxOutputBytes: number
+  maxOldGenerationSizeMb: number
+  /** Whether admitted log entries are streamed to the host as they are emitted. */
+  streamLogs: boolean
+}
+
+export declare function reservedSets(): ReservedSets
+
+/** The four reserved-set constants, handed to the JavaScript layer that exports them. */
+export interface ReservedSets {
+  portableReservedWords: Array<string>
+  reservedBindingGlobals: Array<string>
+  reservedErrorMembers: Array<string>
+  /** Source of the `DUNDER_MEMBER` regular expression. */
+  dunderMember: string
+}
+
+/** Starts a run on a new thread. Events arrive through `onEvent(kind, id, ns, name, payload)`. */
+export declare function startIsolateRun(options: IsolateRunOptions, onEvent: (kind: number, id: number, ns: number, name: number, payload: any) => void): IsolateRun
+
+/**
+ * Validates binding declarations; returns the exact rejection message, or `null` when usable.
+ * `dialect` is `"isolate"` or `"python"`.
+ */
+export declare function validateBindings(decls: Array<BindingDecl>, dialect: string): string | null

@@ -835,4 +835,8 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
-module.exports.smoke = nativeBinding.smoke
+module.exports.IsolateRun = nativeBinding.IsolateRun
+module.exports.isolateFreshFailure = nativeBinding.isolateFreshFailure
+module.exports.reservedSets = nativeBinding.reservedSets
+module.exports.startIsolateRun = nativeBinding.startIsolateRun
+module.exports.validateBindings = nativeBinding.validateBindings

@@ -1,8 +1,218 @@
-// IsolateCodeRuntime: placeholder while the isolate backend is being built (issue 2).
-export function defineIsolateRuntime(Base) {
-  return class IsolateCodeRuntime extends Base {
-    constructor(ctx) {
-      super(ctx, 'codeRuntime')
+// IsolateCodeRuntime: each run in a fresh V8 isolate on a thread of its own (spec
+// isolate-runtime.md). This file is the host side: config, the run() contract, binding dispatch
+// on Node's main thread, abort, dispose and stats. The isolate itself is Rust (src/isolate).
+import Schema from 'schemastery'
+import { types } from 'node:util'
+import native from './native.mjs'
+import { losslessJson } from './lossless.mjs'
+import {
+  PREFIX, afterDisposalError, readNamespaces, renderReason, renderRejection, validateNamespaces,
+} from './request.mjs'
+
+const EVENT_CALL = 1
+const EVENT_LOGS = 2
+const EVENT_DONE = 3
+
+const ObjectHasOwn = Object.hasOwn
+const ObjectKeys = Object.keys
+const JSONParse = JSON.parse
+const JSONStringify = JSON.stringify
+
+/** Config keys in validation order (spec §1). */
+const POSITIVE_KEYS = ['computeMs', 'maxWallMs', 'maxOutputBytes', 'maxOldGenerationSizeMb']
+const MAX_TIMER_MS = 2147483647
+
+/** @param {Record<string, number>} config */
+function validateConfig(config) {
+  for (const key of POSITIVE_KEYS) {
+    const value = config[key]
+    if (!(typeof value === 'number' && Number.isFinite(value) && value > 0)) {
+      throw new Error(`${PREFIX}config.${key} must be a positive number, got ${String(value)}`)
     }
   }
+  if (!Number.isSafeInteger(config.maxOutputBytes) || config.maxOutputBytes < 4) {
+    throw new Error(`${PREFIX}config.maxOutputBytes must be a safe integer of at least 4, got ${config.maxOutputBytes}`)
+  }
+  if (config.maxWallMs > MAX_TIMER_MS) {
+    throw new Error(
+      `${PREFIX}config.maxWallMs must be at most 2147483647 (Node clamps a longer setTimeout delay to 1ms), got ${config.maxWallMs}`,
+    )
+  }
 }
+
+const Config = Schema.object({
+  computeMs: Schema.number().default(60000)
+    .description('Compute budget in ms: CPU time of the thread that runs the isolate.'),
+  maxWallMs: Schema.number().default(600000)
+    .description('Wall-clock ceiling in ms, from the start of the run; it never pauses.'),
+  maxOutputBytes: Schema.number().default(67108864)
+    .description('Combined byte budget of logs, value and failure message (compact JSON, UTF-8).'),
+  maxOldGenerationSizeMb: Schema.number().default(512)
+    .description('Heap cap of each isolate in MiB; ArrayBuffer memory is capped at the same size.'),
+})
+
+/** Turns a native report into the seam's result shape: `{ logs, value? , error? }`. */
+function toResult(report) {
+  const result = { logs: report.logs }
+  if (report.error !== undefined) {
+    result.error = { kind: report.error.kind, message: report.error.message }
+  } else if (report.value !== undefined) {
+    result.value = JSONParse(report.value)
+  }
+  return result
+}
+
+function callQuietly(fn, arg) {
+  if (typeof fn !== 'function') return
+  try {
+    fn(arg)
+  } catch {
+    // Observers never change the result (spec §12).
+  }
+}
+
+/** @param {abstract new (ctx: any, name: string) => object} Base */
+export function defineIsolateRuntime(Base) {
+  class IsolateCodeRuntime extends Base {
+    static Config = Config
+
+    /** @type {'typescript'} */
+    language = 'typescript'
+    /** @type {'v8-isolate'} */
+    isolation = 'v8-isolate'
+
+    constructor(ctx, config = {}) {
+      super(ctx, 'codeRuntime')
+      const resolved = {
+        computeMs: config?.computeMs ?? 60000,
+        maxWallMs: config?.maxWallMs ?? 600000,
+        maxOutputBytes: config?.maxOutputBytes ?? 67108864,
+        maxOldGenerationSizeMb: config?.maxOldGenerationSizeMb ?? 512,
+      }
+      validateConfig(resolved)
+      // cordis hands out services through a Proxy, so state lives in a symbol-keyed property
+      // (private fields would not be reachable through the proxy receiver).
+      this[STATE] = { config: Object.freeze(resolved), disposed: false, live: new Set(), lastStats: undefined }
+      ctx?.effect?.(() => () => disposeRuns(this[STATE]))
+    }
+
+    /** The stats of the most recently settled run, or `undefined` before any run. */
+    lastRunStats() {
+      return this[STATE].lastStats
+    }
+
+    /**
+     * Runs one program. Resolves with `{ logs, value? , error? }`; rejects only on seam misuse.
+     * @param {import('../index.js').CodeRunRequest} request
+     */
+    run(request) {
+      return runIsolate(this[STATE], request)
+    }
+  }
+  return IsolateCodeRuntime
+}
+
+const STATE = Symbol('code-runtime-native.isolate')
+
+async function runIsolate(state, request) {
+      if (state.disposed) throw afterDisposalError()
+      const namespaces = readNamespaces(request.bindings)
+      validateNamespaces(namespaces, 'isolate')
+      const specs = namespaces.map(({ global, functions, errorClass }) => ({
+        global,
+        names: ObjectKeys(functions),
+        errorClassName: errorClass?.name,
+        memberNameProperty: errorClass?.memberNameProperty,
+      }))
+      const { signal, onLog, onStats } = request
+      const cap = state.config.maxOutputBytes
+      if (signal?.aborted) {
+        return finish(state, native.isolateFreshFailure('abort', renderReason(signal.reason), cap), onStats)
+      }
+      const program = String(request.program)
+      return new Promise((resolve) => {
+        let run
+        let settled = false
+        const onAbort = () => run?.abort(renderReason(signal.reason))
+        const entry = { run: undefined, done: undefined }
+        const dispatch = (id, ns, nameIndex, argJson) => {
+          const { global, functions } = namespaces[ns]
+          const name = specs[ns].names[nameIndex]
+          const fail = (message) => {
+            if (!settled) run.reply(id, false, JSONStringify(message))
+          }
+          const fn = ObjectHasOwn(functions, name) ? functions[name] : undefined
+          if (typeof fn !== 'function') {
+            fail(`unknown binding ${JSONStringify(`${global}.${name}`)}`)
+            return
+          }
+          const arg = JSONParse(argJson)
+          const invoke = async () => fn(arg)
+          invoke().then(
+            (value) => {
+              if (settled) return
+              const json = losslessJson(value)
+              if (json === undefined) fail('binding resolution must be lossless JSON')
+              else run.reply(id, true, json)
+            },
+            (error) => fail(renderRejection(error)),
+          )
+        }
+        const onEvent = (kind, id, ns, name, payload) => {
+          try {
+            if (kind === EVENT_CALL) dispatch(id, ns, name, payload)
+            else if (kind === EVENT_LOGS) {
+              if (typeof onLog === 'function') for (const text of payload) callQuietly(onLog, text)
+            } else if (kind === EVENT_DONE) {
+              settled = true
+              run.join()
+              signal?.removeEventListener('abort', onAbort)
+              state.live.delete(entry)
+              resolve(finish(state, payload, onStats))
+            }
+          } catch {
+            // A host callback must never throw into napi; failures surface as the run's result.
+          }
+        }
+        try {
+          run = native.startIsolateRun({
+            program,
+            namespaces: specs,
+            computeMs: state.config.computeMs,
+            maxWallMs: state.config.maxWallMs,
+            maxOutputBytes: cap,
+            maxOldGenerationSizeMb: state.config.maxOldGenerationSizeMb,
+            streamLogs: typeof onLog === 'function',
+          }, onEvent)
+        } catch (error) {
+          resolve(finish(state, native.isolateFreshFailure('worker-exit', renderRejection(error), cap), onStats))
+          return
+        }
+        entry.run = run
+        entry.done = new Promise((done) => {
+          const finish = resolve
+          resolve = (value) => {
+            finish(value)
+            done()
+          }
+        })
+        state.live.add(entry)
+        signal?.addEventListener('abort', onAbort, { once: true })
+      })
+    }
+
+function finish(state, report, onStats) {
+  state.lastStats = report.stats
+  callQuietly(onStats, report.stats)
+  return toResult(report)
+}
+
+/** Dispose to quiescence (seam.md §9): end every live run, then wait until their threads exited. */
+async function disposeRuns(state) {
+  state.disposed = true
+  const live = [...state.live]
+  for (const { run } of live) run.abort('runtime disposed')
+  await Promise.all(live.map((entry) => entry.done))
+}
+
+export { Config as IsolateConfig, validateConfig as validateIsolateConfig, types as _types }

@@ -9,9 +9,9 @@ pub const QUOTES: usize = 2;
 #[inline]
 fn unit_cost(u: u32) -> usize {
     match u {
-        0x22 | 0x5c => 2,                         // `"` and `\`
-        0x08 | 0x09 | 0x0a | 0x0c | 0x0d => 2,    // \b \t \n \f \r
-        0x00..=0x1f => 6,                         // \u00XX
+        0x22 | 0x5c => 2,                      // `"` and `\`
+        0x08 | 0x09 | 0x0a | 0x0c | 0x0d => 2, // \b \t \n \f \r
+        0x00..=0x1f => 6,                      // \u00XX
         0x20..=0x7f => 1,
         0x80..=0x7ff => 2,
         _ => 3,
@@ -45,7 +45,9 @@ impl CodeUnits for [u16] {
     fn code_point_at(&self, i: usize) -> (usize, usize) {
         let u = self[i];
         match u {
-            0xd800..=0xdbff if i + 1 < self.len() && (0xdc00..=0xdfff).contains(&self[i + 1]) => (4, 2),
+            0xd800..=0xdbff if i + 1 < self.len() && (0xdc00..=0xdfff).contains(&self[i + 1]) => {
+                (4, 2)
+            }
             0xd800..=0xdfff => (6, 1), // lone surrogate: \uXXXX
             _ => (unit_cost(u as u32), 1),
         }
@@ -68,7 +70,13 @@ pub fn json_string_cost<T: CodeUnits + ?Sized>(text: &T) -> usize {
 pub fn json_str_cost(s: &str) -> usize {
     QUOTES
         + s.chars()
-            .map(|c| if (c as u32) > 0xffff { 4 } else { unit_cost(c as u32) })
+            .map(|c| {
+                if (c as u32) > 0xffff {
+                    4
+                } else {
+                    unit_cost(c as u32)
+                }
+            })
             .sum::<usize>()
 }
 
@@ -95,7 +103,11 @@ pub fn fitting_prefix<T: CodeUnits + ?Sized>(text: &T, budget: usize) -> Option<
 pub fn fitting_str_prefix(s: &str, budget: usize) -> &str {
     let mut cost = QUOTES;
     for (i, c) in s.char_indices() {
-        let cc = if (c as u32) > 0xffff { 4 } else { unit_cost(c as u32) };
+        let cc = if (c as u32) > 0xffff {
+            4
+        } else {
+            unit_cost(c as u32)
+        };
         if cost + cc > budget {
             return &s[..i];
         }
@@ -146,7 +158,11 @@ mod tests {
         assert_eq!(json_string_cost(&u16s("\u{2028}")[..]), 5);
         assert_eq!(json_string_cost(&u16s("😀")[..]), 6);
         assert_eq!(json_string_cost(&[0xd800u16][..]), 8);
-        assert_eq!(json_string_cost(&[0xdc00u16, 0xd800][..]), 14, "reversed pair is two lone surrogates");
+        assert_eq!(
+            json_string_cost(&[0xdc00u16, 0xd800][..]),
+            14,
+            "reversed pair is two lone surrogates"
+        );
         assert_eq!(json_string_cost(&[b'"', 0xe9u8][..]), 6, "latin-1");
         assert_eq!(json_str_cost("😀\"é"), 2 + 4 + 2 + 2);
     }
@@ -157,9 +173,16 @@ mod tests {
         assert_eq!(fitting_prefix(&u16s("x")[..], 2), Some(0));
         let quotes = vec![b'"'; 10000];
         assert_eq!(fitting_prefix(&quotes[..], 32), Some(15));
-        assert_eq!(fitting_prefix(&u16s("a😀")[..], 6), Some(1), "a pair is never split");
+        assert_eq!(
+            fitting_prefix(&u16s("a😀")[..], 6),
+            Some(1),
+            "a pair is never split"
+        );
         assert_eq!(fitting_prefix(&u16s("a😀")[..], 7), Some(3));
-        assert_eq!(fitting_str_prefix("outer output exceeded 15 bytes", 13), "outer outpu");
+        assert_eq!(
+            fitting_str_prefix("outer output exceeded 15 bytes", 13),
+            "outer outpu"
+        );
         assert_eq!(fitting_str_prefix("abc", 1), "");
     }
 

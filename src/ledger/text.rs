@@ -17,7 +17,7 @@ impl std::fmt::Debug for Text {
 
 impl Text {
     /// From Rust text: Latin-1 when every character fits in one byte.
-    pub fn from_str(s: &str) -> Text {
+    pub fn new(s: &str) -> Text {
         if s.chars().all(|c| (c as u32) < 0x100) {
             Text::Latin1(s.chars().map(|c| c as u8).collect())
         } else {
@@ -84,10 +84,10 @@ mod tests {
 
     #[test]
     fn latin1_when_possible() {
-        assert!(matches!(Text::from_str("café"), Text::Latin1(_)));
-        assert!(matches!(Text::from_str("€"), Text::Utf16(_)));
-        assert_eq!(Text::from_str("€").json_cost(), 5);
-        assert_eq!(Text::from_str("café").json_cost(), 7);
+        assert!(matches!(Text::new("café"), Text::Latin1(_)));
+        assert!(matches!(Text::new("€"), Text::Utf16(_)));
+        assert_eq!(Text::new("€").json_cost(), 5);
+        assert_eq!(Text::new("café").json_cost(), 7);
         assert_eq!(Text::Utf16(vec![0xd800]).to_string_lossy(), "\u{fffd}");
     }
 }

@@ -4,24 +4,98 @@
 /// ECMAScript reserved words plus the Python keywords and soft keywords the seam refuses.
 pub const PORTABLE_RESERVED_WORDS: &[&str] = &[
     // ECMAScript
-    "await", "break", "case", "catch", "class", "const", "continue", "debugger", "default",
-    "delete", "do", "else", "enum", "export", "extends", "false", "finally", "for", "function",
-    "if", "import", "in", "instanceof", "new", "null", "return", "super", "switch", "this",
-    "throw", "true", "try", "typeof", "var", "void", "while", "with", "yield", "let", "static",
-    "implements", "interface", "package", "private", "protected", "public", "arguments", "eval",
+    "await",
+    "break",
+    "case",
+    "catch",
+    "class",
+    "const",
+    "continue",
+    "debugger",
+    "default",
+    "delete",
+    "do",
+    "else",
+    "enum",
+    "export",
+    "extends",
+    "false",
+    "finally",
+    "for",
+    "function",
+    "if",
+    "import",
+    "in",
+    "instanceof",
+    "new",
+    "null",
+    "return",
+    "super",
+    "switch",
+    "this",
+    "throw",
+    "true",
+    "try",
+    "typeof",
+    "var",
+    "void",
+    "while",
+    "with",
+    "yield",
+    "let",
+    "static",
+    "implements",
+    "interface",
+    "package",
+    "private",
+    "protected",
+    "public",
+    "arguments",
+    "eval",
     // Python
-    "False", "None", "True", "and", "as", "assert", "async", "def", "del", "elif", "except",
-    "from", "global", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "match", "type",
+    "False",
+    "None",
+    "True",
+    "and",
+    "as",
+    "assert",
+    "async",
+    "def",
+    "del",
+    "elif",
+    "except",
+    "from",
+    "global",
+    "is",
+    "lambda",
+    "nonlocal",
+    "not",
+    "or",
+    "pass",
+    "raise",
+    "match",
+    "type",
     "_",
 ];
 
 /// Names the runtimes own in program scope.
-pub const RESERVED_BINDING_GLOBALS: &[&str] =
-    &["console", "__dsh_main__", "__builtins__", "__name__", "__debug__"];
+pub const RESERVED_BINDING_GLOBALS: &[&str] = &[
+    "console",
+    "__dsh_main__",
+    "__builtins__",
+    "__name__",
+    "__debug__",
+];
 
 /// Error members a typed error class may not use for the failed function's name.
-pub const RESERVED_ERROR_MEMBERS: &[&str] =
-    &["name", "message", "stack", "args", "with_traceback", "add_note"];
+pub const RESERVED_ERROR_MEMBERS: &[&str] = &[
+    "name",
+    "message",
+    "stack",
+    "args",
+    "with_traceback",
+    "add_note",
+];
 
 /// Source text of `DUNDER_MEMBER`, `/^__.+__$/`.
 pub const DUNDER_MEMBER_SOURCE: &str = "^__.+__$";
@@ -51,7 +125,10 @@ pub fn is_dunder(s: &str) -> bool {
     let Some(mid) = s.strip_prefix("__").and_then(|r| r.strip_suffix("__")) else {
         return false;
     };
-    !mid.is_empty() && !mid.chars().any(|c| matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}'))
+    !mid.is_empty()
+        && !mid
+            .chars()
+            .any(|c| matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}'))
 }
 
 pub fn is_reserved_error_member(s: &str) -> bool {
@@ -64,10 +141,29 @@ mod tests {
 
     #[test]
     fn identifier_rule() {
-        for ok in ["tools", "_x", "A1", "ToolCallError", "print", "Object", "process"] {
+        for ok in [
+            "tools",
+            "_x",
+            "A1",
+            "ToolCallError",
+            "print",
+            "Object",
+            "process",
+        ] {
             assert!(is_usable_identifier(ok), "{ok}");
         }
-        for bad in ["not valid!", "await", "$tools", "a$b", "lambda", "1bad", "", "type", "_", "é"] {
+        for bad in [
+            "not valid!",
+            "await",
+            "$tools",
+            "a$b",
+            "lambda",
+            "1bad",
+            "",
+            "type",
+            "_",
+            "é",
+        ] {
             assert!(!is_usable_identifier(bad), "{bad}");
         }
     }

@@ -1,0 +1,268 @@
+//! Budgets enforced from outside the isolate thread (spec isolate-runtime.md §9): one watchdog
+//! thread reads each run's thread CPU clock and wall deadline and terminates runs that exceed them;
+//! the heap is capped through V8's near-heap-limit callback and a counting ArrayBuffer allocator.
+
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use super::terminal::{RunShared, Terminal};
+use crate::ledger::output::FailureKind;
+use crate::ledger::text::Text;
+
+/// CPU time of a thread, through its POSIX CPU clock.
+pub fn thread_cpu_ns(clock: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `clock` comes from pthread_getcpuclockid of a live thread (see Watched::clock).
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// The calling thread's CPU clock.
+pub fn current_thread_clock() -> libc::clockid_t {
+    let mut clock: libc::clockid_t = 0;
+    // SAFETY: pthread_self is always a valid thread handle for the caller.
+    unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut clock) };
+    clock
+}
+
+/// One run under the watchdog. It is registered by the isolate thread itself and unregistered by
+/// it before it exits, so its CPU clock is only read while the thread is alive.
+pub struct Watched {
+    shared: Arc<RunShared>,
+    clock: libc::clockid_t,
+    compute_ns: u64,
+    compute_ms: f64,
+    wall_deadline: Instant,
+    max_wall_ms: f64,
+    done: AtomicBool,
+}
+
+struct Watchdog {
+    runs: Mutex<Vec<Arc<Watched>>>,
+    changed: Condvar,
+}
+
+fn watchdog() -> &'static Watchdog {
+    static WATCHDOG: OnceLock<&'static Watchdog> = OnceLock::new();
+    WATCHDOG.get_or_init(|| {
+        let dog: &'static Watchdog = Box::leak(Box::new(Watchdog {
+            runs: Mutex::new(Vec::new()),
+            changed: Condvar::new(),
+        }));
+        std::thread::Builder::new()
+            .name("code-runtime-watchdog".into())
+            .spawn(move || dog.patrol())
+            .expect("spawn the watchdog thread");
+        dog
+    })
+}
+
+/// Longest sleep between patrols; registrations wake the watchdog early.
+const MAX_NAP: Duration = Duration::from_millis(50);
+/// Shortest sleep, so a run on the edge of its budget does not make the watchdog spin.
+const MIN_NAP: Duration = Duration::from_micros(250);
+
+impl Watchdog {
+    fn patrol(&self) {
+        let mut runs = self.runs.lock().unwrap();
+        loop {
+            let now = Instant::now();
+            let mut nap = MAX_NAP;
+            runs.retain(|run| !run.done.load(Ordering::Acquire));
+            for run in runs.iter() {
+                if now >= run.wall_deadline {
+                    run.fire(Terminal::Failed(
+                        FailureKind::Timeout,
+                        Text::new(&format!(
+                            "wall-clock ceiling reached ({}ms)",
+                            fmt_ms(run.max_wall_ms)
+                        )),
+                    ));
+                    continue;
+                }
+                nap = nap.min(run.wall_deadline - now);
+                let used = thread_cpu_ns(run.clock);
+                if used >= run.compute_ns {
+                    run.fire(Terminal::Failed(
+                        FailureKind::Timeout,
+                        Text::new(&format!(
+                            "compute budget exhausted ({}ms busy)",
+                            fmt_ms(run.compute_ms)
+                        )),
+                    ));
+                    continue;
+                }
+                // A thread cannot burn CPU faster than wall time passes, so sleeping for the
+                // remaining budget never lets it overshoot by more than the wake-up latency.
+                nap = nap.min(Duration::from_nanos(run.compute_ns - used));
+            }
+            let nap = nap.max(MIN_NAP);
+            runs = self.changed.wait_timeout(runs, nap).unwrap().0;
+        }
+    }
+}
+
+impl Watched {
+    fn fire(&self, terminal: Terminal) {
+        self.done.store(true, Ordering::Release);
+        self.shared.claim(terminal);
+    }
+}
+
+/// `${ms}` as JavaScript's String(number) renders it.
+pub fn fmt_ms(ms: f64) -> String {
+    crate::ledger::meter::number_to_string(ms)
+}
+
+/// Registration of the calling (isolate) thread with the watchdog; unregisters on drop, which
+/// must happen on that thread before it exits.
+pub struct WatchGuard(Arc<Watched>);
+
+pub fn watch(
+    shared: Arc<RunShared>,
+    compute_ms: f64,
+    max_wall_ms: f64,
+    started: Instant,
+) -> WatchGuard {
+    let compute_ns = if compute_ms * 1e6 >= u64::MAX as f64 {
+        u64::MAX
+    } else {
+        (compute_ms * 1e6) as u64
+    };
+    let wall = Duration::from_secs_f64(max_wall_ms / 1000.0);
+    let run = Arc::new(Watched {
+        shared,
+        clock: current_thread_clock(),
+        compute_ns,
+        compute_ms,
+        wall_deadline: started + wall,
+        max_wall_ms,
+        done: AtomicBool::new(false),
+    });
+    let dog = watchdog();
+    dog.runs.lock().unwrap().push(run.clone());
+    dog.changed.notify_one();
+    WatchGuard(run)
+}
+
+impl Drop for WatchGuard {
+    fn drop(&mut self) {
+        let dog = watchdog();
+        // Holding the list lock while marking done guarantees the watchdog is not between reading
+        // this thread's clock and using it.
+        let mut runs = dog.runs.lock().unwrap();
+        self.0.done.store(true, Ordering::Release);
+        runs.retain(|r| !Arc::ptr_eq(r, &self.0));
+    }
+}
+
+/// Near-heap-limit state: set when the isolate approaches `maxOldGenerationSizeMb`.
+pub struct HeapGuard {
+    pub shared: Arc<RunShared>,
+    pub limit_mb: f64,
+}
+
+/// Called by V8 on the isolate thread as the heap nears its limit. Terminates the run and grants
+/// headroom so V8 unwinds instead of taking the fatal out-of-memory path, which would abort the
+/// whole host process.
+pub unsafe extern "C" fn near_heap_limit(
+    data: *mut c_void,
+    current: usize,
+    _initial: usize,
+) -> usize {
+    // SAFETY: `data` is the HeapGuard boxed by the run loop; it outlives the isolate.
+    let guard = unsafe { &*(data as *const HeapGuard) };
+    guard.shared.claim(Terminal::Failed(
+        FailureKind::WorkerExit,
+        Text::new(&format!(
+            "isolate heap limit reached ({} MiB)",
+            fmt_ms(guard.limit_mb)
+        )),
+    ));
+    current.saturating_mul(2)
+}
+
+/// ArrayBuffer backing stores counted against the same cap as the heap (§9.3): an allocation past
+/// it fails inside the program as a catchable RangeError.
+pub struct BufferBudget {
+    used: AtomicUsize,
+    cap: usize,
+}
+
+impl BufferBudget {
+    fn reserve(&self, len: usize) -> bool {
+        let mut used = self.used.load(Ordering::Relaxed);
+        loop {
+            let Some(next) = used.checked_add(len).filter(|n| *n <= self.cap) else {
+                return false;
+            };
+            match self
+                .used
+                .compare_exchange_weak(used, next, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => return true,
+                Err(now) => used = now,
+            }
+        }
+    }
+}
+
+unsafe extern "C" fn buffer_allocate(budget: &BufferBudget, len: usize) -> *mut c_void {
+    if !budget.reserve(len) {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: calloc with any size is sound; a null result is reported to V8 as failure.
+    let ptr = unsafe { libc::calloc(len.max(1), 1) };
+    if ptr.is_null() {
+        budget.used.fetch_sub(len, Ordering::Relaxed);
+    }
+    ptr
+}
+
+unsafe extern "C" fn buffer_allocate_uninitialized(
+    budget: &BufferBudget,
+    len: usize,
+) -> *mut c_void {
+    if !budget.reserve(len) {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: as above; V8 initialises the memory itself.
+    let ptr = unsafe { libc::malloc(len.max(1)) };
+    if ptr.is_null() {
+        budget.used.fetch_sub(len, Ordering::Relaxed);
+    }
+    ptr
+}
+
+unsafe extern "C" fn buffer_free(budget: &BufferBudget, data: *mut c_void, len: usize) {
+    // SAFETY: `data` came from buffer_allocate*.
+    unsafe { libc::free(data) };
+    budget.used.fetch_sub(len, Ordering::Relaxed);
+}
+
+unsafe extern "C" fn buffer_drop(budget: *const BufferBudget) {
+    // SAFETY: the pointer was leaked from a Box in `capped_allocator`; V8 drops it once.
+    drop(unsafe { Box::from_raw(budget as *mut BufferBudget) });
+}
+
+static BUFFER_VTABLE: v8::RustAllocatorVtable<BufferBudget> = v8::RustAllocatorVtable {
+    allocate: buffer_allocate,
+    allocate_uninitialized: buffer_allocate_uninitialized,
+    free: buffer_free,
+    drop: buffer_drop,
+};
+
+/// An ArrayBuffer allocator that refuses allocations past `cap` bytes in total.
+pub fn capped_allocator(cap: usize) -> v8::UniqueRef<v8::Allocator> {
+    let budget = Box::into_raw(Box::new(BufferBudget {
+        used: AtomicUsize::new(0),
+        cap,
+    }));
+    // SAFETY: the budget lives until V8 calls `buffer_drop`.
+    unsafe { v8::new_rust_allocator(budget, &BUFFER_VTABLE) }
+}

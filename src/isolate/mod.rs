@@ -1,0 +1,156 @@
+//! `IsolateCodeRuntime`'s native side: each run on its own thread in a fresh V8 isolate.
+
+mod bridge;
+mod budget;
+mod globals;
+mod host;
+mod platform;
+mod render;
+mod run;
+mod snapshot;
+mod state;
+mod strip;
+mod terminal;
+mod timers;
+
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use napi::bindgen_prelude::Function;
+use napi_derive::napi;
+
+use crate::ledger::output::{fresh_failure, FailureKind};
+use crate::ledger::text::Text;
+use host::{EventArgs, HostEvent, HostFn, ReportValue, RunReport, RunStats};
+use terminal::{IsolateEvent, RunShared, Terminal};
+
+#[napi(object)]
+pub struct IsolateNamespace {
+    pub global: String,
+    /// The declared function names, in the order the program-side indices refer to.
+    pub names: Vec<String>,
+    pub error_class_name: Option<String>,
+    pub member_name_property: Option<String>,
+}
+
+#[napi(object)]
+pub struct IsolateRunOptions {
+    pub program: String,
+    pub namespaces: Vec<IsolateNamespace>,
+    pub compute_ms: f64,
+    pub max_wall_ms: f64,
+    pub max_output_bytes: f64,
+    pub max_old_generation_size_mb: f64,
+    /// Whether admitted log entries are streamed to the host as they are emitted.
+    pub stream_logs: bool,
+}
+
+/// A run in flight. Dropping it does not stop the run; `abort`/`dispose` do.
+#[napi]
+pub struct IsolateRun {
+    shared: Arc<RunShared>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+#[napi]
+impl IsolateRun {
+    /// Ends the run as `abort` with this message, unless it already ended.
+    #[napi]
+    pub fn abort(&self, message: String) {
+        self.shared
+            .claim(Terminal::Failed(FailureKind::Abort, Text::new(&message)));
+    }
+
+    /// Delivers a binding call's outcome: the JSON of its resolution (`ok`) or of its failure message.
+    #[napi]
+    pub fn reply(&self, id: f64, ok: bool, json: String) {
+        self.shared.send(IsolateEvent::Reply {
+            id: id as u64,
+            ok,
+            json,
+        });
+    }
+
+    /// Waits for the run's thread to exit. Called after the Done event, so it returns at once.
+    #[napi]
+    pub fn join(&self) {
+        if let Some(handle) = self.thread.lock().unwrap().take() {
+            let _ = handle.join();
+        }
+    }
+}
+
+/// Starts a run on a new thread. Events arrive through `onEvent(kind, id, ns, name, payload)`.
+#[napi(
+    ts_args_type = "options: IsolateRunOptions, onEvent: (kind: number, id: number, ns: number, name: number, payload: any) => void"
+)]
+pub fn start_isolate_run(
+    options: IsolateRunOptions,
+    on_event: Function<EventArgs, ()>,
+) -> napi::Result<IsolateRun> {
+    platform::platform();
+    let host: HostFn = on_event
+        .build_threadsafe_function::<HostEvent>()
+        .callee_handled::<false>()
+        .build_callback(|ctx| Ok(ctx.value.into_args()))?;
+    let host = Arc::new(host);
+    let (wake, events) = mpsc::channel();
+    let shared = Arc::new(RunShared::new(wake));
+    let config = run::RunConfig {
+        program: options.program,
+        namespaces: options
+            .namespaces
+            .into_iter()
+            .map(|ns| globals::NamespaceSpec {
+                global: ns.global,
+                names: ns.names,
+                error_class: ns.error_class_name.zip(ns.member_name_property),
+            })
+            .collect(),
+        compute_ms: options.compute_ms,
+        max_wall_ms: options.max_wall_ms,
+        max_output_bytes: options.max_output_bytes as usize,
+        heap_mb: options.max_old_generation_size_mb,
+        stream_logs: options.stream_logs,
+    };
+    let thread_shared = shared.clone();
+    // The thread's stack is sized for the deepest nesting the program text could hold, so the
+    // type strip can never overflow it (programs past the token cap fail in `strip` unparsed).
+    let tokens = strip::token_bound(&config.program);
+    let stack = strip::stack_for(tokens).unwrap_or_else(|| strip::stack_for(0).unwrap_or(0));
+    let thread = std::thread::Builder::new()
+        .name("code-runtime-isolate".into())
+        .stack_size(stack)
+        .spawn(move || run::run_thread(config, thread_shared, events, host))
+        .map_err(|e| {
+            napi::Error::from_reason(format!("failed to start the isolate thread: {e}"))
+        })?;
+    Ok(IsolateRun {
+        shared,
+        thread: Mutex::new(Some(thread)),
+    })
+}
+
+/// A result decided before any isolate exists (a pre-aborted signal), through a fresh ledger.
+#[napi(ts_return_type = "IsolateReport")]
+pub fn isolate_fresh_failure(kind: String, message: String, max_output_bytes: f64) -> ReportValue {
+    let kind = match kind.as_str() {
+        "abort" => FailureKind::Abort,
+        "worker-exit" => FailureKind::WorkerExit,
+        "timeout" => FailureKind::Timeout,
+        "invalid-output" => FailureKind::InvalidOutput,
+        "output-limit" => FailureKind::OutputLimit,
+        _ => FailureKind::Exception,
+    };
+    let result = fresh_failure(max_output_bytes as usize, kind, Text::new(&message));
+    ReportValue(RunReport {
+        result,
+        stats: RunStats {
+            cpu_ms: 0.0,
+            wall_ms: 0.0,
+            heap_used_bytes: 0.0,
+            heap_peak_bytes: 0.0,
+        },
+    })
+}

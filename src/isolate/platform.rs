@@ -1,0 +1,22 @@
+//! V8 is initialised once per process, lazily, by the first run.
+
+use std::sync::OnceLock;
+
+static PLATFORM: OnceLock<v8::SharedRef<v8::Platform>> = OnceLock::new();
+
+/// The process-wide V8 platform, initialising V8 on first use.
+///
+/// The unprotected platform is used on purpose: with memory protection keys, only threads created
+/// after `V8::initialize` could enter isolates, and an addon cannot control which threads Node made
+/// before it loaded (stack notes §1, PKU pitfall).
+pub fn platform() -> &'static v8::SharedRef<v8::Platform> {
+    PLATFORM.get_or_init(|| {
+        // ICU data must be installed before initialisation, or Intl aborts the process.
+        v8::icu::set_common_data_78(deno_core_icudata::ICU_DATA)
+            .expect("ICU data matches V8's ICU 78");
+        let platform = v8::new_unprotected_default_platform(2, false).make_shared();
+        v8::V8::initialize_platform(platform.clone());
+        v8::V8::initialize();
+        platform
+    })
+}

@@ -1,0 +1,473 @@
+//! One run on its own thread: strip, a fresh isolate and context, the program as the body of an
+//! async function, and the event loop that waits for binding replies and timers until the first
+//! terminal event (spec isolate-runtime.md §2, §9).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::bridge::{intrinsics, settle_reply};
+use super::budget::{self, HeapGuard};
+use super::globals::{self, NamespaceSpec};
+use super::host::{self, HostEvent, HostFn, RunReport, RunStats};
+use super::platform::platform;
+use super::render::{render_thrown, Rendered, UNRENDERABLE};
+use super::snapshot::{snapshot, Snapshot};
+use super::state::{state, Namespace, RunState, StateRef};
+use super::strip::strip;
+use super::terminal::{IsolateEvent, RunShared, Terminal};
+use super::timers::Timers;
+use crate::ledger::output::{FailureKind, LedgerResult, OutputLedger};
+use crate::ledger::text::Text;
+
+/// The program becomes the body of this strict async function, whose parameters are the
+/// namespaces, error classes and console; the body starts on the line after the header.
+const WRAPPER_HEAD: &str = "\"use strict\";(async function (";
+
+pub const COMPLETION_INVALID: &str = "program completion must be lossless JSON";
+pub const NEVER_SETTLES: &str =
+    "program can never complete: it awaits a promise that nothing can settle";
+
+pub struct RunConfig {
+    pub program: String,
+    pub namespaces: Vec<NamespaceSpec>,
+    pub compute_ms: f64,
+    pub max_wall_ms: f64,
+    pub max_output_bytes: usize,
+    pub heap_mb: f64,
+    pub stream_logs: bool,
+}
+
+/// The isolate thread's body. Sends exactly one Done event, after the isolate is gone.
+pub fn run_thread(
+    config: RunConfig,
+    shared: Arc<RunShared>,
+    events: Receiver<IsolateEvent>,
+    host: Arc<HostFn>,
+) {
+    let started = Instant::now();
+    let cpu_start = budget::thread_cpu_ns(budget::current_thread_clock());
+    let (result, heap) = execute(&config, &shared, &events, &host, started);
+    let stats = RunStats {
+        cpu_ms: (budget::thread_cpu_ns(budget::current_thread_clock()) - cpu_start) as f64 / 1e6,
+        wall_ms: started.elapsed().as_secs_f64() * 1000.0,
+        heap_used_bytes: heap.0 as f64,
+        heap_peak_bytes: heap.1 as f64,
+    };
+    host::send(
+        &host,
+        HostEvent::Done(Box::new(RunReport { result, stats })),
+    );
+}
+
+fn execute(
+    config: &RunConfig,
+    shared: &Arc<RunShared>,
+    events: &Receiver<IsolateEvent>,
+    host: &Arc<HostFn>,
+    started: Instant,
+) -> (LedgerResult, (usize, usize)) {
+    let js = match strip(&config.program) {
+        Ok(js) => js,
+        Err(diagnostic) => {
+            // A strip failure never creates an isolate; it goes through a fresh ledger.
+            let result = OutputLedger::new(config.max_output_bytes)
+                .finish_failure(FailureKind::Exception, Text::new(&diagnostic.0));
+            return (result, (0, 0));
+        }
+    };
+    let _watch = budget::watch(
+        shared.clone(),
+        config.compute_ms,
+        config.max_wall_ms,
+        started,
+    );
+    let heap_bytes = (config.heap_mb * 1024.0 * 1024.0) as usize;
+    let params = v8::CreateParams::default()
+        .heap_limits(0, heap_bytes)
+        .array_buffer_allocator(budget::capped_allocator(heap_bytes));
+    let mut isolate = v8::Isolate::new(params);
+    isolate.set_microtasks_policy(v8::MicrotasksPolicy::Explicit);
+    // Atomics.wait would block the thread where termination cannot reach it.
+    isolate.set_allow_atomics_wait(false);
+    isolate.set_promise_reject_callback(on_promise_reject);
+    isolate.set_host_import_module_dynamically_callback(refuse_dynamic_import);
+    let heap_guard = Box::new(HeapGuard {
+        shared: shared.clone(),
+        limit_mb: config.heap_mb,
+    });
+    let guard_ptr = &*heap_guard as *const HeapGuard as *mut std::ffi::c_void;
+    isolate.add_near_heap_limit_callback(budget::near_heap_limit, guard_ptr);
+    shared.attach_isolate(isolate.thread_safe_handle());
+
+    let run: StateRef = Rc::new(RefCell::new(RunState {
+        shared: shared.clone(),
+        host: host.clone(),
+        ledger: OutputLedger::new(config.max_output_bytes),
+        streamed: config.stream_logs.then(Vec::new),
+        namespaces: config
+            .namespaces
+            .iter()
+            .map(|ns| Namespace {
+                names: ns.names.clone(),
+                error_class: None,
+            })
+            .collect(),
+        calls: HashMap::new(),
+        next_call_id: 0,
+        timers: Timers::default(),
+        unhandled: Vec::new(),
+        settled: false,
+    }));
+    isolate.set_slot(run.clone());
+
+    if !shared.is_decided() {
+        v8::scope!(let scope, &mut isolate);
+        let context = v8::Context::new(scope, Default::default());
+        let scope = &mut v8::ContextScope::new(scope, context);
+        run_program(scope, &js, config, shared, events);
+        run.borrow_mut().flush_stream();
+    }
+
+    let stats = isolate.get_heap_statistics();
+    let heap = (stats.used_heap_size(), stats.total_heap_size());
+    // Teardown: forget the handle, drop every handle into the heap, then the isolate itself.
+    shared.detach_isolate();
+    {
+        let mut st = run.borrow_mut();
+        st.timers.clear_all();
+        st.calls.clear();
+        st.unhandled.clear();
+        st.namespaces.clear();
+    }
+    isolate.remove_slot::<StateRef>();
+    isolate.remove_slot::<super::bridge::CapturedIntrinsics>();
+    isolate.remove_slot::<CompletionPromise>();
+    isolate.remove_near_heap_limit_callback(budget::near_heap_limit, 0);
+    drop(isolate);
+    drop(heap_guard);
+
+    let ledger = match Rc::try_unwrap(run) {
+        Ok(cell) => cell.into_inner().ledger,
+        Err(_) => unreachable!("the run state is only shared with the isolate"),
+    };
+    let result = match shared.take() {
+        Some(Terminal::Completed(value)) => ledger.finish_value(value),
+        Some(Terminal::Failed(kind, message)) => ledger.finish_failure(kind, message),
+        Some(Terminal::FailedOversized) | Some(Terminal::OutputLimit) => ledger.limit_result(),
+        None => ledger.finish_failure(
+            FailureKind::WorkerExit,
+            Text::new("isolate ended without a result"),
+        ),
+    };
+    (result, heap)
+}
+
+/// The program's completion promise, so the unhandled-rejection check can skip it.
+struct CompletionPromise(v8::Global<v8::Promise>);
+
+fn run_program(
+    scope: &mut v8::PinScope,
+    js: &str,
+    config: &RunConfig,
+    shared: &Arc<RunShared>,
+    events: &Receiver<IsolateEvent>,
+) {
+    let Some(args) = globals::install(scope, &config.namespaces) else {
+        return;
+    };
+    let source = format!("{WRAPPER_HEAD}{}) {{\n{js}\n}})", args.names.join(", "));
+    let Some(promise) = start_program(scope, &source, &args.values, shared) else {
+        return;
+    };
+    let completion = v8::Global::new(scope, promise);
+    scope.set_slot(CompletionPromise(completion));
+    event_loop(scope, promise, shared, events);
+}
+
+/// Compiles the wrapper and calls it. Compile errors and synchronous failures are claimed here.
+fn start_program<'s>(
+    scope: &mut v8::PinScope<'s, '_>,
+    source: &str,
+    args: &[v8::Local<'s, v8::Value>],
+    shared: &Arc<RunShared>,
+) -> Option<v8::Local<'s, v8::Promise>> {
+    v8::tc_scope!(let tc, scope);
+    let code = v8::String::new(tc, source)?;
+    let name = v8::String::new(tc, "program.ts")?;
+    // Line offset -1: the wrapper's header line is line 0, so the program's first line is line 1.
+    let origin = v8::ScriptOrigin::new(
+        tc,
+        name.into(),
+        -1,
+        0,
+        false,
+        0,
+        None,
+        false,
+        false,
+        false,
+        None,
+    );
+    let compiled = v8::Script::compile(tc, code, Some(&origin)).and_then(|script| script.run(tc));
+    let Some(function) = compiled else {
+        if !tc.has_terminated() {
+            let message = compile_diagnostic(tc);
+            shared.claim_quietly(Terminal::Failed(
+                FailureKind::Exception,
+                Text::new(&message),
+            ));
+        }
+        return None;
+    };
+    // The wrapper must still be the function we wrote: a program that closes the function body
+    // early (`}); …; (async function () {`) is not a function body.
+    let Ok(function) = v8::Local::<v8::Function>::try_from(function) else {
+        shared.claim_quietly(not_a_body());
+        return None;
+    };
+    // The wrapper sits on the header line, which the -1 line offset reports as "no line"; any
+    // function of the program's own text has a line of 0 or more.
+    // V8 reports a function's position at its parameter list.
+    let header_column = Some(WRAPPER_HEAD.len() as u32 - 1);
+    if !function.is_async_function()
+        || function.get_script_line_number().is_some()
+        || function.get_script_column_number() != header_column
+    {
+        shared.claim_quietly(not_a_body());
+        return None;
+    }
+    let undefined = v8::undefined(tc).into();
+    let result = function.call(tc, undefined, args)?;
+    v8::Local::<v8::Promise>::try_from(result).ok()
+}
+
+fn not_a_body() -> Terminal {
+    Terminal::Failed(
+        FailureKind::Exception,
+        Text::new("SyntaxError: the program closes its enclosing function body; write statements only\n    at program.ts:1:1"),
+    )
+}
+
+/// `SyntaxError: <text>\n    at program.ts:L:C` for a compile error.
+fn compile_diagnostic(tc: &mut v8::PinnedRef<v8::TryCatch<v8::HandleScope>>) -> String {
+    let text = tc
+        .exception()
+        .and_then(|e| e.to_string(tc))
+        .map(|s| s.to_rust_string_lossy(tc))
+        .unwrap_or_else(|| "SyntaxError: the program could not be compiled".into());
+    match tc.message() {
+        Some(message) => {
+            let line = message.get_line_number(tc).unwrap_or(1).max(1);
+            let column = message.get_start_column() + 1;
+            format!("{text}\n    at program.ts:{line}:{column}")
+        }
+        None => text,
+    }
+}
+
+/// Waits for host replies and timers, one task at a time with a microtask checkpoint after
+/// each, until a terminal event is claimed.
+fn event_loop(
+    scope: &mut v8::PinScope,
+    promise: v8::Local<v8::Promise>,
+    shared: &Arc<RunShared>,
+    events: &Receiver<IsolateEvent>,
+) {
+    let run = state(scope);
+    loop {
+        scope.perform_microtask_checkpoint();
+        while v8::Platform::pump_message_loop(platform(), scope, false) {}
+        run.borrow_mut().flush_stream();
+        if shared.is_decided() {
+            return;
+        }
+        if check_unhandled(scope, shared) || check_completion(scope, promise, shared) {
+            return;
+        }
+        let due = run.borrow_mut().timers.pop_due(Instant::now());
+        if let Some((callback, args)) = due {
+            run_timer(scope, callback, args, shared);
+            continue;
+        }
+        if let Ok(event) = events.try_recv() {
+            handle(scope, event);
+            continue;
+        }
+        let next_due = {
+            let mut st = run.borrow_mut();
+            if !st.has_pending_work() {
+                drop(st);
+                shared.claim_quietly(Terminal::Failed(
+                    FailureKind::Exception,
+                    Text::new(NEVER_SETTLES),
+                ));
+                return;
+            }
+            st.timers.next_due()
+        };
+        let event = match next_due {
+            Some(due) => match events.recv_timeout(due.saturating_duration_since(Instant::now())) {
+                Ok(event) => Some(event),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => return,
+            },
+            None => match events.recv() {
+                Ok(event) => Some(event),
+                Err(_) => return,
+            },
+        };
+        if let Some(event) = event {
+            handle(scope, event);
+        }
+    }
+}
+
+fn handle(scope: &mut v8::PinScope, event: IsolateEvent) {
+    match event {
+        IsolateEvent::Reply { id, ok, json } => settle_reply(scope, id, ok, &json),
+        IsolateEvent::Wake => {}
+    }
+}
+
+fn run_timer(
+    scope: &mut v8::PinScope,
+    callback: v8::Global<v8::Function>,
+    args: Vec<v8::Global<v8::Value>>,
+    shared: &Arc<RunShared>,
+) {
+    v8::tc_scope!(let tc, scope);
+    let callback = v8::Local::new(tc, &callback);
+    let args: Vec<v8::Local<v8::Value>> = args.iter().map(|a| v8::Local::new(tc, a)).collect();
+    let undefined = v8::undefined(tc).into();
+    if callback.call(tc, undefined, &args).is_none() && !tc.has_terminated() {
+        if let Some(exception) = tc.exception() {
+            tc.reset();
+            fail_with_thrown(tc, exception, shared);
+        }
+    }
+}
+
+/// Ends the run as `exception` with the rendering of a thrown value (§9.5, §11.2).
+fn fail_with_thrown<'s>(
+    scope: &mut v8::PinScope<'s, '_>,
+    thrown: v8::Local<'s, v8::Value>,
+    shared: &Arc<RunShared>,
+) {
+    let budget = state(scope).borrow().ledger.remaining();
+    let terminal = match render_thrown(scope, thrown, budget) {
+        Rendered::Text(text) => Terminal::Failed(FailureKind::Exception, text),
+        Rendered::Oversized => Terminal::FailedOversized,
+        Rendered::Unrenderable => Terminal::Failed(FailureKind::Exception, Text::new(UNRENDERABLE)),
+        Rendered::Terminated => return,
+    };
+    shared.claim_quietly(terminal);
+}
+
+/// A rejection still unhandled after the checkpoint where it happened ends the run.
+fn check_unhandled(scope: &mut v8::PinScope, shared: &Arc<RunShared>) -> bool {
+    let run = state(scope);
+    let first = {
+        let mut st = run.borrow_mut();
+        if st.unhandled.is_empty() {
+            return false;
+        }
+        let completion = scope
+            .get_slot::<CompletionPromise>()
+            .map(|c| v8::Local::new(scope, &c.0));
+        let mut found = None;
+        for p in std::mem::take(&mut st.unhandled) {
+            let local = v8::Local::new(scope, &p);
+            if Some(local) != completion && found.is_none() {
+                found = Some(local);
+            }
+        }
+        found
+    };
+    let Some(promise) = first else { return false };
+    let reason = promise.result(scope);
+    fail_with_thrown(scope, reason, shared);
+    true
+}
+
+/// Settles the run once the program's promise has settled.
+fn check_completion(
+    scope: &mut v8::PinScope,
+    promise: v8::Local<v8::Promise>,
+    shared: &Arc<RunShared>,
+) -> bool {
+    match promise.state() {
+        v8::PromiseState::Pending => false,
+        v8::PromiseState::Rejected => {
+            state(scope).borrow_mut().settled = true;
+            let reason = promise.result(scope);
+            fail_with_thrown(scope, reason, shared);
+            true
+        }
+        v8::PromiseState::Fulfilled => {
+            let run = state(scope);
+            run.borrow_mut().settled = true;
+            let value = promise.result(scope);
+            if value.is_undefined() {
+                shared.claim_quietly(Terminal::Completed(None));
+                return true;
+            }
+            let budget = run.borrow().ledger.remaining();
+            let intrinsics = intrinsics(scope);
+            let terminal = match snapshot(scope, &intrinsics, value, budget) {
+                Snapshot::Json(json) => {
+                    let cost = json.len();
+                    Terminal::Completed(Some((json, cost)))
+                }
+                Snapshot::Invalid => {
+                    Terminal::Failed(FailureKind::InvalidOutput, Text::new(COMPLETION_INVALID))
+                }
+                Snapshot::TooLarge => Terminal::FailedOversized,
+                Snapshot::Terminated => return true,
+            };
+            shared.claim_quietly(terminal);
+            true
+        }
+    }
+}
+
+extern "C" fn on_promise_reject(message: v8::PromiseRejectMessage) {
+    v8::callback_scope!(unsafe scope, &message);
+    let Some(run) = scope.get_slot::<StateRef>().cloned() else {
+        return;
+    };
+    let promise = message.get_promise();
+    match message.get_event() {
+        v8::PromiseRejectEvent::PromiseRejectWithNoHandler => {
+            let global = v8::Global::new(scope, promise);
+            run.borrow_mut().unhandled.push(global);
+        }
+        v8::PromiseRejectEvent::PromiseHandlerAddedAfterReject => {
+            let mut st = run.borrow_mut();
+            st.unhandled.retain(|p| v8::Local::new(scope, p) != promise);
+        }
+        _ => {}
+    }
+}
+
+fn refuse_dynamic_import<'s>(
+    scope: &mut v8::PinScope<'s, '_>,
+    _options: v8::Local<'s, v8::Data>,
+    _resource: v8::Local<'s, v8::Value>,
+    specifier: v8::Local<'s, v8::String>,
+    _attributes: v8::Local<'s, v8::FixedArray>,
+) -> Option<v8::Local<'s, v8::Promise>> {
+    let resolver = v8::PromiseResolver::new(scope)?;
+    let specifier = specifier.to_rust_string_lossy(scope);
+    let text = format!(
+        "import() is not available in this runtime: programs cannot load modules (import of {})",
+        crate::seam::validate::json_quote(&specifier)
+    );
+    let message = v8::String::new(scope, &text)?;
+    let error = v8::Exception::type_error(scope, message);
+    resolver.reject(scope, error);
+    Some(resolver.get_promise(scope))
+}

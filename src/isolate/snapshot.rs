@@ -1,0 +1,480 @@
+//! The lossless-JSON walker over V8 values (spec seam.md §5, isolate-runtime.md §8).
+//!
+//! It validates a program value and writes its compact JSON in one iterative pass, reading each
+//! property exactly once with an ordinary get. Everything it consults (prototypes, own keys, type
+//! tags) comes from the V8 API and the intrinsics captured when the context was created, so nothing
+//! the program does to its globals can change the answer. The JSON text doubles as the meter: it is
+//! byte for byte what `JSON.stringify` would produce, so its length is the value's output cost.
+
+use std::collections::HashMap;
+
+use crate::ledger::meter::number_to_string;
+
+/// The realm's own prototypes, captured before the program ran.
+pub struct Intrinsics<'s> {
+    pub object_prototype: v8::Local<'s, v8::Value>,
+    pub array_prototype: v8::Local<'s, v8::Value>,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum Snapshot {
+    /// Compact JSON text; its length is the value's output cost.
+    Json(String),
+    /// The value is not lossless JSON (or a getter threw while reading it).
+    Invalid,
+    /// The JSON would exceed the byte limit; the walk stopped without building it.
+    TooLarge,
+    /// The isolate is terminating; the caller stops the run.
+    Terminated,
+}
+
+enum Frame<'s> {
+    Array {
+        array: v8::Local<'s, v8::Array>,
+        len: u32,
+        next: u32,
+    },
+    Object {
+        object: v8::Local<'s, v8::Object>,
+        keys: v8::Local<'s, v8::Array>,
+        len: u32,
+        next: u32,
+    },
+}
+
+impl<'s> Frame<'s> {
+    fn object(&self) -> v8::Local<'s, v8::Object> {
+        match self {
+            Frame::Array { array, .. } => (*array).into(),
+            Frame::Object { object, .. } => *object,
+        }
+    }
+}
+
+enum Step {
+    Done,
+    Fail(Snapshot),
+}
+
+struct Walker<'a, 's> {
+    intrinsics: &'a Intrinsics<'s>,
+    out: Vec<u8>,
+    limit: usize,
+    stack: Vec<Frame<'s>>,
+    /// Identity hashes of the objects on the current path, for cheap cycle pre-checks.
+    on_path: HashMap<i32, u32>,
+}
+
+/// Validates `value` as lossless JSON and returns its compact JSON text, stopping once the text
+/// would exceed `limit` bytes. Runs inside its own TryCatch: a throwing getter makes the value
+/// invalid and never propagates.
+pub fn snapshot<'s>(
+    scope: &mut v8::PinScope<'s, '_>,
+    intrinsics: &Intrinsics<'s>,
+    value: v8::Local<'s, v8::Value>,
+    limit: usize,
+) -> Snapshot {
+    v8::tc_scope!(let tc, scope);
+    let mut walker = Walker {
+        intrinsics,
+        out: Vec::new(),
+        limit,
+        stack: Vec::new(),
+        on_path: HashMap::new(),
+    };
+    let result = walker.run(tc, value);
+    if tc.has_terminated() || tc.is_execution_terminating() {
+        return Snapshot::Terminated;
+    }
+    match result {
+        Step::Done => {
+            // SAFETY: the walker writes only valid UTF-8 (escaped ASCII or encoded scalar values).
+            Snapshot::Json(unsafe { String::from_utf8_unchecked(walker.out) })
+        }
+        Step::Fail(s) => s,
+    }
+}
+
+fn names_args(filter: v8::PropertyFilter, index: v8::IndexFilter) -> v8::GetPropertyNamesArgs {
+    v8::GetPropertyNamesArgs {
+        mode: v8::KeyCollectionMode::OwnOnly,
+        property_filter: filter,
+        index_filter: index,
+        key_conversion: v8::KeyConversionMode::ConvertToString,
+    }
+}
+
+/// Objects with internal state that a JSON copy would lose, whatever their prototype.
+fn is_exotic(v: v8::Local<v8::Value>) -> bool {
+    v.is_function()
+        || v.is_proxy()
+        || v.is_date()
+        || v.is_reg_exp()
+        || v.is_map()
+        || v.is_set()
+        || v.is_weak_map()
+        || v.is_weak_set()
+        || v.is_map_iterator()
+        || v.is_set_iterator()
+        || v.is_array_buffer()
+        || v.is_array_buffer_view()
+        || v.is_shared_array_buffer()
+        || v.is_promise()
+        || v.is_native_error()
+        || v.is_boolean_object()
+        || v.is_number_object()
+        || v.is_string_object()
+        || v.is_symbol_object()
+        || v.is_big_int_object()
+        || v.is_generator_object()
+        || v.is_arguments_object()
+        || v.is_module_namespace_object()
+        || v.is_external()
+        || v.is_wasm_memory_object()
+        || v.is_wasm_module_object()
+}
+
+impl<'a, 's> Walker<'a, 's> {
+    fn over(&self, extra: usize) -> bool {
+        self.out.len().saturating_add(extra) > self.limit
+    }
+
+    fn run(&mut self, tc: &mut v8::PinScope<'s, '_>, root: v8::Local<'s, v8::Value>) -> Step {
+        if let Step::Fail(f) = self.write_value(tc, root) {
+            return Step::Fail(f);
+        }
+        while let Some(top) = self.stack.last_mut() {
+            match top {
+                Frame::Array { array, len, next } => {
+                    let (array, len, i) = (*array, *len, *next);
+                    if i == len {
+                        self.out.push(b']');
+                        self.leave();
+                        continue;
+                    }
+                    *next += 1;
+                    if i > 0 {
+                        self.out.push(b',');
+                    }
+                    let Some(item) = array.get_index(tc, i) else {
+                        return Step::Fail(Snapshot::Invalid);
+                    };
+                    // A getter that shortened (or grew) the array makes it invalid.
+                    if array.length() != len {
+                        return Step::Fail(Snapshot::Invalid);
+                    }
+                    if let Step::Fail(f) = self.write_value(tc, item) {
+                        return Step::Fail(f);
+                    }
+                }
+                Frame::Object {
+                    object,
+                    keys,
+                    len,
+                    next,
+                } => {
+                    let (object, keys, len, i) = (*object, *keys, *len, *next);
+                    if i == len {
+                        self.out.push(b'}');
+                        self.leave();
+                        continue;
+                    }
+                    *next += 1;
+                    if i > 0 {
+                        self.out.push(b',');
+                    }
+                    let Some(key) = keys.get_index(tc, i) else {
+                        return Step::Fail(Snapshot::Invalid);
+                    };
+                    let Ok(key_str) = v8::Local::<v8::String>::try_from(key) else {
+                        return Step::Fail(Snapshot::Invalid);
+                    };
+                    if let Step::Fail(f) = self.write_string(tc, key_str) {
+                        return Step::Fail(f);
+                    }
+                    self.out.push(b':');
+                    let Some(item) = object.get(tc, key) else {
+                        return Step::Fail(Snapshot::Invalid);
+                    };
+                    if let Step::Fail(f) = self.write_value(tc, item) {
+                        return Step::Fail(f);
+                    }
+                }
+            }
+            if self.over(0) {
+                return Step::Fail(Snapshot::TooLarge);
+            }
+        }
+        Step::Done
+    }
+
+    fn leave(&mut self) {
+        if let Some(frame) = self.stack.pop() {
+            let hash = frame.object().get_identity_hash().get();
+            if let Some(n) = self.on_path.get_mut(&hash) {
+                *n -= 1;
+                if *n == 0 {
+                    self.on_path.remove(&hash);
+                }
+            }
+        }
+    }
+
+    fn is_on_path(&self, object: v8::Local<'s, v8::Object>) -> bool {
+        let hash = object.get_identity_hash().get();
+        self.on_path.contains_key(&hash) && self.stack.iter().any(|f| f.object() == object)
+    }
+
+    fn enter(&mut self, frame: Frame<'s>) {
+        let hash = frame.object().get_identity_hash().get();
+        *self.on_path.entry(hash).or_insert(0) += 1;
+        self.stack.push(frame);
+    }
+
+    fn write_value(&mut self, tc: &mut v8::PinScope<'s, '_>, v: v8::Local<'s, v8::Value>) -> Step {
+        if v.is_string() {
+            let s: v8::Local<v8::String> = v.try_into().expect("checked is_string");
+            return self.write_string(tc, s);
+        }
+        if v.is_int32() {
+            let n = v.int32_value(tc).unwrap_or(0);
+            self.out.extend_from_slice(n.to_string().as_bytes());
+            return Step::Done;
+        }
+        if v.is_number() {
+            let n = v.number_value(tc).unwrap_or(f64::NAN);
+            if !n.is_finite() || (n == 0.0 && n.is_sign_negative()) {
+                return Step::Fail(Snapshot::Invalid);
+            }
+            self.out.extend_from_slice(number_to_string(n).as_bytes());
+            return Step::Done;
+        }
+        if v.is_null() {
+            self.out.extend_from_slice(b"null");
+            return Step::Done;
+        }
+        if v.is_true() {
+            self.out.extend_from_slice(b"true");
+            return Step::Done;
+        }
+        if v.is_false() {
+            self.out.extend_from_slice(b"false");
+            return Step::Done;
+        }
+        if !v.is_object() || is_exotic(v) {
+            // undefined, symbols, bigints, functions and objects with internal state
+            return Step::Fail(Snapshot::Invalid);
+        }
+        let object: v8::Local<v8::Object> = v.try_into().expect("checked is_object");
+        if object.internal_field_count() > 0 {
+            return Step::Fail(Snapshot::Invalid);
+        }
+        if self.is_on_path(object) {
+            return Step::Fail(Snapshot::Invalid);
+        }
+        let Some(proto) = object.get_prototype(tc) else {
+            return Step::Fail(Snapshot::Invalid);
+        };
+        if v.is_array() {
+            if proto != self.intrinsics.array_prototype {
+                return Step::Fail(Snapshot::Invalid);
+            }
+            let array: v8::Local<v8::Array> = v.try_into().expect("checked is_array");
+            let len = array.length();
+            // Own keys must be exactly the indices 0..len and `length`: no holes, no extras.
+            let Some(non_index) = object.get_property_names(
+                tc,
+                names_args(
+                    v8::PropertyFilter::ALL_PROPERTIES,
+                    v8::IndexFilter::SkipIndices,
+                ),
+            ) else {
+                return Step::Fail(Snapshot::Invalid);
+            };
+            if non_index.length() != 1 {
+                return Step::Fail(Snapshot::Invalid);
+            }
+            if len > 0 {
+                let Some(all) = object.get_property_names(
+                    tc,
+                    names_args(
+                        v8::PropertyFilter::ALL_PROPERTIES,
+                        v8::IndexFilter::IncludeIndices,
+                    ),
+                ) else {
+                    return Step::Fail(Snapshot::Invalid);
+                };
+                if all.length() != len + 1 {
+                    return Step::Fail(Snapshot::Invalid);
+                }
+            }
+            if self.over(2) {
+                return Step::Fail(Snapshot::TooLarge);
+            }
+            self.out.push(b'[');
+            self.enter(Frame::Array {
+                array,
+                len,
+                next: 0,
+            });
+            return Step::Done;
+        }
+        if !(proto.is_null() || proto == self.intrinsics.object_prototype) {
+            return Step::Fail(Snapshot::Invalid);
+        }
+        let enumerable_strings =
+            v8::PropertyFilter::ONLY_ENUMERABLE | v8::PropertyFilter::SKIP_SYMBOLS;
+        let (Some(keys), Some(all)) = (
+            object.get_property_names(
+                tc,
+                names_args(enumerable_strings, v8::IndexFilter::IncludeIndices),
+            ),
+            object.get_property_names(
+                tc,
+                names_args(
+                    v8::PropertyFilter::ALL_PROPERTIES,
+                    v8::IndexFilter::IncludeIndices,
+                ),
+            ),
+        ) else {
+            return Step::Fail(Snapshot::Invalid);
+        };
+        // Symbol keys or hidden (non-enumerable) properties would be lost by a JSON copy.
+        if keys.length() != all.length() {
+            return Step::Fail(Snapshot::Invalid);
+        }
+        if self.over(2) {
+            return Step::Fail(Snapshot::TooLarge);
+        }
+        self.out.push(b'{');
+        let len = keys.length();
+        self.enter(Frame::Object {
+            object,
+            keys,
+            len,
+            next: 0,
+        });
+        Step::Done
+    }
+
+    fn write_string(
+        &mut self,
+        tc: &mut v8::PinScope<'s, '_>,
+        s: v8::Local<'s, v8::String>,
+    ) -> Step {
+        // Every code unit costs at least one byte, so this bound refuses giant strings unread.
+        if self.over(s.length() + 2) {
+            return Step::Fail(Snapshot::TooLarge);
+        }
+        let view = v8::ValueView::new(tc, s);
+        match view.data() {
+            v8::ValueViewData::OneByte(bytes) => write_json_latin1(&mut self.out, bytes),
+            v8::ValueViewData::TwoByte(units) => write_json_utf16(&mut self.out, units),
+        }
+        drop(view);
+        if self.over(0) {
+            return Step::Fail(Snapshot::TooLarge);
+        }
+        Step::Done
+    }
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+fn push_u_escape(out: &mut Vec<u8>, unit: u16) {
+    out.extend_from_slice(b"\\u");
+    for shift in [12, 8, 4, 0] {
+        out.push(HEX[((unit >> shift) & 0xf) as usize]);
+    }
+}
+
+/// Escapes one BMP code unit that is not a surrogate, as `JSON.stringify` does.
+#[inline]
+fn push_unit(out: &mut Vec<u8>, unit: u16) {
+    match unit {
+        0x22 => out.extend_from_slice(b"\\\""),
+        0x5c => out.extend_from_slice(b"\\\\"),
+        0x08 => out.extend_from_slice(b"\\b"),
+        0x0c => out.extend_from_slice(b"\\f"),
+        0x0a => out.extend_from_slice(b"\\n"),
+        0x0d => out.extend_from_slice(b"\\r"),
+        0x09 => out.extend_from_slice(b"\\t"),
+        0x00..=0x1f => push_u_escape(out, unit),
+        0x20..=0x7f => out.push(unit as u8),
+        _ => {
+            let c = char::from_u32(unit as u32).expect("not a surrogate");
+            let mut buf = [0u8; 4];
+            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+        }
+    }
+}
+
+/// Writes a quoted JSON string from Latin-1 code units.
+pub fn write_json_latin1(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    for &b in bytes {
+        push_unit(out, b as u16);
+    }
+    out.push(b'"');
+}
+
+/// Writes a quoted JSON string from UTF-16 code units; lone surrogates become `\uXXXX`.
+pub fn write_json_utf16(out: &mut Vec<u8>, units: &[u16]) {
+    out.reserve(units.len() + 2);
+    out.push(b'"');
+    let mut i = 0;
+    while i < units.len() {
+        let u = units[i];
+        if (0xd800..=0xdbff).contains(&u)
+            && i + 1 < units.len()
+            && (0xdc00..=0xdfff).contains(&units[i + 1])
+        {
+            let cp = 0x10000 + (((u as u32) - 0xd800) << 10) + ((units[i + 1] as u32) - 0xdc00);
+            let mut buf = [0u8; 4];
+            out.extend_from_slice(
+                char::from_u32(cp)
+                    .expect("valid pair")
+                    .encode_utf8(&mut buf)
+                    .as_bytes(),
+            );
+            i += 2;
+            continue;
+        }
+        if (0xd800..=0xdfff).contains(&u) {
+            push_u_escape(out, u);
+        } else {
+            push_unit(out, u);
+        }
+        i += 1;
+    }
+    out.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ledger::meter::json_string_cost;
+
+    #[test]
+    fn json_text_length_is_the_meter() {
+        let samples: Vec<Vec<u16>> = vec![
+            "plain".encode_utf16().collect(),
+            "\"quoted\\\"\u{8}\t\n\u{c}\r\u{0}\u{1f}\u{7f}é€\u{2028}😀"
+                .encode_utf16()
+                .collect(),
+            vec![0xd800, 0x41, 0xdc00, 0xdbff, 0xdfff],
+        ];
+        for s in samples {
+            let mut out = Vec::new();
+            write_json_utf16(&mut out, &s);
+            assert_eq!(out.len(), json_string_cost(&s[..]));
+        }
+        let mut out = Vec::new();
+        write_json_utf16(&mut out, &[0xd800]);
+        assert_eq!(out, b"\"\\ud800\"");
+        let mut out = Vec::new();
+        write_json_latin1(&mut out, &[0x22, 0xe9, 0x01]);
+        assert_eq!(String::from_utf8(out).unwrap(), "\"\\\"é\\u0001\"");
+    }
+}

@@ -1,0 +1,89 @@
+//! Per-run state owned by the isolate thread, reachable from native callbacks through an isolate
+//! slot. Borrows are kept short: no borrow is held while JavaScript runs.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use super::host::{self, HostEvent, HostFn};
+use super::terminal::{RunShared, Terminal};
+use super::timers::Timers;
+use crate::ledger::output::{Admission, OutputLedger};
+use crate::ledger::text::Text;
+
+/// A namespace as the program sees it.
+pub struct Namespace {
+    pub names: Vec<String>,
+    /// The injected typed error class, when the namespace declares one.
+    pub error_class: Option<v8::Global<v8::Function>>,
+}
+
+/// A binding call waiting for the host's answer.
+pub struct PendingCall {
+    pub resolver: v8::Global<v8::PromiseResolver>,
+    pub ns: u32,
+    pub name: u32,
+    /// The program's stack where the call was made, for the rejection's `stack`.
+    pub site: Option<v8::Global<v8::StackTrace>>,
+}
+
+pub struct RunState {
+    pub shared: Arc<RunShared>,
+    pub host: Arc<HostFn>,
+    pub ledger: OutputLedger,
+    /// Entries admitted since the last `onLog` batch, when the host streams logs.
+    pub streamed: Option<Vec<Text>>,
+    pub namespaces: Vec<Namespace>,
+    pub calls: HashMap<u64, PendingCall>,
+    pub next_call_id: u64,
+    pub timers: Timers,
+    /// Rejected promises without a handler, checked after each microtask checkpoint.
+    pub unhandled: Vec<v8::Global<v8::Promise>>,
+    /// Set once the program's completion settled: later binding calls are never dispatched.
+    pub settled: bool,
+}
+
+pub type StateRef = Rc<RefCell<RunState>>;
+
+/// The run state of the isolate behind `scope`.
+pub fn state(isolate: &v8::Isolate) -> StateRef {
+    isolate
+        .get_slot::<StateRef>()
+        .expect("run state is installed before any JavaScript runs")
+        .clone()
+}
+
+impl RunState {
+    /// Charges one log entry to the ledger; an overflow ends the run at once.
+    pub fn log(&mut self, text: Text) {
+        // Only a streaming run needs its own copy of each entry.
+        let copy = self.streamed.is_some().then(|| text.clone());
+        let admitted = match self.ledger.push(text) {
+            Admission::Whole => copy,
+            Admission::Overflow { prefix_units } => {
+                self.shared.claim(Terminal::OutputLimit);
+                copy.filter(|_| prefix_units > 0)
+                    .map(|t| t.slice(prefix_units))
+            }
+            Admission::Closed => None,
+        };
+        if let (Some(stream), Some(entry)) = (self.streamed.as_mut(), admitted) {
+            stream.push(entry);
+        }
+    }
+
+    /// Sends the batch of streamed log entries to the host, if any.
+    pub fn flush_stream(&mut self) {
+        if let Some(stream) = self.streamed.as_mut() {
+            if !stream.is_empty() {
+                host::send(&self.host, HostEvent::Logs(std::mem::take(stream)));
+            }
+        }
+    }
+
+    /// Whether anything can still settle the completion: a binding call or a timer.
+    pub fn has_pending_work(&mut self) -> bool {
+        !self.calls.is_empty() || self.timers.next_due().is_some()
+    }
+}

@@ -1,0 +1,102 @@
+//! The first terminal event of a run wins (spec isolate-runtime.md §9.7). Every source of a
+//! terminal event (the program itself, the watchdog, the heap callback, abort, dispose) claims it
+//! here, and whoever claims it also stops the isolate.
+
+use std::sync::mpsc::Sender;
+use std::sync::Mutex;
+
+use crate::ledger::output::FailureKind;
+use crate::ledger::text::Text;
+
+/// How a run ended.
+#[derive(Debug)]
+pub enum Terminal {
+    /// The program completed; the compact JSON of its value and its size, if it returned one.
+    Completed(Option<(String, usize)>),
+    /// A failure with its message.
+    Failed(FailureKind, Text),
+    /// A failure whose message is too large for the output budget (never materialised).
+    FailedOversized,
+    /// The output ledger overflowed while logging.
+    OutputLimit,
+}
+
+/// Wakes the isolate thread from its wait for host replies and timers.
+#[derive(Debug)]
+pub enum IsolateEvent {
+    /// A binding call's outcome: the JSON of its resolution, or the JSON of its failure message.
+    Reply { id: u64, ok: bool, json: String },
+    /// Something outside changed the run's state (a terminal event was claimed).
+    Wake,
+}
+
+/// State shared by the isolate thread and everything that can stop it from outside.
+pub struct RunShared {
+    terminal: Mutex<Option<Terminal>>,
+    isolate: Mutex<Option<v8::IsolateHandle>>,
+    wake: Sender<IsolateEvent>,
+}
+
+impl RunShared {
+    pub fn new(wake: Sender<IsolateEvent>) -> Self {
+        RunShared {
+            terminal: Mutex::new(None),
+            isolate: Mutex::new(None),
+            wake,
+        }
+    }
+
+    /// Claims the terminal event; returns false when another one already won.
+    /// Stops the isolate (from any thread) and wakes its event loop when this claim wins.
+    pub fn claim(&self, terminal: Terminal) -> bool {
+        {
+            let mut slot = self.terminal.lock().unwrap();
+            if slot.is_some() {
+                return false;
+            }
+            *slot = Some(terminal);
+        }
+        if let Some(handle) = self.isolate.lock().unwrap().as_ref() {
+            handle.terminate_execution();
+        }
+        let _ = self.wake.send(IsolateEvent::Wake);
+        true
+    }
+
+    /// Claims a terminal event decided by the program itself on the isolate thread; no termination
+    /// is requested, the run loop simply stops.
+    pub fn claim_quietly(&self, terminal: Terminal) -> bool {
+        let mut slot = self.terminal.lock().unwrap();
+        if slot.is_some() {
+            return false;
+        }
+        *slot = Some(terminal);
+        true
+    }
+
+    pub fn is_decided(&self) -> bool {
+        self.terminal.lock().unwrap().is_some()
+    }
+
+    pub fn take(&self) -> Option<Terminal> {
+        self.terminal.lock().unwrap().take()
+    }
+
+    /// Publishes the isolate's handle; a terminal event claimed before this still stops it.
+    pub fn attach_isolate(&self, handle: v8::IsolateHandle) {
+        let decided = self.is_decided();
+        if decided {
+            handle.terminate_execution();
+        }
+        *self.isolate.lock().unwrap() = Some(handle);
+    }
+
+    /// Forgets the isolate before it is disposed, so late claims never touch it.
+    pub fn detach_isolate(&self) {
+        *self.isolate.lock().unwrap() = None;
+    }
+
+    pub fn send(&self, event: IsolateEvent) {
+        let _ = self.wake.send(event);
+    }
+}
