@@ -27,9 +27,7 @@ pub fn token_bound(program: &str) -> usize {
     let mut in_word = false;
     for b in program.bytes() {
         let word = b.is_ascii_alphanumeric() || b == b'_' || b == b'$';
-        if word && !in_word {
-            count += 1;
-        } else if b.is_ascii_punctuation() && !word {
+        if (word && !in_word) || b.is_ascii_punctuation() {
             count += 1;
         }
         in_word = word;
