@@ -161,15 +161,32 @@ impl Drop for WatchGuard {
     }
 }
 
-/// Near-heap-limit state: set when the isolate approaches `maxOldGenerationSizeMb`.
+/// Near-heap-limit state of one isolate.
 pub struct HeapGuard {
     pub shared: Arc<RunShared>,
     pub limit_mb: f64,
+    /// Allocations the ArrayBuffer budget refused (shared with the allocator).
+    pub refusals: Arc<AtomicUsize>,
+    /// `refusals` as of the previous callback, and how often a refusal was answered with headroom.
+    pub seen_refusals: AtomicUsize,
+    pub external_grants: AtomicUsize,
 }
 
-/// Called by V8 on the isolate thread as the heap nears its limit. Terminates the run and grants
-/// headroom so V8 unwinds instead of taking the fatal out-of-memory path, which would abort the
-/// whole host process.
+/// Headroom granted while a terminated isolate unwinds: more than any single V8 object can be, so
+/// the allocation in flight never reaches V8's fatal out-of-memory path.
+const UNWIND_HEADROOM: usize = 2 << 30;
+/// Headroom for a GC V8 ran only because the ArrayBuffer budget refused an allocation.
+const EXTERNAL_HEADROOM: usize = 1 << 20;
+/// Refusals answered with headroom before a program that keeps hitting the buffer cap is treated
+/// as exhausting its heap (bounds how far those grants can raise the heap limit).
+const MAX_EXTERNAL_GRANTS: usize = 64;
+
+/// Called by V8 on the isolate thread as the heap nears its limit.
+///
+/// A refused ArrayBuffer allocation makes V8 collect garbage and call this too; that case only
+/// needs the allocation to fail as a catchable RangeError, so it gets a little headroom. Otherwise
+/// the heap is really exhausted: the run ends as `worker-exit` and V8 gets ample headroom to unwind
+/// instead of taking its fatal out-of-memory path, which would abort the whole host process.
 pub unsafe extern "C" fn near_heap_limit(
     data: *mut c_void,
     current: usize,
@@ -177,6 +194,11 @@ pub unsafe extern "C" fn near_heap_limit(
 ) -> usize {
     // SAFETY: `data` is the HeapGuard boxed by the run loop; it outlives the isolate.
     let guard = unsafe { &*(data as *const HeapGuard) };
+    let refused = guard.refusals.load(Ordering::Relaxed);
+    let new_refusal = guard.seen_refusals.swap(refused, Ordering::Relaxed) != refused;
+    if new_refusal && guard.external_grants.fetch_add(1, Ordering::Relaxed) < MAX_EXTERNAL_GRANTS {
+        return current.saturating_add(EXTERNAL_HEADROOM);
+    }
     guard.shared.claim(Terminal::Failed(
         FailureKind::WorkerExit,
         Text::new(&format!(
@@ -184,7 +206,7 @@ pub unsafe extern "C" fn near_heap_limit(
             fmt_ms(guard.limit_mb)
         )),
     ));
-    current.saturating_mul(2)
+    current.saturating_add(UNWIND_HEADROOM)
 }
 
 /// ArrayBuffer backing stores counted against the same cap as the heap (§9.3): an allocation past
@@ -192,6 +214,7 @@ pub unsafe extern "C" fn near_heap_limit(
 pub struct BufferBudget {
     used: AtomicUsize,
     cap: usize,
+    refusals: Arc<AtomicUsize>,
 }
 
 impl BufferBudget {
@@ -199,6 +222,7 @@ impl BufferBudget {
         let mut used = self.used.load(Ordering::Relaxed);
         loop {
             let Some(next) = used.checked_add(len).filter(|n| *n <= self.cap) else {
+                self.refusals.fetch_add(1, Ordering::Relaxed);
                 return false;
             };
             match self
@@ -258,10 +282,11 @@ static BUFFER_VTABLE: v8::RustAllocatorVtable<BufferBudget> = v8::RustAllocatorV
 };
 
 /// An ArrayBuffer allocator that refuses allocations past `cap` bytes in total.
-pub fn capped_allocator(cap: usize) -> v8::UniqueRef<v8::Allocator> {
+pub fn capped_allocator(cap: usize, refusals: Arc<AtomicUsize>) -> v8::UniqueRef<v8::Allocator> {
     let budget = Box::into_raw(Box::new(BufferBudget {
         used: AtomicUsize::new(0),
         cap,
+        refusals,
     }));
     // SAFETY: the budget lives until V8 calls `buffer_drop`.
     unsafe { v8::new_rust_allocator(budget, &BUFFER_VTABLE) }

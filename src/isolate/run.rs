@@ -86,9 +86,10 @@ fn execute(
         started,
     );
     let heap_bytes = (config.heap_mb * 1024.0 * 1024.0) as usize;
+    let refusals = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let params = v8::CreateParams::default()
         .heap_limits(0, heap_bytes)
-        .array_buffer_allocator(budget::capped_allocator(heap_bytes));
+        .array_buffer_allocator(budget::capped_allocator(heap_bytes, refusals.clone()));
     let mut isolate = v8::Isolate::new(params);
     isolate.set_microtasks_policy(v8::MicrotasksPolicy::Explicit);
     // Atomics.wait would block the thread where termination cannot reach it.
@@ -98,6 +99,9 @@ fn execute(
     let heap_guard = Box::new(HeapGuard {
         shared: shared.clone(),
         limit_mb: config.heap_mb,
+        refusals,
+        seen_refusals: Default::default(),
+        external_grants: Default::default(),
     });
     let guard_ptr = &*heap_guard as *const HeapGuard as *mut std::ffi::c_void;
     isolate.add_near_heap_limit_callback(budget::near_heap_limit, guard_ptr);

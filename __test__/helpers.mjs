@@ -1,0 +1,53 @@
+// Shared test fixtures: real cordis contexts and real runtimes, never mocks.
+import { Context } from 'cordis'
+import { IsolateCodeRuntime } from '../lib/index.mjs'
+
+/** Loads an IsolateCodeRuntime into a fresh cordis context. */
+export async function loadIsolate(config) {
+  const ctx = new Context()
+  const fiber = await ctx.plugin(IsolateCodeRuntime, config)
+  return { ctx, fiber, runtime: ctx.codeRuntime }
+}
+
+/** The Code Mode namespace (`T` in the spec), with host functions that count their calls. */
+export function tools(functions = {}) {
+  const calls = {}
+  const counted = {}
+  const all = {
+    echo: async (x) => x,
+    fail: async () => {
+      throw new Error('nope')
+    },
+    double: async ({ n }) => n * 2,
+    ...functions,
+  }
+  for (const [name, fn] of Object.entries(all)) {
+    calls[name] = 0
+    counted[name] = (...args) => {
+      calls[name] += 1
+      return fn(...args)
+    }
+  }
+  return {
+    calls,
+    namespace: {
+      global: 'tools',
+      functions: counted,
+      errorClass: { name: 'ToolCallError', memberNameProperty: 'toolName' },
+    },
+  }
+}
+
+/** Byte size of the result as the ledger counts it. */
+export function ledgerBytes(result) {
+  const logs = Buffer.byteLength(JSON.stringify(result.logs))
+  if (result.error) return logs + Buffer.byteLength(JSON.stringify(result.error.message))
+  if ('value' in result) return logs + Buffer.byteLength(JSON.stringify(result.value))
+  return logs
+}
+
+/** Threads of this process (Linux). */
+export async function threadCount() {
+  const { readdir } = await import('node:fs/promises')
+  return (await readdir('/proc/self/task')).length
+}
