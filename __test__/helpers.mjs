@@ -51,3 +51,12 @@ export async function threadCount() {
   const { readdir } = await import('node:fs/promises')
   return (await readdir('/proc/self/task')).length
 }
+
+/** Whether `value` is `depth` arrays of one element nested around `null` (checked iteratively). */
+export function isNestedNull(value, depth) {
+  for (let i = 0; i < depth; i++) {
+    if (!Array.isArray(value) || value.length !== 1 || Object.getPrototypeOf(value) !== Array.prototype) return false
+    value = value[0]
+  }
+  return value === null
+}

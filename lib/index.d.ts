@@ -1,0 +1,108 @@
+// Public API of code-runtime-native: both backends as cordis services registering `ctx.codeRuntime`.
+import type { Context, Service } from 'cordis'
+import type Schema from 'schemastery'
+import type {
+  CodeRunRequest,
+  CodeRunResult,
+  CodeRunStats,
+  IsolateCodeRuntimeConfig,
+  PythonCodeRuntimeConfig,
+} from '../index.js'
+
+export type {
+  CodeBindingErrorClass,
+  CodeBindingNamespace,
+  CodeJsonValue,
+  CodeRunFailure,
+  CodeRunFailureKind,
+  CodeRunRequest,
+  CodeRunResult,
+  CodeRunStats,
+  IsolateCodeRuntimeConfig,
+  PythonCodeRuntimeConfig,
+} from '../index.js'
+
+/** What every backend offers as `ctx.codeRuntime`. */
+export interface CodeRuntime {
+  /** Chooses the SDK renderer of the consumer. */
+  readonly language: 'typescript' | 'python'
+  readonly isolation: 'v8-isolate' | 'process'
+  /**
+   * Runs one program. Every program outcome resolves (failures in `error`); the promise rejects
+   * only on seam misuse: after disposal, or for invalid binding declarations.
+   */
+  run(request: CodeRunRequest): Promise<CodeRunResult>
+  /** Stats of the most recently settled run, or `undefined` before any run. */
+  lastRunStats(): CodeRunStats | undefined
+}
+
+/** TypeScript programs, each in a fresh V8 isolate on a thread of its own. */
+export declare class IsolateCodeRuntime extends Service implements CodeRuntime {
+  static Config: Schema<IsolateCodeRuntimeConfig>
+  readonly language: 'typescript'
+  readonly isolation: 'v8-isolate'
+  /** Throws synchronously when the config is invalid, so `ctx.plugin` rejects. */
+  constructor(ctx: Context, config?: IsolateCodeRuntimeConfig)
+  run(request: CodeRunRequest): Promise<CodeRunResult>
+  lastRunStats(): CodeRunStats | undefined
+}
+
+export declare namespace IsolateCodeRuntime {
+  type Config = IsolateCodeRuntimeConfig
+}
+
+/** Python programs, each in a fresh `python3 -I` subprocess with rlimits and group teardown. */
+export declare class PythonCodeRuntime extends Service implements CodeRuntime {
+  static Config: Schema<PythonCodeRuntimeConfig>
+  readonly language: 'python'
+  readonly isolation: 'process'
+  /** Validates the config and probes the interpreter; throws synchronously when either fails. */
+  constructor(ctx: Context, config?: PythonCodeRuntimeConfig)
+  run(request: CodeRunRequest): Promise<CodeRunResult>
+  lastRunStats(): CodeRunStats | undefined
+}
+
+export declare namespace PythonCodeRuntime {
+  type Config = PythonCodeRuntimeConfig
+}
+
+/** A base class the classes can extend: cordis `Service`, or a host's own abstract service class. */
+export type CodeRuntimeBase = abstract new (ctx: Context, name: string) => object
+
+/**
+ * Builds both service classes on the host's base class (for hosts with their own cordis build and
+ * abstract `CodeRuntime`). The classes call `super(ctx, 'codeRuntime')`.
+ */
+export declare function defineCodeRuntimes<B extends CodeRuntimeBase>(Base: B): {
+  IsolateCodeRuntime: {
+    new (ctx: Context, config?: IsolateCodeRuntimeConfig): InstanceType<B> & CodeRuntime & {
+      readonly language: 'typescript'
+      readonly isolation: 'v8-isolate'
+    }
+    Config: Schema<IsolateCodeRuntimeConfig>
+  }
+  PythonCodeRuntime: {
+    new (ctx: Context, config?: PythonCodeRuntimeConfig): InstanceType<B> & CodeRuntime & {
+      readonly language: 'python'
+      readonly isolation: 'process'
+    }
+    Config: Schema<PythonCodeRuntimeConfig>
+  }
+}
+
+/** ECMAScript reserved words plus Python keywords; no injected name may be one of them. */
+export declare const PORTABLE_RESERVED_WORDS: ReadonlySet<string>
+/** Names the runtimes own in program scope. */
+export declare const RESERVED_BINDING_GLOBALS: ReadonlySet<string>
+/** Error members a typed error class may not use for the failed function's name. */
+export declare const RESERVED_ERROR_MEMBERS: ReadonlySet<string>
+/** `/^__.+__$/`: dunder names, also refused as error member properties. */
+export declare const DUNDER_MEMBER: RegExp
+
+export default IsolateCodeRuntime
+
+declare module 'cordis' {
+  interface Context {
+    codeRuntime: CodeRuntime
+  }
+}

@@ -1,0 +1,2 @@
+import { IsolateCodeRuntime } from './index.js'
+export default IsolateCodeRuntime

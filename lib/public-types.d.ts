@@ -1,0 +1,125 @@
+/* code-runtime-native: the public shapes of the code-runtime seam (spec seam.md §1). */
+
+/** A value that survives a JSON round trip exactly: no information dropped, coerced or invented. */
+export type CodeJsonValue =
+  | null
+  | boolean
+  | number
+  | string
+  | CodeJsonValue[]
+  | { [key: string]: CodeJsonValue }
+
+/** A typed error class injected into the program for one namespace. */
+export interface CodeBindingErrorClass {
+  /** The class name the program sees, e.g. `'ToolCallError'`. */
+  name: string
+  /** The instance property holding the failed function's unqualified name, e.g. `'toolName'`. */
+  memberNameProperty: string
+}
+
+/** One namespace of async host functions, injected into the program under `global`. */
+export interface CodeBindingNamespace {
+  /** The name the program sees, e.g. `'tools'`: a portable identifier, not a reserved word. */
+  global: string
+  /** The host functions; each is called with exactly one lossless-JSON argument. */
+  functions: Record<string, (args: unknown) => Promise<CodeJsonValue> | CodeJsonValue>
+  /** When present, failed calls reject with an instance of this class instead of a plain Error. */
+  errorClass?: CodeBindingErrorClass
+}
+
+/** Cost of a run, reported by `onStats` and `lastRunStats()`. */
+export interface CodeRunStats {
+  /** CPU time of the substrate: the isolate thread, or the Python process's rusage. */
+  cpuMs: number
+  wallMs: number
+  /** Isolate heap in use at the end of the run (0 when no isolate was created). */
+  heapUsedBytes?: number
+  /** Isolate heap committed at the end of the run, an upper bound of its peak use. */
+  heapPeakBytes?: number
+  /** Python child's peak resident set size. */
+  maxRssBytes?: number
+}
+
+/** One program to run. */
+export interface CodeRunRequest {
+  /** The program: TypeScript for `IsolateCodeRuntime`, Python for `PythonCodeRuntime`. */
+  program: string
+  bindings: CodeBindingNamespace[]
+  /** Aborting ends the run as `{ kind: 'abort', message: String(reason) }`. */
+  signal?: AbortSignal
+  /** Live output: called once per admitted log entry, in order, before `run()` resolves. */
+  onLog?: (text: string) => void
+  /** Called once with the run's cost, just before the result resolves. */
+  onStats?: (stats: CodeRunStats) => void
+}
+
+/**
+ * Why a run failed:
+ * - `exception`: the program failed by itself (throw, rejection, syntax or strip error);
+ * - `timeout`: the compute/CPU budget or the wall-clock ceiling ran out;
+ * - `abort`: the signal fired, or the runtime was disposed mid-run;
+ * - `worker-exit`: the substrate died or was cut off (heap cap, `process.exit`, protocol breach);
+ * - `invalid-output`: the completion value is not lossless JSON;
+ * - `output-limit`: the output byte budget was exceeded.
+ */
+export type CodeRunFailureKind =
+  | 'exception'
+  | 'timeout'
+  | 'abort'
+  | 'worker-exit'
+  | 'invalid-output'
+  | 'output-limit'
+
+export interface CodeRunFailure {
+  kind: CodeRunFailureKind
+  message: string
+}
+
+/**
+ * What a run printed and returned. Exactly one of these shapes:
+ * `{ logs }` (returned nothing), `{ logs, value }`, `{ logs, error }`.
+ */
+export interface CodeRunResult {
+  logs: string[]
+  value?: CodeJsonValue
+  error?: CodeRunFailure
+}
+
+/** `IsolateCodeRuntime` config (spec isolate-runtime.md §1); every key is optional. */
+export interface IsolateCodeRuntimeConfig {
+  /** Compute budget in ms: CPU time of the isolate's thread. Default 60000. */
+  computeMs?: number
+  /** Wall-clock ceiling in ms, at most 2147483647. Default 600000. */
+  maxWallMs?: number
+  /** Combined output budget in bytes (logs + value or error message), at least 4. Default 67108864. */
+  maxOutputBytes?: number
+  /** Heap cap of each isolate in MiB; ArrayBuffer memory has the same cap. Default 512. */
+  maxOldGenerationSizeMb?: number
+}
+
+/** `PythonCodeRuntime` config (spec python-runtime.md §1); every key is optional. */
+export interface PythonCodeRuntimeConfig {
+  /** RLIMIT_CPU soft limit in seconds (hard = soft + 1). Default 60. */
+  cpuSeconds?: number
+  /** Wall-clock ceiling in ms, covering boot. Default 600000. */
+  maxWallMs?: number
+  /** RLIMIT_AS in MiB (not applied on macOS). Default 512. */
+  addressSpaceMb?: number
+  /** Log byte budget shared by every log channel, at least 64. Default 65536. */
+  maxLogBytes?: number
+  /** Byte budget of the completion value; also caps error messages. Default 32768. */
+  maxValueBytes?: number
+  /** Delay between SIGTERM and SIGKILL of the process group. Default 3000. */
+  graceMs?: number
+  /** Interpreter: absolute path, relative path, or a basename looked up on PATH. Default 'python3'. */
+  pythonBin?: string
+}
+
+/** The final report of an isolate run, as the native side hands it to the JavaScript layer. */
+export interface IsolateReport {
+  logs: string[]
+  /** Compact JSON of the completion value. */
+  value?: string
+  error?: CodeRunFailure
+  stats: Required<Pick<CodeRunStats, 'cpuMs' | 'wallMs' | 'heapUsedBytes' | 'heapPeakBytes'>>
+}

@@ -1,0 +1,2 @@
+import { PythonCodeRuntime } from './index.js'
+export default PythonCodeRuntime
