@@ -13,11 +13,7 @@ const STACK_FRAMES: usize = 10;
 
 /// Builds one namespace object: a null-prototype object with one enumerable, non-writable,
 /// non-configurable callable per declared name.
-pub fn namespace_object<'s>(
-    scope: &mut v8::PinScope<'s, '_>,
-    ns: u32,
-    names: &[String],
-) -> v8::Local<'s, v8::Object> {
+pub fn namespace_object<'s>(scope: &mut v8::PinScope<'s, '_>, ns: u32, names: &[String]) -> v8::Local<'s, v8::Object> {
     let null = v8::null(scope).into();
     let object = v8::Object::with_prototype_and_properties(scope, null, &[], &[]);
     for (i, name) in names.iter().enumerate() {
@@ -74,39 +70,17 @@ fn call_binding<'s>(
     }
     st.next_call_id += 1;
     let id = st.next_call_id;
-    let site =
-        v8::StackTrace::current_stack_trace(scope, STACK_FRAMES).map(|t| v8::Global::new(scope, t));
-    st.calls.insert(
-        id,
-        PendingCall {
-            resolver: v8::Global::new(scope, resolver),
-            ns,
-            name,
-            site,
-        },
-    );
-    host::send(
-        &st.host,
-        HostEvent::Call {
-            id,
-            ns,
-            name,
-            arg_json: json,
-        },
-    );
+    let site = v8::StackTrace::current_stack_trace(scope, STACK_FRAMES).map(|t| v8::Global::new(scope, t));
+    st.calls.insert(id, PendingCall { resolver: v8::Global::new(scope, resolver), ns, name, site });
+    host::send(&st.host, HostEvent::Call { id, ns, name, arg_json: json });
 }
 
 /// The realm's prototypes, captured at context creation (see globals::install).
 pub fn intrinsics<'s>(scope: &mut v8::PinScope<'s, '_>) -> Intrinsics<'s> {
-    let captured = scope
-        .get_slot::<CapturedIntrinsics>()
-        .expect("intrinsics captured");
+    let captured = scope.get_slot::<CapturedIntrinsics>().expect("intrinsics captured");
     let object_prototype = v8::Local::new(scope, &captured.object_prototype);
     let array_prototype = v8::Local::new(scope, &captured.array_prototype);
-    Intrinsics {
-        object_prototype,
-        array_prototype,
-    }
+    Intrinsics { object_prototype, array_prototype }
 }
 
 pub struct CapturedIntrinsics {
@@ -151,17 +125,13 @@ fn binding_error<'s>(
     let (class, member) = {
         let st = run.borrow();
         let namespace = &st.namespaces[ns as usize];
-        (
-            namespace.error_class.clone(),
-            namespace.names[name as usize].clone(),
-        )
+        (namespace.error_class.clone(), namespace.names[name as usize].clone())
     };
     let text = v8::String::new(scope, message).unwrap_or_else(|| v8::String::empty(scope));
     let error = match class {
         Some(class) => {
             let class = v8::Local::new(scope, &class);
-            let member =
-                v8::String::new(scope, &member).unwrap_or_else(|| v8::String::empty(scope));
+            let member = v8::String::new(scope, &member).unwrap_or_else(|| v8::String::empty(scope));
             match class.new_instance(scope, &[member.into(), text.into()]) {
                 Some(e) => e.into(),
                 None => v8::Exception::error(scope, text),
@@ -177,11 +147,7 @@ fn binding_error<'s>(
 
 /// Rewrites an error's `stack` to its header plus the frames where the program made the call,
 /// so a failed binding call points at the program's own line.
-fn set_stack_from_site(
-    scope: &mut v8::PinScope,
-    error: v8::Local<v8::Object>,
-    site: v8::Local<v8::StackTrace>,
-) {
+fn set_stack_from_site(scope: &mut v8::PinScope, error: v8::Local<v8::Object>, site: v8::Local<v8::StackTrace>) {
     let count = site.get_frame_count();
     if count == 0 {
         return;
@@ -194,40 +160,21 @@ fn set_stack_from_site(
             return;
         };
         let stack = stack.to_rust_string_lossy(scope);
-        stack
-            .split("\n    at ")
-            .next()
-            .unwrap_or_default()
-            .to_string()
+        stack.split("\n    at ").next().unwrap_or_default().to_string()
     };
     let mut text = header;
     for i in 0..count {
         let Some(frame) = site.get_frame(scope, i) else {
             continue;
         };
-        let script = frame
-            .get_script_name(scope)
-            .map(|s| s.to_rust_string_lossy(scope))
-            .unwrap_or_default();
-        let location = format!(
-            "{}:{}:{}",
-            script,
-            frame.get_line_number(),
-            frame.get_column()
-        );
-        match frame
-            .get_function_name(scope)
-            .map(|f| f.to_rust_string_lossy(scope))
-            .filter(|f| !f.is_empty())
-        {
+        let script = frame.get_script_name(scope).map(|s| s.to_rust_string_lossy(scope)).unwrap_or_default();
+        let location = format!("{}:{}:{}", script, frame.get_line_number(), frame.get_column());
+        match frame.get_function_name(scope).map(|f| f.to_rust_string_lossy(scope)).filter(|f| !f.is_empty()) {
             Some(function) => text.push_str(&format!("\n    at {function} ({location})")),
             None => text.push_str(&format!("\n    at {location}")),
         }
     }
-    let (Some(key), Some(value)) = (
-        v8::String::new(scope, "stack"),
-        v8::String::new(scope, &text),
-    ) else {
+    let (Some(key), Some(value)) = (v8::String::new(scope, "stack"), v8::String::new(scope, &text)) else {
         return;
     };
     let descriptor = v8::PropertyDescriptor::new_from_value_writable(value.into(), true);

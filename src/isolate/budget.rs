@@ -13,10 +13,7 @@ use crate::ledger::text::Text;
 
 /// CPU time of a thread, through its POSIX CPU clock.
 pub fn thread_cpu_ns(clock: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `clock` comes from pthread_getcpuclockid of a live thread (see Watched::clock).
     unsafe { libc::clock_gettime(clock, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -50,10 +47,8 @@ struct Watchdog {
 fn watchdog() -> &'static Watchdog {
     static WATCHDOG: OnceLock<&'static Watchdog> = OnceLock::new();
     WATCHDOG.get_or_init(|| {
-        let dog: &'static Watchdog = Box::leak(Box::new(Watchdog {
-            runs: Mutex::new(Vec::new()),
-            changed: Condvar::new(),
-        }));
+        let dog: &'static Watchdog =
+            Box::leak(Box::new(Watchdog { runs: Mutex::new(Vec::new()), changed: Condvar::new() }));
         std::thread::Builder::new()
             .name("code-runtime-watchdog".into())
             .spawn(move || dog.patrol())
@@ -78,22 +73,16 @@ impl Watchdog {
                 if now >= run.wall_deadline {
                     run.fire(Terminal::Failed(
                         FailureKind::Timeout,
-                        Text::new(&format!(
-                            "wall-clock ceiling reached ({}ms)",
-                            fmt_ms(run.max_wall_ms)
-                        )),
+                        Text::new(&format!("wall-clock ceiling reached ({}ms)", fmt_ms(run.max_wall_ms))),
                     ));
                     continue;
                 }
                 nap = nap.min(run.wall_deadline - now);
-                let used = thread_cpu_ns(run.clock);
+                let used = thread_cpu_ns(run.clock).saturating_sub(run.shared.excluded_cpu_ns());
                 if used >= run.compute_ns {
                     run.fire(Terminal::Failed(
                         FailureKind::Timeout,
-                        Text::new(&format!(
-                            "compute budget exhausted ({}ms busy)",
-                            fmt_ms(run.compute_ms)
-                        )),
+                        Text::new(&format!("compute budget exhausted ({}ms busy)", fmt_ms(run.compute_ms))),
                     ));
                     continue;
                 }
@@ -123,17 +112,8 @@ pub fn fmt_ms(ms: f64) -> String {
 /// must happen on that thread before it exits.
 pub struct WatchGuard(Arc<Watched>);
 
-pub fn watch(
-    shared: Arc<RunShared>,
-    compute_ms: f64,
-    max_wall_ms: f64,
-    started: Instant,
-) -> WatchGuard {
-    let compute_ns = if compute_ms * 1e6 >= u64::MAX as f64 {
-        u64::MAX
-    } else {
-        (compute_ms * 1e6) as u64
-    };
+pub fn watch(shared: Arc<RunShared>, compute_ms: f64, max_wall_ms: f64, started: Instant) -> WatchGuard {
+    let compute_ns = if compute_ms * 1e6 >= u64::MAX as f64 { u64::MAX } else { (compute_ms * 1e6) as u64 };
     let wall = Duration::from_secs_f64(max_wall_ms / 1000.0);
     let run = Arc::new(Watched {
         shared,
@@ -187,11 +167,7 @@ const MAX_EXTERNAL_GRANTS: usize = 64;
 /// needs the allocation to fail as a catchable RangeError, so it gets a little headroom. Otherwise
 /// the heap is really exhausted: the run ends as `worker-exit` and V8 gets ample headroom to unwind
 /// instead of taking its fatal out-of-memory path, which would abort the whole host process.
-pub unsafe extern "C" fn near_heap_limit(
-    data: *mut c_void,
-    current: usize,
-    _initial: usize,
-) -> usize {
+pub unsafe extern "C" fn near_heap_limit(data: *mut c_void, current: usize, _initial: usize) -> usize {
     // SAFETY: `data` is the HeapGuard boxed by the run loop; it outlives the isolate.
     let guard = unsafe { &*(data as *const HeapGuard) };
     let refused = guard.refusals.load(Ordering::Relaxed);
@@ -201,10 +177,7 @@ pub unsafe extern "C" fn near_heap_limit(
     }
     guard.shared.claim(Terminal::Failed(
         FailureKind::WorkerExit,
-        Text::new(&format!(
-            "isolate heap limit reached ({} MiB)",
-            fmt_ms(guard.limit_mb)
-        )),
+        Text::new(&format!("isolate heap limit reached ({} MiB)", fmt_ms(guard.limit_mb))),
     ));
     current.saturating_add(UNWIND_HEADROOM)
 }
@@ -225,10 +198,7 @@ impl BufferBudget {
                 self.refusals.fetch_add(1, Ordering::Relaxed);
                 return false;
             };
-            match self
-                .used
-                .compare_exchange_weak(used, next, Ordering::Relaxed, Ordering::Relaxed)
-            {
+            match self.used.compare_exchange_weak(used, next, Ordering::Relaxed, Ordering::Relaxed) {
                 Ok(_) => return true,
                 Err(now) => used = now,
             }
@@ -248,10 +218,7 @@ unsafe extern "C" fn buffer_allocate(budget: &BufferBudget, len: usize) -> *mut 
     ptr
 }
 
-unsafe extern "C" fn buffer_allocate_uninitialized(
-    budget: &BufferBudget,
-    len: usize,
-) -> *mut c_void {
+unsafe extern "C" fn buffer_allocate_uninitialized(budget: &BufferBudget, len: usize) -> *mut c_void {
     if !budget.reserve(len) {
         return std::ptr::null_mut();
     }
@@ -283,11 +250,7 @@ static BUFFER_VTABLE: v8::RustAllocatorVtable<BufferBudget> = v8::RustAllocatorV
 
 /// An ArrayBuffer allocator that refuses allocations past `cap` bytes in total.
 pub fn capped_allocator(cap: usize, refusals: Arc<AtomicUsize>) -> v8::UniqueRef<v8::Allocator> {
-    let budget = Box::into_raw(Box::new(BufferBudget {
-        used: AtomicUsize::new(0),
-        cap,
-        refusals,
-    }));
+    let budget = Box::into_raw(Box::new(BufferBudget { used: AtomicUsize::new(0), cap, refusals }));
     // SAFETY: the budget lives until V8 calls `buffer_drop`.
     unsafe { v8::new_rust_allocator(budget, &BUFFER_VTABLE) }
 }

@@ -54,34 +54,16 @@ fn run_runtime_script<'s>(
 ) -> Option<v8::Local<'s, v8::Object>> {
     let code = v8::String::new(scope, source)?;
     let resource = v8::String::new(scope, name)?;
-    let origin = v8::ScriptOrigin::new(
-        scope,
-        resource.into(),
-        0,
-        0,
-        false,
-        0,
-        None,
-        false,
-        false,
-        false,
-        None,
-    );
+    let origin = v8::ScriptOrigin::new(scope, resource.into(), 0, 0, false, 0, None, false, false, false, None);
     let script = v8::Script::compile(scope, code, Some(&origin))?;
     let factory: v8::Local<v8::Function> = script.run(scope)?.try_into().ok()?;
     let undefined = v8::undefined(scope).into();
-    factory
-        .call(scope, undefined, &[natives.into()])?
-        .try_into()
-        .ok()
+    factory.call(scope, undefined, &[natives.into()])?.try_into().ok()
 }
 
 /// Installs the runtime into the current context and returns the program's parameters.
 /// `None` means the isolate is terminating (a budget or abort fired during setup).
-pub fn install<'s>(
-    scope: &mut v8::PinScope<'s, '_>,
-    namespaces: &[NamespaceSpec],
-) -> Option<ProgramArgs<'s>> {
+pub fn install<'s>(scope: &mut v8::PinScope<'s, '_>, namespaces: &[NamespaceSpec]) -> Option<ProgramArgs<'s>> {
     let object_prototype = v8::Object::new(scope).get_prototype(scope)?;
     let array_prototype = v8::Array::new(scope, 0).get_prototype(scope)?;
     let captured = CapturedIntrinsics {
@@ -95,14 +77,8 @@ pub fn install<'s>(
     let entries = [
         ("log", native(scope, "log", 1, native_log)),
         ("exit", native(scope, "exit", 1, native_exit)),
-        (
-            "decodeUtf8",
-            native(scope, "decodeUtf8", 1, native_decode_utf8),
-        ),
-        (
-            "queueMicrotask",
-            native(scope, "queueMicrotask", 1, queue_microtask),
-        ),
+        ("decodeUtf8", native(scope, "decodeUtf8", 1, native_decode_utf8)),
+        ("queueMicrotask", native(scope, "queueMicrotask", 1, queue_microtask)),
     ];
     for (name, function) in entries {
         let k = key(scope, name);
@@ -126,48 +102,29 @@ pub fn install<'s>(
     // outside the heap budget.
     let k = key(scope, "WebAssembly");
     global.delete(scope, k)?;
-    let web: [(&str, v8::Local<v8::Value>); 7] = [
+    let performance = v8::Object::new(scope);
+    let now = native(scope, "now", 0, performance_now);
+    let k = key(scope, "now");
+    performance.create_data_property(scope, k.try_into().ok()?, now.into())?;
+    let web: [(&str, v8::Local<v8::Value>); 8] = [
         ("console", console),
         ("process", process),
-        (
-            "setTimeout",
-            native(scope, "setTimeout", 1, set_timeout).into(),
-        ),
-        (
-            "clearTimeout",
-            native(scope, "clearTimeout", 1, clear_timer).into(),
-        ),
-        (
-            "setInterval",
-            native(scope, "setInterval", 1, set_interval).into(),
-        ),
-        (
-            "clearInterval",
-            native(scope, "clearInterval", 1, clear_timer).into(),
-        ),
-        (
-            "queueMicrotask",
-            native(scope, "queueMicrotask", 1, queue_microtask).into(),
-        ),
+        ("setTimeout", native(scope, "setTimeout", 1, set_timeout).into()),
+        ("clearTimeout", native(scope, "clearTimeout", 1, clear_timer).into()),
+        ("setInterval", native(scope, "setInterval", 1, set_interval).into()),
+        ("clearInterval", native(scope, "clearInterval", 1, clear_timer).into()),
+        ("queueMicrotask", native(scope, "queueMicrotask", 1, queue_microtask).into()),
+        ("performance", performance.into()),
     ];
     for (name, value) in web {
         let k = key(scope, name);
-        global.define_own_property(
-            scope,
-            k.try_into().ok()?,
-            value,
-            v8::PropertyAttribute::DONT_ENUM,
-        )?;
+        global.define_own_property(scope, k.try_into().ok()?, value, v8::PropertyAttribute::DONT_ENUM)?;
     }
 
-    let mut args = ProgramArgs {
-        names: Vec::new(),
-        values: Vec::new(),
-    };
+    let mut args = ProgramArgs { names: Vec::new(), values: Vec::new() };
     for (i, ns) in namespaces.iter().enumerate() {
         args.names.push(ns.global.clone());
-        args.values
-            .push(namespace_object(scope, i as u32, &ns.names).into());
+        args.values.push(namespace_object(scope, i as u32, &ns.names).into());
     }
     let run = state(scope);
     for (i, ns) in namespaces.iter().enumerate() {
@@ -176,10 +133,7 @@ pub fn install<'s>(
         };
         let undefined = v8::undefined(scope).into();
         let (n, m) = (key(scope, name), key(scope, member));
-        let class: v8::Local<v8::Function> = make_error_class
-            .call(scope, undefined, &[n, m])?
-            .try_into()
-            .ok()?;
+        let class: v8::Local<v8::Function> = make_error_class.call(scope, undefined, &[n, m])?.try_into().ok()?;
         run.borrow_mut().namespaces[i].error_class = Some(v8::Global::new(scope, class));
         args.names.push(name.clone());
         args.values.push(class.into());
@@ -189,11 +143,7 @@ pub fn install<'s>(
     Some(args)
 }
 
-fn native_log(
-    scope: &mut v8::PinScope,
-    args: v8::FunctionCallbackArguments,
-    _rv: v8::ReturnValue<v8::Value>,
-) {
+fn native_log(scope: &mut v8::PinScope, args: v8::FunctionCallbackArguments, _rv: v8::ReturnValue<v8::Value>) {
     let Some(text) = args.get(0).to_string(scope) else {
         return;
     };
@@ -201,19 +151,13 @@ fn native_log(
     state(scope).borrow_mut().log(text);
 }
 
-fn native_exit(
-    scope: &mut v8::PinScope,
-    args: v8::FunctionCallbackArguments,
-    _rv: v8::ReturnValue<v8::Value>,
-) {
+fn native_exit(scope: &mut v8::PinScope, args: v8::FunctionCallbackArguments, _rv: v8::ReturnValue<v8::Value>) {
     let code = args.get(0).to_rust_string_lossy(scope);
     let run = state(scope);
     let shared = run.borrow().shared.clone();
     shared.claim(Terminal::Failed(
         FailureKind::WorkerExit,
-        Text::new(&format!(
-            "program exited with code {code} before completing"
-        )),
+        Text::new(&format!("program exited with code {code} before completing")),
     ));
 }
 
@@ -233,11 +177,7 @@ fn native_decode_utf8(
     }
 }
 
-fn queue_microtask(
-    scope: &mut v8::PinScope,
-    args: v8::FunctionCallbackArguments,
-    _rv: v8::ReturnValue<v8::Value>,
-) {
+fn queue_microtask(scope: &mut v8::PinScope, args: v8::FunctionCallbackArguments, _rv: v8::ReturnValue<v8::Value>) {
     match v8::Local::<v8::Function>::try_from(args.get(0)) {
         Ok(callback) => scope.enqueue_microtask(callback),
         Err(_) => throw_type_error(scope, "The \"callback\" argument must be of type function"),
@@ -260,49 +200,33 @@ fn add_timer(
         throw_type_error(scope, "The \"callback\" argument must be of type function");
         return;
     };
-    let delay = if args.length() > 1 {
-        args.get(1).number_value(scope)
-    } else {
-        Some(1.0)
-    };
+    let delay = if args.length() > 1 { args.get(1).number_value(scope) } else { Some(1.0) };
     let Some(delay) = delay else { return };
     let delay = normalize_delay(delay);
-    let extra: Vec<v8::Global<v8::Value>> = (2..args.length())
-        .map(|i| v8::Global::new(scope, args.get(i)))
-        .collect();
-    let timer = Timer {
-        callback: v8::Global::new(scope, callback),
-        args: extra,
-        interval: repeat.then_some(delay),
-    };
+    let extra: Vec<v8::Global<v8::Value>> = (2..args.length()).map(|i| v8::Global::new(scope, args.get(i))).collect();
+    let timer = Timer { callback: v8::Global::new(scope, callback), args: extra, interval: repeat.then_some(delay) };
     let id = state(scope).borrow_mut().timers.add(timer, delay);
     rv.set_uint32(id);
 }
 
-fn set_timeout(
-    scope: &mut v8::PinScope,
-    args: v8::FunctionCallbackArguments,
-    mut rv: v8::ReturnValue<v8::Value>,
-) {
+fn set_timeout(scope: &mut v8::PinScope, args: v8::FunctionCallbackArguments, mut rv: v8::ReturnValue<v8::Value>) {
     add_timer(scope, &args, &mut rv, false);
 }
 
-fn set_interval(
-    scope: &mut v8::PinScope,
-    args: v8::FunctionCallbackArguments,
-    mut rv: v8::ReturnValue<v8::Value>,
-) {
+fn set_interval(scope: &mut v8::PinScope, args: v8::FunctionCallbackArguments, mut rv: v8::ReturnValue<v8::Value>) {
     add_timer(scope, &args, &mut rv, true);
 }
 
-fn clear_timer(
-    scope: &mut v8::PinScope,
-    args: v8::FunctionCallbackArguments,
-    _rv: v8::ReturnValue<v8::Value>,
-) {
+fn clear_timer(scope: &mut v8::PinScope, args: v8::FunctionCallbackArguments, _rv: v8::ReturnValue<v8::Value>) {
     let handle = args.get(0);
     if handle.is_uint32() {
         let id = handle.uint32_value(scope).unwrap_or(0);
         state(scope).borrow_mut().timers.clear(id);
     }
+}
+
+/// `performance.now()`: monotonic fractional milliseconds since the isolate was created.
+fn performance_now(scope: &mut v8::PinScope, _args: v8::FunctionCallbackArguments, mut rv: v8::ReturnValue<v8::Value>) {
+    let elapsed = state(scope).borrow().created.elapsed();
+    rv.set_double(elapsed.as_secs_f64() * 1000.0);
 }

@@ -16,12 +16,7 @@ pub const EVENT_DONE: u32 = 3;
 
 pub enum HostEvent {
     /// A validated binding call: call id, namespace index, function-name index, argument JSON.
-    Call {
-        id: u64,
-        ns: u32,
-        name: u32,
-        arg_json: String,
-    },
+    Call { id: u64, ns: u32, name: u32, arg_json: String },
     /// Entries the ledger admitted since the last batch, for `onLog`.
     Logs(Vec<Text>),
     /// The run is over and its isolate is gone.
@@ -54,12 +49,7 @@ pub enum Payload {
 impl HostEvent {
     pub fn into_args(self) -> EventArgs {
         match self {
-            HostEvent::Call {
-                id,
-                ns,
-                name,
-                arg_json,
-            } => (EVENT_CALL, id as f64, ns, name, Payload::Json(arg_json)),
+            HostEvent::Call { id, ns, name, arg_json } => (EVENT_CALL, id as f64, ns, name, Payload::Json(arg_json)),
             HostEvent::Logs(logs) => (EVENT_LOGS, 0.0, 0, 0, Payload::Logs(logs)),
             HostEvent::Done(report) => (EVENT_DONE, 0.0, 0, 0, Payload::Report(report)),
         }
@@ -76,10 +66,7 @@ fn check(status: sys::napi_status) -> napi::Result<()> {
     if status == sys::Status::napi_ok {
         Ok(())
     } else {
-        Err(napi::Error::new(
-            Status::from(status),
-            "napi call failed".to_string(),
-        ))
+        Err(napi::Error::new(Status::from(status), "napi call failed".to_string()))
     }
 }
 
@@ -91,9 +78,7 @@ unsafe fn text_value(env: sys::napi_env, text: &Text) -> napi::Result<sys::napi_
         Text::Latin1(b) => unsafe {
             sys::napi_create_string_latin1(env, b.as_ptr().cast(), b.len() as isize, &mut out)
         },
-        Text::Utf16(u) => unsafe {
-            sys::napi_create_string_utf16(env, u.as_ptr(), u.len() as isize, &mut out)
-        },
+        Text::Utf16(u) => unsafe { sys::napi_create_string_utf16(env, u.as_ptr(), u.len() as isize, &mut out) },
     };
     check(status)?;
     Ok(out)
@@ -103,29 +88,15 @@ unsafe fn string_array(env: sys::napi_env, texts: &[Text]) -> napi::Result<sys::
     let mut array = std::ptr::null_mut();
     // SAFETY: env is the live env of the threadsafe-function callback.
     unsafe {
-        check(sys::napi_create_array_with_length(
-            env,
-            texts.len(),
-            &mut array,
-        ))?;
+        check(sys::napi_create_array_with_length(env, texts.len(), &mut array))?;
         for (i, t) in texts.iter().enumerate() {
-            check(sys::napi_set_element(
-                env,
-                array,
-                i as u32,
-                text_value(env, t)?,
-            ))?;
+            check(sys::napi_set_element(env, array, i as u32, text_value(env, t)?))?;
         }
     }
     Ok(array)
 }
 
-unsafe fn set(
-    env: sys::napi_env,
-    object: sys::napi_value,
-    key: &str,
-    value: sys::napi_value,
-) -> napi::Result<()> {
+unsafe fn set(env: sys::napi_env, object: sys::napi_value, key: &str, value: sys::napi_value) -> napi::Result<()> {
     let key = std::ffi::CString::new(key).expect("static keys have no NUL");
     // SAFETY: object and value belong to env.
     check(unsafe { sys::napi_set_named_property(env, object, key.as_ptr(), value) })
@@ -146,22 +117,12 @@ unsafe fn report_value(env: sys::napi_env, report: &RunReport) -> napi::Result<s
         check(sys::napi_create_object(env, &mut object))?;
         set(env, object, "logs", string_array(env, &report.result.logs)?)?;
         if let Some(json) = &report.result.value_json {
-            set(
-                env,
-                object,
-                "value",
-                String::to_napi_value(env, json.clone())?,
-            )?;
+            set(env, object, "value", String::to_napi_value(env, json.clone())?)?;
         }
         if let Some((kind, message)) = &report.result.error {
             let mut error = std::ptr::null_mut();
             check(sys::napi_create_object(env, &mut error))?;
-            set(
-                env,
-                error,
-                "kind",
-                String::to_napi_value(env, kind.as_str().to_string())?,
-            )?;
+            set(env, error, "kind", String::to_napi_value(env, kind.as_str().to_string())?)?;
             set(env, error, "message", text_value(env, message)?)?;
             set(env, object, "error", error)?;
         }
@@ -169,18 +130,8 @@ unsafe fn report_value(env: sys::napi_env, report: &RunReport) -> napi::Result<s
         check(sys::napi_create_object(env, &mut stats))?;
         set(env, stats, "cpuMs", number(env, report.stats.cpu_ms)?)?;
         set(env, stats, "wallMs", number(env, report.stats.wall_ms)?)?;
-        set(
-            env,
-            stats,
-            "heapUsedBytes",
-            number(env, report.stats.heap_used_bytes)?,
-        )?;
-        set(
-            env,
-            stats,
-            "heapPeakBytes",
-            number(env, report.stats.heap_peak_bytes)?,
-        )?;
+        set(env, stats, "heapUsedBytes", number(env, report.stats.heap_used_bytes)?)?;
+        set(env, stats, "heapPeakBytes", number(env, report.stats.heap_peak_bytes)?)?;
         set(env, object, "stats", stats)?;
     }
     Ok(object)

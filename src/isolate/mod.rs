@@ -12,6 +12,7 @@ mod state;
 mod strip;
 mod terminal;
 mod timers;
+mod wait;
 
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -58,18 +59,13 @@ impl IsolateRun {
     /// Ends the run as `abort` with this message, unless it already ended.
     #[napi]
     pub fn abort(&self, message: String) {
-        self.shared
-            .claim(Terminal::Failed(FailureKind::Abort, Text::new(&message)));
+        self.shared.claim(Terminal::Failed(FailureKind::Abort, Text::new(&message)));
     }
 
     /// Delivers a binding call's outcome: the JSON of its resolution (`ok`) or of its failure message.
     #[napi]
     pub fn reply(&self, id: f64, ok: bool, json: String) {
-        self.shared.send(IsolateEvent::Reply {
-            id: id as u64,
-            ok,
-            json,
-        });
+        self.shared.send(IsolateEvent::Reply { id: id as u64, ok, json });
     }
 
     /// Waits for the run's thread to exit. Called after the Done event, so it returns at once.
@@ -85,10 +81,7 @@ impl IsolateRun {
 #[napi(
     ts_args_type = "options: IsolateRunOptions, onEvent: (kind: number, id: number, ns: number, name: number, payload: any) => void"
 )]
-pub fn start_isolate_run(
-    options: IsolateRunOptions,
-    on_event: Function<EventArgs, ()>,
-) -> napi::Result<IsolateRun> {
+pub fn start_isolate_run(options: IsolateRunOptions, on_event: Function<EventArgs, ()>) -> napi::Result<IsolateRun> {
     platform::platform();
     let host: HostFn = on_event
         .build_threadsafe_function::<HostEvent>()
@@ -123,13 +116,8 @@ pub fn start_isolate_run(
         .name("code-runtime-isolate".into())
         .stack_size(stack)
         .spawn(move || run::run_thread(config, thread_shared, events, host))
-        .map_err(|e| {
-            napi::Error::from_reason(format!("failed to start the isolate thread: {e}"))
-        })?;
-    Ok(IsolateRun {
-        shared,
-        thread: Mutex::new(Some(thread)),
-    })
+        .map_err(|e| napi::Error::from_reason(format!("failed to start the isolate thread: {e}")))?;
+    Ok(IsolateRun { shared, thread: Mutex::new(Some(thread)) })
 }
 
 /// A result decided before any isolate exists (a pre-aborted signal), through a fresh ledger.
@@ -146,11 +134,6 @@ pub fn isolate_fresh_failure(kind: String, message: String, max_output_bytes: f6
     let result = fresh_failure(max_output_bytes as usize, kind, Text::new(&message));
     ReportValue(RunReport {
         result,
-        stats: RunStats {
-            cpu_ms: 0.0,
-            wall_ms: 0.0,
-            heap_used_bytes: 0.0,
-            heap_peak_bytes: 0.0,
-        },
+        stats: RunStats { cpu_ms: 0.0, wall_ms: 0.0, heap_used_bytes: 0.0, heap_peak_bytes: 0.0 },
     })
 }

@@ -12,8 +12,7 @@ static PLATFORM: OnceLock<v8::SharedRef<v8::Platform>> = OnceLock::new();
 pub fn platform() -> &'static v8::SharedRef<v8::Platform> {
     PLATFORM.get_or_init(|| {
         // ICU data must be installed before initialisation, or Intl aborts the process.
-        v8::icu::set_common_data_78(deno_core_icudata::ICU_DATA)
-            .expect("ICU data matches V8's ICU 78");
+        v8::icu::set_common_data_78(deno_core_icudata::ICU_DATA).expect("ICU data matches V8's ICU 78");
         let platform = v8::new_unprotected_default_platform(2, false).make_shared();
         v8::V8::initialize_platform(platform.clone());
         v8::V8::initialize();

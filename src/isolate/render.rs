@@ -15,11 +15,7 @@ pub enum Rendered {
 
 /// `String(error.stack ?? error.message)` for native errors, `String(value)` otherwise.
 /// Each program property is read at most once; a throwing conversion is unrenderable.
-pub fn render_thrown<'s>(
-    scope: &mut v8::PinScope<'s, '_>,
-    value: v8::Local<'s, v8::Value>,
-    budget: usize,
-) -> Rendered {
+pub fn render_thrown<'s>(scope: &mut v8::PinScope<'s, '_>, value: v8::Local<'s, v8::Value>, budget: usize) -> Rendered {
     v8::tc_scope!(let tc, scope);
     let text = to_display_string(tc, value);
     if tc.has_terminated() || tc.is_execution_terminating() {
@@ -56,11 +52,7 @@ pub fn string_of<'s>(
     if value.is_symbol() {
         let symbol: v8::Local<v8::Symbol> = value.try_into().ok()?;
         let description = symbol.description(scope);
-        let inner = if description.is_undefined() {
-            v8::String::empty(scope)
-        } else {
-            description.to_string(scope)?
-        };
+        let inner = if description.is_undefined() { v8::String::empty(scope) } else { description.to_string(scope)? };
         let open = v8::String::new(scope, "Symbol(")?;
         let close = v8::String::new(scope, ")")?;
         let s = v8::String::concat(scope, open, inner)?;

@@ -5,7 +5,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -20,6 +20,7 @@ use super::state::{state, Namespace, RunState, StateRef};
 use super::strip::strip;
 use super::terminal::{IsolateEvent, RunShared, Terminal};
 use super::timers::Timers;
+use super::wait::{Waiter, Woken};
 use crate::ledger::output::{FailureKind, LedgerResult, OutputLedger};
 use crate::ledger::text::Text;
 
@@ -28,8 +29,7 @@ use crate::ledger::text::Text;
 const WRAPPER_HEAD: &str = "\"use strict\";(async function (";
 
 pub const COMPLETION_INVALID: &str = "program completion must be lossless JSON";
-pub const NEVER_SETTLES: &str =
-    "program can never complete: it awaits a promise that nothing can settle";
+pub const NEVER_SETTLES: &str = "program can never complete: it awaits a promise that nothing can settle";
 
 pub struct RunConfig {
     pub program: String,
@@ -42,25 +42,19 @@ pub struct RunConfig {
 }
 
 /// The isolate thread's body. Sends exactly one Done event, after the isolate is gone.
-pub fn run_thread(
-    config: RunConfig,
-    shared: Arc<RunShared>,
-    events: Receiver<IsolateEvent>,
-    host: Arc<HostFn>,
-) {
+pub fn run_thread(config: RunConfig, shared: Arc<RunShared>, events: Receiver<IsolateEvent>, host: Arc<HostFn>) {
     let started = Instant::now();
     let cpu_start = budget::thread_cpu_ns(budget::current_thread_clock());
     let (result, heap) = execute(&config, &shared, &events, &host, started);
     let stats = RunStats {
-        cpu_ms: (budget::thread_cpu_ns(budget::current_thread_clock()) - cpu_start) as f64 / 1e6,
+        cpu_ms: (budget::thread_cpu_ns(budget::current_thread_clock()) - cpu_start)
+            .saturating_sub(shared.excluded_cpu_ns()) as f64
+            / 1e6,
         wall_ms: started.elapsed().as_secs_f64() * 1000.0,
         heap_used_bytes: heap.0 as f64,
         heap_peak_bytes: heap.1 as f64,
     };
-    host::send(
-        &host,
-        HostEvent::Done(Box::new(RunReport { result, stats })),
-    );
+    host::send(&host, HostEvent::Done(Box::new(RunReport { result, stats })));
 }
 
 fn execute(
@@ -79,12 +73,7 @@ fn execute(
             return (result, (0, 0));
         }
     };
-    let _watch = budget::watch(
-        shared.clone(),
-        config.compute_ms,
-        config.max_wall_ms,
-        started,
-    );
+    let _watch = budget::watch(shared.clone(), config.compute_ms, config.max_wall_ms, started);
     let heap_bytes = (config.heap_mb * 1024.0 * 1024.0) as usize;
     let refusals = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let params = v8::CreateParams::default()
@@ -115,16 +104,14 @@ fn execute(
         namespaces: config
             .namespaces
             .iter()
-            .map(|ns| Namespace {
-                names: ns.names.clone(),
-                error_class: None,
-            })
+            .map(|ns| Namespace { names: ns.names.clone(), error_class: None })
             .collect(),
         calls: HashMap::new(),
         next_call_id: 0,
         timers: Timers::default(),
         unhandled: Vec::new(),
         settled: false,
+        created: Instant::now(),
     }));
     isolate.set_slot(run.clone());
 
@@ -162,10 +149,7 @@ fn execute(
         Some(Terminal::Completed(value)) => ledger.finish_value(value),
         Some(Terminal::Failed(kind, message)) => ledger.finish_failure(kind, message),
         Some(Terminal::FailedOversized) | Some(Terminal::OutputLimit) => ledger.limit_result(),
-        None => ledger.finish_failure(
-            FailureKind::WorkerExit,
-            Text::new("isolate ended without a result"),
-        ),
+        None => ledger.finish_failure(FailureKind::WorkerExit, Text::new("isolate ended without a result")),
     };
     (result, heap)
 }
@@ -203,27 +187,12 @@ fn start_program<'s>(
     let code = v8::String::new(tc, source)?;
     let name = v8::String::new(tc, "program.ts")?;
     // Line offset -1: the wrapper's header line is line 0, so the program's first line is line 1.
-    let origin = v8::ScriptOrigin::new(
-        tc,
-        name.into(),
-        -1,
-        0,
-        false,
-        0,
-        None,
-        false,
-        false,
-        false,
-        None,
-    );
+    let origin = v8::ScriptOrigin::new(tc, name.into(), -1, 0, false, 0, None, false, false, false, None);
     let compiled = v8::Script::compile(tc, code, Some(&origin)).and_then(|script| script.run(tc));
     let Some(function) = compiled else {
         if !tc.has_terminated() {
             let message = compile_diagnostic(tc);
-            shared.claim_quietly(Terminal::Failed(
-                FailureKind::Exception,
-                Text::new(&message),
-            ));
+            shared.claim_quietly(Terminal::Failed(FailureKind::Exception, Text::new(&message)));
         }
         return None;
     };
@@ -252,7 +221,9 @@ fn start_program<'s>(
 fn not_a_body() -> Terminal {
     Terminal::Failed(
         FailureKind::Exception,
-        Text::new("SyntaxError: the program closes its enclosing function body; write statements only\n    at program.ts:1:1"),
+        Text::new(
+            "SyntaxError: the program closes its enclosing function body; write statements only\n    at program.ts:1:1",
+        ),
     )
 }
 
@@ -282,6 +253,7 @@ fn event_loop(
     events: &Receiver<IsolateEvent>,
 ) {
     let run = state(scope);
+    let mut waiter = Waiter::new();
     loop {
         scope.perform_microtask_checkpoint();
         while v8::Platform::pump_message_loop(platform(), scope, false) {}
@@ -301,31 +273,19 @@ fn event_loop(
             handle(scope, event);
             continue;
         }
-        let next_due = {
+        let (next_due, awaiting_reply) = {
             let mut st = run.borrow_mut();
             if !st.has_pending_work() {
                 drop(st);
-                shared.claim_quietly(Terminal::Failed(
-                    FailureKind::Exception,
-                    Text::new(NEVER_SETTLES),
-                ));
+                shared.claim_quietly(Terminal::Failed(FailureKind::Exception, Text::new(NEVER_SETTLES)));
                 return;
             }
-            st.timers.next_due()
+            (st.timers.next_due(), !st.calls.is_empty())
         };
-        let event = match next_due {
-            Some(due) => match events.recv_timeout(due.saturating_duration_since(Instant::now())) {
-                Ok(event) => Some(event),
-                Err(RecvTimeoutError::Timeout) => None,
-                Err(RecvTimeoutError::Disconnected) => return,
-            },
-            None => match events.recv() {
-                Ok(event) => Some(event),
-                Err(_) => return,
-            },
-        };
-        if let Some(event) = event {
-            handle(scope, event);
+        match waiter.wait(events, next_due, shared, awaiting_reply) {
+            Woken::Event(event) => handle(scope, event),
+            Woken::Timer => {}
+            Woken::Closed => return,
         }
     }
 }
@@ -356,11 +316,7 @@ fn run_timer(
 }
 
 /// Ends the run as `exception` with the rendering of a thrown value (§9.5, §11.2).
-fn fail_with_thrown<'s>(
-    scope: &mut v8::PinScope<'s, '_>,
-    thrown: v8::Local<'s, v8::Value>,
-    shared: &Arc<RunShared>,
-) {
+fn fail_with_thrown<'s>(scope: &mut v8::PinScope<'s, '_>, thrown: v8::Local<'s, v8::Value>, shared: &Arc<RunShared>) {
     let budget = state(scope).borrow().ledger.remaining();
     let terminal = match render_thrown(scope, thrown, budget) {
         Rendered::Text(text) => Terminal::Failed(FailureKind::Exception, text),
@@ -379,9 +335,7 @@ fn check_unhandled(scope: &mut v8::PinScope, shared: &Arc<RunShared>) -> bool {
         if st.unhandled.is_empty() {
             return false;
         }
-        let completion = scope
-            .get_slot::<CompletionPromise>()
-            .map(|c| v8::Local::new(scope, &c.0));
+        let completion = scope.get_slot::<CompletionPromise>().map(|c| v8::Local::new(scope, &c.0));
         let mut found = None;
         for p in std::mem::take(&mut st.unhandled) {
             let local = v8::Local::new(scope, &p);
@@ -398,11 +352,7 @@ fn check_unhandled(scope: &mut v8::PinScope, shared: &Arc<RunShared>) -> bool {
 }
 
 /// Settles the run once the program's promise has settled.
-fn check_completion(
-    scope: &mut v8::PinScope,
-    promise: v8::Local<v8::Promise>,
-    shared: &Arc<RunShared>,
-) -> bool {
+fn check_completion(scope: &mut v8::PinScope, promise: v8::Local<v8::Promise>, shared: &Arc<RunShared>) -> bool {
     match promise.state() {
         v8::PromiseState::Pending => false,
         v8::PromiseState::Rejected => {
@@ -426,9 +376,7 @@ fn check_completion(
                     let cost = json.len();
                     Terminal::Completed(Some((json, cost)))
                 }
-                Snapshot::Invalid => {
-                    Terminal::Failed(FailureKind::InvalidOutput, Text::new(COMPLETION_INVALID))
-                }
+                Snapshot::Invalid => Terminal::Failed(FailureKind::InvalidOutput, Text::new(COMPLETION_INVALID)),
                 Snapshot::TooLarge => Terminal::FailedOversized,
                 Snapshot::Terminated => return true,
             };

@@ -29,17 +29,8 @@ pub enum Snapshot {
 }
 
 enum Frame<'s> {
-    Array {
-        array: v8::Local<'s, v8::Array>,
-        len: u32,
-        next: u32,
-    },
-    Object {
-        object: v8::Local<'s, v8::Object>,
-        keys: v8::Local<'s, v8::Array>,
-        len: u32,
-        next: u32,
-    },
+    Array { array: v8::Local<'s, v8::Array>, len: u32, next: u32 },
+    Object { object: v8::Local<'s, v8::Object>, keys: v8::Local<'s, v8::Array>, len: u32, next: u32 },
 }
 
 impl<'s> Frame<'s> {
@@ -75,13 +66,7 @@ pub fn snapshot<'s>(
     limit: usize,
 ) -> Snapshot {
     v8::tc_scope!(let tc, scope);
-    let mut walker = Walker {
-        intrinsics,
-        out: Vec::new(),
-        limit,
-        stack: Vec::new(),
-        on_path: HashMap::new(),
-    };
+    let mut walker = Walker { intrinsics, out: Vec::new(), limit, stack: Vec::new(), on_path: HashMap::new() };
     let result = walker.run(tc, value);
     if tc.has_terminated() || tc.is_execution_terminating() {
         return Snapshot::Terminated;
@@ -167,12 +152,7 @@ impl<'a, 's> Walker<'a, 's> {
                         return Step::Fail(f);
                     }
                 }
-                Frame::Object {
-                    object,
-                    keys,
-                    len,
-                    next,
-                } => {
+                Frame::Object { object, keys, len, next } => {
                     let (object, keys, len, i) = (*object, *keys, *len, *next);
                     if i == len {
                         self.out.push(b'}');
@@ -282,13 +262,9 @@ impl<'a, 's> Walker<'a, 's> {
             let array: v8::Local<v8::Array> = v.try_into().expect("checked is_array");
             let len = array.length();
             // Own keys must be exactly the indices 0..len and `length`: no holes, no extras.
-            let Some(non_index) = object.get_property_names(
-                tc,
-                names_args(
-                    v8::PropertyFilter::ALL_PROPERTIES,
-                    v8::IndexFilter::SkipIndices,
-                ),
-            ) else {
+            let Some(non_index) = object
+                .get_property_names(tc, names_args(v8::PropertyFilter::ALL_PROPERTIES, v8::IndexFilter::SkipIndices))
+            else {
                 return Step::Fail(Snapshot::Invalid);
             };
             if non_index.length() != 1 {
@@ -297,10 +273,7 @@ impl<'a, 's> Walker<'a, 's> {
             if len > 0 {
                 let Some(all) = object.get_property_names(
                     tc,
-                    names_args(
-                        v8::PropertyFilter::ALL_PROPERTIES,
-                        v8::IndexFilter::IncludeIndices,
-                    ),
+                    names_args(v8::PropertyFilter::ALL_PROPERTIES, v8::IndexFilter::IncludeIndices),
                 ) else {
                     return Step::Fail(Snapshot::Invalid);
                 };
@@ -312,29 +285,18 @@ impl<'a, 's> Walker<'a, 's> {
                 return Step::Fail(Snapshot::TooLarge);
             }
             self.out.push(b'[');
-            self.enter(Frame::Array {
-                array,
-                len,
-                next: 0,
-            });
+            self.enter(Frame::Array { array, len, next: 0 });
             return Step::Done;
         }
         if !(proto.is_null() || proto == self.intrinsics.object_prototype) {
             return Step::Fail(Snapshot::Invalid);
         }
-        let enumerable_strings =
-            v8::PropertyFilter::ONLY_ENUMERABLE | v8::PropertyFilter::SKIP_SYMBOLS;
+        let enumerable_strings = v8::PropertyFilter::ONLY_ENUMERABLE | v8::PropertyFilter::SKIP_SYMBOLS;
         let (Some(keys), Some(all)) = (
+            object.get_property_names(tc, names_args(enumerable_strings, v8::IndexFilter::IncludeIndices)),
             object.get_property_names(
                 tc,
-                names_args(enumerable_strings, v8::IndexFilter::IncludeIndices),
-            ),
-            object.get_property_names(
-                tc,
-                names_args(
-                    v8::PropertyFilter::ALL_PROPERTIES,
-                    v8::IndexFilter::IncludeIndices,
-                ),
+                names_args(v8::PropertyFilter::ALL_PROPERTIES, v8::IndexFilter::IncludeIndices),
             ),
         ) else {
             return Step::Fail(Snapshot::Invalid);
@@ -348,20 +310,11 @@ impl<'a, 's> Walker<'a, 's> {
         }
         self.out.push(b'{');
         let len = keys.length();
-        self.enter(Frame::Object {
-            object,
-            keys,
-            len,
-            next: 0,
-        });
+        self.enter(Frame::Object { object, keys, len, next: 0 });
         Step::Done
     }
 
-    fn write_string(
-        &mut self,
-        tc: &mut v8::PinScope<'s, '_>,
-        s: v8::Local<'s, v8::String>,
-    ) -> Step {
+    fn write_string(&mut self, tc: &mut v8::PinScope<'s, '_>, s: v8::Local<'s, v8::String>) -> Step {
         // Every code unit costs at least one byte, so this bound refuses giant strings unread.
         if self.over(s.length() + 2) {
             return Step::Fail(Snapshot::TooLarge);
@@ -426,18 +379,10 @@ pub fn write_json_utf16(out: &mut Vec<u8>, units: &[u16]) {
     let mut i = 0;
     while i < units.len() {
         let u = units[i];
-        if (0xd800..=0xdbff).contains(&u)
-            && i + 1 < units.len()
-            && (0xdc00..=0xdfff).contains(&units[i + 1])
-        {
+        if (0xd800..=0xdbff).contains(&u) && i + 1 < units.len() && (0xdc00..=0xdfff).contains(&units[i + 1]) {
             let cp = 0x10000 + (((u as u32) - 0xd800) << 10) + ((units[i + 1] as u32) - 0xdc00);
             let mut buf = [0u8; 4];
-            out.extend_from_slice(
-                char::from_u32(cp)
-                    .expect("valid pair")
-                    .encode_utf8(&mut buf)
-                    .as_bytes(),
-            );
+            out.extend_from_slice(char::from_u32(cp).expect("valid pair").encode_utf8(&mut buf).as_bytes());
             i += 2;
             continue;
         }
@@ -460,9 +405,7 @@ mod tests {
     fn json_text_length_is_the_meter() {
         let samples: Vec<Vec<u16>> = vec![
             "plain".encode_utf16().collect(),
-            "\"quoted\\\"\u{8}\t\n\u{c}\r\u{0}\u{1f}\u{7f}é€\u{2028}😀"
-                .encode_utf16()
-                .collect(),
+            "\"quoted\\\"\u{8}\t\n\u{c}\r\u{0}\u{1f}\u{7f}é€\u{2028}😀".encode_utf16().collect(),
             vec![0xd800, 0x41, 0xdc00, 0xdbff, 0xdfff],
         ];
         for s in samples {

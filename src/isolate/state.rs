@@ -5,6 +5,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::time::Instant;
 
 use super::host::{self, HostEvent, HostFn};
 use super::terminal::{RunShared, Terminal};
@@ -42,16 +43,15 @@ pub struct RunState {
     pub unhandled: Vec<v8::Global<v8::Promise>>,
     /// Set once the program's completion settled: later binding calls are never dispatched.
     pub settled: bool,
+    /// When the isolate was created: the origin of `performance.now()`.
+    pub created: Instant,
 }
 
 pub type StateRef = Rc<RefCell<RunState>>;
 
 /// The run state of the isolate behind `scope`.
 pub fn state(isolate: &v8::Isolate) -> StateRef {
-    isolate
-        .get_slot::<StateRef>()
-        .expect("run state is installed before any JavaScript runs")
-        .clone()
+    isolate.get_slot::<StateRef>().expect("run state is installed before any JavaScript runs").clone()
 }
 
 impl RunState {
@@ -63,8 +63,7 @@ impl RunState {
             Admission::Whole => copy,
             Admission::Overflow { prefix_units } => {
                 self.shared.claim(Terminal::OutputLimit);
-                copy.filter(|_| prefix_units > 0)
-                    .map(|t| t.slice(prefix_units))
+                copy.filter(|_| prefix_units > 0).map(|t| t.slice(prefix_units))
             }
             Admission::Closed => None,
         };

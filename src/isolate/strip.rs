@@ -63,14 +63,8 @@ pub fn strip(program: &str) -> Result<String, StripError> {
             mode: swc_ts_fast_strip::Mode::StripOnly,
             ..Default::default()
         };
-        let out = GLOBALS.set(&Globals::new(), || {
-            swc_ts_fast_strip::operate(&cm, &handler, wrapped.clone(), options)
-        });
-        let start = cm
-            .files()
-            .first()
-            .map(|f| f.start_pos)
-            .unwrap_or(BytePos(0));
+        let out = GLOBALS.set(&Globals::new(), || swc_ts_fast_strip::operate(&cm, &handler, wrapped.clone(), options));
+        let start = cm.files().first().map(|f| f.start_pos).unwrap_or(BytePos(0));
         (out, start)
     }));
     let (out, start) = match outcome {
@@ -91,10 +85,9 @@ pub fn strip(program: &str) -> Result<String, StripError> {
         {
             Ok(output.code[PREFIX.len()..output.code.len() - SUFFIX.len()].to_string())
         }
-        Ok(_) => Err(StripError(
-            "SyntaxError: TypeScript strip did not preserve positions\n    at program.ts:1:1"
-                .into(),
-        )),
+        Ok(_) => {
+            Err(StripError("SyntaxError: TypeScript strip did not preserve positions\n    at program.ts:1:1".into()))
+        }
         Err(err) => {
             let first = diagnostics.lock().unwrap().first().cloned();
             let (text, at) = match first {
@@ -102,9 +95,7 @@ pub fn strip(program: &str) -> Result<String, StripError> {
                 None => (err.message, PREFIX.len()),
             };
             let (line, column) = user_position(&wrapped, at);
-            Err(StripError(format!(
-                "SyntaxError: {text}\n    at program.ts:{line}:{column}"
-            )))
+            Err(StripError(format!("SyntaxError: {text}\n    at program.ts:{line}:{column}")))
         }
     }
 }
@@ -148,12 +139,7 @@ mod tests {
         assert_eq!(out.lines().count(), src.lines().count());
         // Every byte outside the erased ranges is unchanged.
         for (a, b) in src.bytes().zip(out.bytes()) {
-            assert!(
-                a == b || b == b' ' || b == b';',
-                "{:?} became {:?}",
-                a as char,
-                b as char
-            );
+            assert!(a == b || b == b' ' || b == b';', "{:?} became {:?}", a as char, b as char);
         }
         assert!(out.contains("const p    = { x: 1 }"));
         assert!(out.contains("return p.x"));
@@ -164,10 +150,7 @@ mod tests {
         let src = "const a: '€' = '€' as '€'; throw a";
         let out = strip(src).unwrap();
         let col = |s: &str| s.encode_utf16().take_while(|_| true).count();
-        assert_eq!(
-            col(&out[..out.find("throw").unwrap()]),
-            col(&src[..src.find("throw").unwrap()])
-        );
+        assert_eq!(col(&out[..out.find("throw").unwrap()]), col(&src[..src.find("throw").unwrap()]));
     }
 
     #[test]
@@ -181,19 +164,10 @@ mod tests {
             strip("enum E { A }").unwrap_err().0,
             "SyntaxError: TypeScript enum is not supported in strip-only mode\n    at program.ts:1:1"
         );
-        assert!(strip("const x = 1;\nenum E { A }")
-            .unwrap_err()
-            .0
-            .contains("program.ts:2:1"));
+        assert!(strip("const x = 1;\nenum E { A }").unwrap_err().0.contains("program.ts:2:1"));
         assert!(strip("const enum E { A }").unwrap_err().0.contains("enum"));
-        assert!(strip("namespace N { export const a = 1 }")
-            .unwrap_err()
-            .0
-            .contains("namespace"));
-        assert!(strip("class A { constructor(private x: number) {} }")
-            .unwrap_err()
-            .0
-            .contains("parameter property"));
+        assert!(strip("namespace N { export const a = 1 }").unwrap_err().0.contains("namespace"));
+        assert!(strip("class A { constructor(private x: number) {} }").unwrap_err().0.contains("parameter property"));
         assert!(strip("import x = require('x')").is_err());
         assert!(strip("export = 1").is_err());
         assert!(strip("import fs from 'fs'").is_err());
@@ -219,9 +193,7 @@ mod tests {
         ];
         for src in cases {
             let stack = stack_for(token_bound(&src)).expect("within the cap");
-            let handle = std::thread::Builder::new()
-                .stack_size(stack)
-                .spawn(move || strip(&src).is_ok());
+            let handle = std::thread::Builder::new().stack_size(stack).spawn(move || strip(&src).is_ok());
             assert!(handle.unwrap().join().is_ok());
         }
     }

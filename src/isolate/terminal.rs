@@ -2,6 +2,7 @@
 //! terminal event (the program itself, the watchdog, the heap callback, abort, dispose) claims it
 //! here, and whoever claims it also stops the isolate.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::Mutex;
 
@@ -32,6 +33,8 @@ pub enum IsolateEvent {
 
 /// State shared by the isolate thread and everything that can stop it from outside.
 pub struct RunShared {
+    /// CPU time the isolate thread spent spinning while waiting for replies: not program work.
+    waited_cpu_ns: AtomicU64,
     terminal: Mutex<Option<Terminal>>,
     isolate: Mutex<Option<v8::IsolateHandle>>,
     wake: Sender<IsolateEvent>,
@@ -39,11 +42,7 @@ pub struct RunShared {
 
 impl RunShared {
     pub fn new(wake: Sender<IsolateEvent>) -> Self {
-        RunShared {
-            terminal: Mutex::new(None),
-            isolate: Mutex::new(None),
-            wake,
-        }
+        RunShared { waited_cpu_ns: AtomicU64::new(0), terminal: Mutex::new(None), isolate: Mutex::new(None), wake }
     }
 
     /// Claims the terminal event; returns false when another one already won.
@@ -94,6 +93,15 @@ impl RunShared {
     /// Forgets the isolate before it is disposed, so late claims never touch it.
     pub fn detach_isolate(&self) {
         *self.isolate.lock().unwrap() = None;
+    }
+
+    /// Excludes CPU time spent waiting from the compute budget.
+    pub fn exclude_cpu(&self, ns: u64) {
+        self.waited_cpu_ns.fetch_add(ns, Ordering::Relaxed);
+    }
+
+    pub fn excluded_cpu_ns(&self) -> u64 {
+        self.waited_cpu_ns.load(Ordering::Relaxed)
     }
 
     pub fn send(&self, event: IsolateEvent) {

@@ -22,11 +22,7 @@ pub struct Timers {
 
 /// Node's rule: a delay that is not finite, below 1 or above 2147483647 becomes 1 ms.
 pub fn normalize_delay(ms: f64) -> Duration {
-    let ms = if ms.is_finite() && (1.0..=2_147_483_647.0).contains(&ms) {
-        ms
-    } else {
-        1.0
-    };
+    let ms = if ms.is_finite() && (1.0..=2_147_483_647.0).contains(&ms) { ms } else { 1.0 };
     Duration::from_secs_f64(ms / 1000.0)
 }
 
@@ -61,10 +57,7 @@ impl Timers {
 
     /// Takes the earliest timer that is due now. An interval is rescheduled before its callback
     /// runs, so `clearInterval` inside the callback cancels it.
-    pub fn pop_due(
-        &mut self,
-        now: Instant,
-    ) -> Option<(v8::Global<v8::Function>, Vec<v8::Global<v8::Value>>)> {
+    pub fn pop_due(&mut self, now: Instant) -> Option<(v8::Global<v8::Function>, Vec<v8::Global<v8::Value>>)> {
         let due = self.next_due()?;
         if due > now {
             return None;

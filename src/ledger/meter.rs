@@ -45,9 +45,7 @@ impl CodeUnits for [u16] {
     fn code_point_at(&self, i: usize) -> (usize, usize) {
         let u = self[i];
         match u {
-            0xd800..=0xdbff if i + 1 < self.len() && (0xdc00..=0xdfff).contains(&self[i + 1]) => {
-                (4, 2)
-            }
+            0xd800..=0xdbff if i + 1 < self.len() && (0xdc00..=0xdfff).contains(&self[i + 1]) => (4, 2),
             0xd800..=0xdfff => (6, 1), // lone surrogate: \uXXXX
             _ => (unit_cost(u as u32), 1),
         }
@@ -68,16 +66,7 @@ pub fn json_string_cost<T: CodeUnits + ?Sized>(text: &T) -> usize {
 
 /// Quoted JSON size of a Rust string (valid Unicode, so no lone surrogates).
 pub fn json_str_cost(s: &str) -> usize {
-    QUOTES
-        + s.chars()
-            .map(|c| {
-                if (c as u32) > 0xffff {
-                    4
-                } else {
-                    unit_cost(c as u32)
-                }
-            })
-            .sum::<usize>()
+    QUOTES + s.chars().map(|c| if (c as u32) > 0xffff { 4 } else { unit_cost(c as u32) }).sum::<usize>()
 }
 
 /// The longest code-point-aligned prefix (in code units) whose quoted size is at most `budget`,
@@ -103,11 +92,7 @@ pub fn fitting_prefix<T: CodeUnits + ?Sized>(text: &T, budget: usize) -> Option<
 pub fn fitting_str_prefix(s: &str, budget: usize) -> &str {
     let mut cost = QUOTES;
     for (i, c) in s.char_indices() {
-        let cc = if (c as u32) > 0xffff {
-            4
-        } else {
-            unit_cost(c as u32)
-        };
+        let cc = if (c as u32) > 0xffff { 4 } else { unit_cost(c as u32) };
         if cost + cc > budget {
             return &s[..i];
         }
@@ -158,11 +143,7 @@ mod tests {
         assert_eq!(json_string_cost(&u16s("\u{2028}")[..]), 5);
         assert_eq!(json_string_cost(&u16s("😀")[..]), 6);
         assert_eq!(json_string_cost(&[0xd800u16][..]), 8);
-        assert_eq!(
-            json_string_cost(&[0xdc00u16, 0xd800][..]),
-            14,
-            "reversed pair is two lone surrogates"
-        );
+        assert_eq!(json_string_cost(&[0xdc00u16, 0xd800][..]), 14, "reversed pair is two lone surrogates");
         assert_eq!(json_string_cost(&[b'"', 0xe9u8][..]), 6, "latin-1");
         assert_eq!(json_str_cost("😀\"é"), 2 + 4 + 2 + 2);
     }
@@ -173,16 +154,9 @@ mod tests {
         assert_eq!(fitting_prefix(&u16s("x")[..], 2), Some(0));
         let quotes = vec![b'"'; 10000];
         assert_eq!(fitting_prefix(&quotes[..], 32), Some(15));
-        assert_eq!(
-            fitting_prefix(&u16s("a😀")[..], 6),
-            Some(1),
-            "a pair is never split"
-        );
+        assert_eq!(fitting_prefix(&u16s("a😀")[..], 6), Some(1), "a pair is never split");
         assert_eq!(fitting_prefix(&u16s("a😀")[..], 7), Some(3));
-        assert_eq!(
-            fitting_str_prefix("outer output exceeded 15 bytes", 13),
-            "outer outpu"
-        );
+        assert_eq!(fitting_str_prefix("outer output exceeded 15 bytes", 13), "outer outpu");
         assert_eq!(fitting_str_prefix("abc", 1), "");
     }
 

@@ -62,12 +62,7 @@ pub struct OutputLedger {
 
 impl OutputLedger {
     pub fn new(cap: usize) -> Self {
-        OutputLedger {
-            cap,
-            log_bytes: 2,
-            logs: Vec::new(),
-            overflowed: None,
-        }
+        OutputLedger { cap, log_bytes: 2, logs: Vec::new(), overflowed: None }
     }
 
     pub fn cap(&self) -> usize {
@@ -126,16 +121,10 @@ impl OutputLedger {
             return self.limit_result();
         }
         match value {
-            None => LedgerResult {
-                logs: self.logs,
-                value_json: None,
-                error: None,
-            },
-            Some((json, cost)) if cost <= self.remaining() => LedgerResult {
-                logs: self.logs,
-                value_json: Some(json),
-                error: None,
-            },
+            None => LedgerResult { logs: self.logs, value_json: None, error: None },
+            Some((json, cost)) if cost <= self.remaining() => {
+                LedgerResult { logs: self.logs, value_json: Some(json), error: None }
+            }
             Some(_) => self.limit_result(),
         }
     }
@@ -150,11 +139,7 @@ impl OutputLedger {
         if kind == FailureKind::OutputLimit || !self.message_fits(message.json_cost()) {
             return self.limit_result();
         }
-        LedgerResult {
-            logs: self.logs,
-            value_json: None,
-            error: Some((kind, message)),
-        }
+        LedgerResult { logs: self.logs, value_json: None, error: Some((kind, message)) }
     }
 
     /// Ends the run with a failure message known only by its size (too large to materialise).
@@ -191,11 +176,7 @@ impl OutputLedger {
             }
         }
         let message = fitting_str_prefix(&full, cap.saturating_sub(used)).to_string();
-        LedgerResult {
-            logs: kept,
-            value_json: None,
-            error: Some((FailureKind::OutputLimit, Text::new(&message))),
-        }
+        LedgerResult { logs: kept, value_json: None, error: Some((FailureKind::OutputLimit, Text::new(&message))) }
     }
 }
 
@@ -246,10 +227,7 @@ mod tests {
     fn streaming_cap_6_has_no_empty_prefix() {
         let mut l = OutputLedger::new(6);
         assert_eq!(l.push(t("12")), Admission::Whole);
-        assert_eq!(
-            l.push(t("no-prefix-fits")),
-            Admission::Overflow { prefix_units: 0 }
-        );
+        assert_eq!(l.push(t("no-prefix-fits")), Admission::Overflow { prefix_units: 0 });
     }
 
     #[test]
@@ -262,10 +240,7 @@ mod tests {
         // console.log("abc"); return "xy" at 11 and 10
         let mut l = OutputLedger::new(11);
         l.push(t("abc"));
-        assert!(l
-            .finish_value(Some(("\"xy\"".into(), 4)))
-            .value_json
-            .is_some());
+        assert!(l.finish_value(Some(("\"xy\"".into(), 4))).value_json.is_some());
         let mut l = OutputLedger::new(10);
         l.push(t("abc"));
         let r = l.finish_value(Some(("\"xy\"".into(), 4)));
@@ -282,10 +257,7 @@ mod tests {
         // a lossy completion whose diagnostic does not fit: 56 x's under 64
         let mut l = OutputLedger::new(64);
         l.push(t(&"x".repeat(56)));
-        let r = l.finish_failure(
-            FailureKind::InvalidOutput,
-            t("program completion must be lossless JSON"),
-        );
+        let r = l.finish_failure(FailureKind::InvalidOutput, t("program completion must be lossless JSON"));
         assert_eq!(strs(&r.logs), vec!["x".repeat(28)]);
         assert_eq!(msg(&r).1, "outer output exceeded 64 bytes");
     }
@@ -333,18 +305,8 @@ mod tests {
     #[test]
     fn pre_isolate_failures() {
         let r = fresh_failure(64, FailureKind::Abort, t(&"r".repeat(1000)));
-        assert_eq!(
-            msg(&r),
-            (
-                "output-limit".into(),
-                "outer output exceeded 64 bytes".into()
-            )
-        );
-        let r = fresh_failure(
-            4,
-            FailureKind::Exception,
-            t("SyntaxError: TypeScript enum is not supported"),
-        );
+        assert_eq!(msg(&r), ("output-limit".into(), "outer output exceeded 64 bytes".into()));
+        let r = fresh_failure(4, FailureKind::Exception, t("SyntaxError: TypeScript enum is not supported"));
         assert_eq!(msg(&r), ("output-limit".into(), "".into()));
         let r = fresh_failure(64, FailureKind::Abort, t("too-late"));
         assert_eq!(msg(&r), ("abort".into(), "too-late".into()));

@@ -42,9 +42,7 @@ pub fn validate_bindings(decls: Vec<BindingDecl>, dialect: String) -> napi::Resu
         "isolate" => validate::Dialect::Isolate,
         "python" => validate::Dialect::Python,
         other => {
-            return Err(napi::Error::from_reason(format!(
-                "unknown validation dialect {other:?}"
-            )));
+            return Err(napi::Error::from_reason(format!("unknown validation dialect {other:?}")));
         }
     };
     let decls: Vec<validate::NamespaceDecl> = decls

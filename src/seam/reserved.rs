@@ -79,23 +79,10 @@ pub const PORTABLE_RESERVED_WORDS: &[&str] = &[
 ];
 
 /// Names the runtimes own in program scope.
-pub const RESERVED_BINDING_GLOBALS: &[&str] = &[
-    "console",
-    "__dsh_main__",
-    "__builtins__",
-    "__name__",
-    "__debug__",
-];
+pub const RESERVED_BINDING_GLOBALS: &[&str] = &["console", "__dsh_main__", "__builtins__", "__name__", "__debug__"];
 
 /// Error members a typed error class may not use for the failed function's name.
-pub const RESERVED_ERROR_MEMBERS: &[&str] = &[
-    "name",
-    "message",
-    "stack",
-    "args",
-    "with_traceback",
-    "add_note",
-];
+pub const RESERVED_ERROR_MEMBERS: &[&str] = &["name", "message", "stack", "args", "with_traceback", "add_note"];
 
 /// Source text of `DUNDER_MEMBER`, `/^__.+__$/`.
 pub const DUNDER_MEMBER_SOURCE: &str = "^__.+__$";
@@ -125,10 +112,7 @@ pub fn is_dunder(s: &str) -> bool {
     let Some(mid) = s.strip_prefix("__").and_then(|r| r.strip_suffix("__")) else {
         return false;
     };
-    !mid.is_empty()
-        && !mid
-            .chars()
-            .any(|c| matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}'))
+    !mid.is_empty() && !mid.chars().any(|c| matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}'))
 }
 
 pub fn is_reserved_error_member(s: &str) -> bool {
@@ -141,29 +125,10 @@ mod tests {
 
     #[test]
     fn identifier_rule() {
-        for ok in [
-            "tools",
-            "_x",
-            "A1",
-            "ToolCallError",
-            "print",
-            "Object",
-            "process",
-        ] {
+        for ok in ["tools", "_x", "A1", "ToolCallError", "print", "Object", "process"] {
             assert!(is_usable_identifier(ok), "{ok}");
         }
-        for bad in [
-            "not valid!",
-            "await",
-            "$tools",
-            "a$b",
-            "lambda",
-            "1bad",
-            "",
-            "type",
-            "_",
-            "é",
-        ] {
+        for bad in ["not valid!", "await", "$tools", "a$b", "lambda", "1bad", "", "type", "_", "é"] {
             assert!(!is_usable_identifier(bad), "{bad}");
         }
     }

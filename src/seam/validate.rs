@@ -45,10 +45,7 @@ fn validate_isolate(decls: &[NamespaceDecl]) -> Option<String> {
     for ns in decls {
         let g = ns.global.as_str();
         if !is_usable_identifier(g) {
-            return Some(format!(
-                "binding global {} is not a usable identifier",
-                json_quote(g)
-            ));
+            return Some(format!("binding global {} is not a usable identifier", json_quote(g)));
         }
         if is_reserved_binding_global(g) {
             return Some(format!("reserved binding global {}", json_quote(g)));
@@ -62,10 +59,7 @@ fn validate_isolate(decls: &[NamespaceDecl]) -> Option<String> {
     for ec in decls.iter().filter_map(|ns| ns.error_class.as_ref()) {
         let n = ec.name.as_str();
         if !is_usable_identifier(n) {
-            return Some(format!(
-                "binding error class {} is not a usable identifier",
-                json_quote(n)
-            ));
+            return Some(format!("binding error class {} is not a usable identifier", json_quote(n)));
         }
         if is_reserved_binding_global(n) {
             return Some(format!("reserved binding global {}", json_quote(n)));
@@ -76,54 +70,37 @@ fn validate_isolate(decls: &[NamespaceDecl]) -> Option<String> {
         classes.push(n);
         let m = ec.member_name_property.as_str();
         if m.is_empty() || is_reserved_error_member(m) {
-            return Some(format!(
-                "binding error member property {} is not usable",
-                json_quote(m)
-            ));
+            return Some(format!("binding error member property {} is not usable", json_quote(m)));
         }
     }
     None
 }
 
 fn validate_python(decls: &[NamespaceDecl]) -> Option<String> {
-    let class_names: Vec<&str> = decls
-        .iter()
-        .filter_map(|ns| ns.error_class.as_ref().map(|ec| ec.name.as_str()))
-        .collect();
+    let class_names: Vec<&str> =
+        decls.iter().filter_map(|ns| ns.error_class.as_ref().map(|ec| ec.name.as_str())).collect();
     let globals: Vec<&str> = decls.iter().map(|ns| ns.global.as_str()).collect();
     let mut seen_globals: Vec<&str> = Vec::with_capacity(decls.len());
     let mut seen_classes: Vec<&str> = Vec::new();
     for ns in decls {
         let g = ns.global.as_str();
         if !is_usable_identifier(g) {
-            return Some(format!(
-                "binding global {} is not a usable Python identifier",
-                json_quote(g)
-            ));
+            return Some(format!("binding global {} is not a usable Python identifier", json_quote(g)));
         }
         if seen_globals.contains(&g) {
             return Some(format!("duplicate binding global {}", json_quote(g)));
         }
         if is_reserved_binding_global(g) {
-            return Some(format!(
-                "binding global {} collides with a runtime-owned global",
-                json_quote(g)
-            ));
+            return Some(format!("binding global {} collides with a runtime-owned global", json_quote(g)));
         }
         if class_names.contains(&g) {
-            return Some(format!(
-                "binding global {} collides with another injected global",
-                json_quote(g)
-            ));
+            return Some(format!("binding global {} collides with another injected global", json_quote(g)));
         }
         seen_globals.push(g);
         let Some(ec) = &ns.error_class else { continue };
         let n = ec.name.as_str();
         if !is_usable_identifier(n) {
-            return Some(format!(
-                "errorClass.name {} is not a usable Python identifier",
-                json_quote(n)
-            ));
+            return Some(format!("errorClass.name {} is not a usable Python identifier", json_quote(n)));
         }
         let m = ec.member_name_property.as_str();
         if m.is_empty() {
@@ -136,16 +113,10 @@ fn validate_python(decls: &[NamespaceDecl]) -> Option<String> {
             ));
         }
         if is_reserved_binding_global(n) {
-            return Some(format!(
-                "errorClass.name {} collides with a runtime-owned global",
-                json_quote(n)
-            ));
+            return Some(format!("errorClass.name {} collides with a runtime-owned global", json_quote(n)));
         }
         if globals.contains(&n) || seen_classes.contains(&n) {
-            return Some(format!(
-                "errorClass.name {} collides with another injected global",
-                json_quote(n)
-            ));
+            return Some(format!("errorClass.name {} collides with another injected global", json_quote(n)));
         }
         seen_classes.push(n);
     }
@@ -157,18 +128,12 @@ mod tests {
     use super::*;
 
     fn ns(global: &str) -> NamespaceDecl {
-        NamespaceDecl {
-            global: global.into(),
-            error_class: None,
-        }
+        NamespaceDecl { global: global.into(), error_class: None }
     }
     fn nse(global: &str, name: &str, member: &str) -> NamespaceDecl {
         NamespaceDecl {
             global: global.into(),
-            error_class: Some(ErrorClassDecl {
-                name: name.into(),
-                member_name_property: member.into(),
-            }),
+            error_class: Some(ErrorClassDecl { name: name.into(), member_name_property: member.into() }),
         }
     }
     fn iso(d: &[NamespaceDecl]) -> String {
@@ -183,28 +148,13 @@ mod tests {
         for bad in ["not valid!", "await", "$tools", "a$b", "lambda"] {
             assert_eq!(
                 iso(&[ns(bad)]),
-                format!(
-                    "code-runtime-native: binding global {} is not a usable identifier",
-                    json_quote(bad)
-                )
+                format!("code-runtime-native: binding global {} is not a usable identifier", json_quote(bad))
             );
         }
-        assert_eq!(
-            iso(&[ns("console")]),
-            "code-runtime-native: reserved binding global \"console\""
-        );
-        assert_eq!(
-            iso(&[ns("__dsh_main__")]),
-            "code-runtime-native: reserved binding global \"__dsh_main__\""
-        );
-        assert_eq!(
-            iso(&[ns("tools"), ns("tools")]),
-            "code-runtime-native: duplicate binding global \"tools\""
-        );
-        assert_eq!(
-            validate(&[ns("ToolCallError"), ns("Object")], Dialect::Isolate),
-            None
-        );
+        assert_eq!(iso(&[ns("console")]), "code-runtime-native: reserved binding global \"console\"");
+        assert_eq!(iso(&[ns("__dsh_main__")]), "code-runtime-native: reserved binding global \"__dsh_main__\"");
+        assert_eq!(iso(&[ns("tools"), ns("tools")]), "code-runtime-native: duplicate binding global \"tools\"");
+        assert_eq!(validate(&[ns("ToolCallError"), ns("Object")], Dialect::Isolate), None);
     }
 
     #[test]
@@ -213,10 +163,7 @@ mod tests {
             iso(&[nse("tools", "bad name", "toolName")]),
             "code-runtime-native: binding error class \"bad name\" is not a usable identifier"
         );
-        assert_eq!(
-            iso(&[nse("tools", "console", "m")]),
-            "code-runtime-native: reserved binding global \"console\""
-        );
+        assert_eq!(iso(&[nse("tools", "console", "m")]), "code-runtime-native: reserved binding global \"console\"");
         // A class named like a later global, or like an earlier class.
         assert_eq!(
             iso(&[nse("tools", "helpers", "m"), ns("helpers")]),
@@ -229,17 +176,11 @@ mod tests {
         for bad in ["", "message", "args", "__dict__"] {
             assert_eq!(
                 iso(&[nse("tools", "ToolCallError", bad)]),
-                format!(
-                    "code-runtime-native: binding error member property {} is not usable",
-                    json_quote(bad)
-                )
+                format!("code-runtime-native: binding error member property {} is not usable", json_quote(bad))
             );
         }
         for ok in ["tool-name", "code", "constructor", "toolName"] {
-            assert_eq!(
-                validate(&[nse("tools", "ToolCallError", ok)], Dialect::Isolate),
-                None
-            );
+            assert_eq!(validate(&[nse("tools", "ToolCallError", ok)], Dialect::Isolate), None);
         }
     }
 
@@ -253,18 +194,12 @@ mod tests {
 
     #[test]
     fn python_wording() {
-        assert_eq!(
-            py(&[ns("1bad")]),
-            "code-runtime-native: binding global \"1bad\" is not a usable Python identifier"
-        );
+        assert_eq!(py(&[ns("1bad")]), "code-runtime-native: binding global \"1bad\" is not a usable Python identifier");
         assert_eq!(
             py(&[ns("class")]),
             "code-runtime-native: binding global \"class\" is not a usable Python identifier"
         );
-        assert_eq!(
-            py(&[ns("t"), ns("t")]),
-            "code-runtime-native: duplicate binding global \"t\""
-        );
+        assert_eq!(py(&[ns("t"), ns("t")]), "code-runtime-native: duplicate binding global \"t\"");
         assert_eq!(
             py(&[ns("__name__")]),
             "code-runtime-native: binding global \"__name__\" collides with a runtime-owned global"
@@ -293,12 +228,6 @@ mod tests {
             py(&[nse("a", "E", "m"), nse("b", "E", "m")]),
             "code-runtime-native: errorClass.name \"E\" collides with another injected global"
         );
-        assert_eq!(
-            validate(
-                &[nse("tools", "ToolCallError", "toolName")],
-                Dialect::Python
-            ),
-            None
-        );
+        assert_eq!(validate(&[nse("tools", "ToolCallError", "toolName")], Dialect::Python), None);
     }
 }

@@ -1,0 +1,109 @@
+//! How the isolate thread waits for its next event (a binding reply, a timer, a wake-up).
+//!
+//! Handing a reply from Node's thread to a sleeping isolate thread costs a futex wake-up and a
+//! context switch, which on some machines is most of a binding call's round trip. So while the
+//! program awaits binding replies, the thread first spins briefly on the channel, then sleeps.
+//! The spin is waiting, not program work: its CPU time is excluded from the compute budget. It
+//! adapts (a spin that times out halves the next one) and only one run spins at a time, so slow
+//! tools or many concurrent runs never turn it into busy-waiting.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
+use std::time::{Duration, Instant};
+
+use super::budget::{current_thread_clock, thread_cpu_ns};
+use super::terminal::{IsolateEvent, RunShared};
+
+const MAX_SPIN: Duration = Duration::from_micros(80);
+const MIN_SPIN: Duration = Duration::from_micros(5);
+
+/// Set while some isolate thread is spinning; others sleep at once.
+static SPINNING: AtomicBool = AtomicBool::new(false);
+
+pub struct Waiter {
+    spin: Duration,
+    clock: libc::clockid_t,
+}
+
+/// Why the wait ended.
+pub enum Woken {
+    Event(IsolateEvent),
+    /// The next timer is due.
+    Timer,
+    /// Every sender is gone (cannot happen while the run holds its shared state).
+    Closed,
+}
+
+impl Waiter {
+    pub fn new() -> Self {
+        Waiter { spin: MAX_SPIN, clock: current_thread_clock() }
+    }
+
+    /// Waits until an event arrives or `deadline` passes. `awaiting_reply` says a binding call is
+    /// in flight, the only case worth spinning for.
+    pub fn wait(
+        &mut self,
+        events: &Receiver<IsolateEvent>,
+        deadline: Option<Instant>,
+        shared: &RunShared,
+        awaiting_reply: bool,
+    ) -> Woken {
+        if awaiting_reply && self.spin >= MIN_SPIN {
+            if let Some(woken) = self.spin_for_event(events, deadline, shared) {
+                return woken;
+            }
+        }
+        let started = Instant::now();
+        let woken = match deadline {
+            Some(due) => match events.recv_timeout(due.saturating_duration_since(Instant::now())) {
+                Ok(event) => Woken::Event(event),
+                Err(RecvTimeoutError::Timeout) => Woken::Timer,
+                Err(RecvTimeoutError::Disconnected) => Woken::Closed,
+            },
+            None => match events.recv() {
+                Ok(event) => Woken::Event(event),
+                Err(_) => Woken::Closed,
+            },
+        };
+        // A reply that came soon after the spin gave up means spinning would have paid off.
+        if awaiting_reply && started.elapsed() < MAX_SPIN {
+            self.spin = MAX_SPIN;
+        }
+        woken
+    }
+
+    fn spin_for_event(
+        &mut self,
+        events: &Receiver<IsolateEvent>,
+        deadline: Option<Instant>,
+        shared: &RunShared,
+    ) -> Option<Woken> {
+        if SPINNING.swap(true, Ordering::Acquire) {
+            return None;
+        }
+        let cpu_before = thread_cpu_ns(self.clock);
+        let until = Instant::now() + self.spin;
+        let mut woken = None;
+        while woken.is_none() {
+            match events.try_recv() {
+                Ok(event) => woken = Some(Woken::Event(event)),
+                Err(TryRecvError::Disconnected) => woken = Some(Woken::Closed),
+                Err(TryRecvError::Empty) => {
+                    let now = Instant::now();
+                    if deadline.is_some_and(|d| now >= d) {
+                        woken = Some(Woken::Timer);
+                    } else if now >= until {
+                        break;
+                    }
+                    std::hint::spin_loop();
+                }
+            }
+        }
+        SPINNING.store(false, Ordering::Release);
+        shared.exclude_cpu(thread_cpu_ns(self.clock).saturating_sub(cpu_before));
+        if woken.is_none() {
+            self.spin /= 2;
+        }
+        woken
+    }
+}
