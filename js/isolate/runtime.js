@@ -5,13 +5,15 @@
 // natives: {
 //   log(text: string): void            one log entry through the output ledger
 //   exit(code: string): void           ends the run (uncatchable) with worker-exit
-//   decodeUtf8(view: ArrayBufferView): string   lossy UTF-8 decode (U+FFFD for invalid bytes)
 //   queueMicrotask(fn): void           the isolate's microtask queue
-//   formatLog(args: unknown[]): string formats console arguments like Node's console.log
+//   createConsole(emit): console       Node's console methods (js/console/inspect.js)
+//   TextDecoder                        the runtime's UTF-8 decoder class (js/isolate/web.js)
 // }
 (function (natives) {
   'use strict';
-  const { log, exit, decodeUtf8, queueMicrotask, formatLog } = natives;
+  const { log, exit, queueMicrotask, createConsole, TextDecoder } = natives;
+  const decoder = new TextDecoder();
+  const decode = TextDecoder.prototype.decode;
   const ObjectCreate = Object.create;
   const ObjectFreeze = Object.freeze;
   const ObjectDefineProperty = Object.defineProperty;
@@ -29,7 +31,7 @@
     if (value === null) return 'null';
     if (typeof value === 'function') return `function ${value.name}`;
     if (typeof value === 'object') return 'an instance of Object';
-    if (typeof value === 'string') return `type string (${JSON.stringify(value)})`;
+    if (typeof value === 'string') return `type string ('${value}')`;
     if (typeof value === 'symbol' || typeof value === 'bigint') return `type ${typeof value}`;
     return `type ${typeof value} (${StringCtor(value)})`;
   }
@@ -38,25 +40,14 @@
     ObjectDefineProperty(target, key, { __proto__: null, value, writable: true, enumerable: false, configurable: true });
   }
 
-  // console: a null-prototype object whose methods work unbound.
-  const console = ObjectCreate(null);
-  const methods = {
-    log(...args) { log(formatLog(args)); },
-    info(...args) { log(formatLog(args)); },
-    warn(...args) { log(formatLog(args)); },
-    error(...args) { log(formatLog(args)); },
-    debug(...args) { log(formatLog(args)); },
-  };
-  for (const name of ['log', 'info', 'warn', 'error', 'debug']) {
-    const fn = methods[name];
-    console[name] = fn;
-  }
+  // console: Node's console methods on a null-prototype object; each entry goes to the ledger.
+  const console = createConsole(log);
 
   // process.stdout / process.stderr: each write is one log entry; the callback runs as a microtask.
   function write(chunk, encoding, callback) {
     let text;
     if (typeof chunk === 'string') text = chunk;
-    else if (ArrayBufferIsView(chunk)) text = decodeUtf8(chunk);
+    else if (ArrayBufferIsView(chunk)) text = ReflectApply(decode, decoder, [chunk]);
     else text = StringCtor(chunk);
     log(text);
     const cb = typeof encoding === 'function' ? encoding : typeof callback === 'function' ? callback : undefined;

@@ -4,6 +4,7 @@
 
 use super::host::{self, HostEvent};
 use super::snapshot::{snapshot, Intrinsics, Snapshot};
+use super::stack::program_frames;
 use super::state::{state, PendingCall};
 
 pub const ARGUMENTS_INVALID: &str = "binding arguments must be lossless JSON";
@@ -122,10 +123,10 @@ fn binding_error<'s>(
     site: Option<v8::Local<'s, v8::StackTrace>>,
 ) -> v8::Local<'s, v8::Value> {
     let run = state(scope);
-    let (class, member) = {
+    let (class, class_name, member) = {
         let st = run.borrow();
         let namespace = &st.namespaces[ns as usize];
-        (namespace.error_class.clone(), namespace.names[name as usize].clone())
+        (namespace.error_class.clone(), namespace.class_name.clone(), namespace.names[name as usize].clone())
     };
     let text = v8::String::new(scope, message).unwrap_or_else(|| v8::String::empty(scope));
     let error = match class {
@@ -140,45 +141,26 @@ fn binding_error<'s>(
         None => v8::Exception::error(scope, text),
     };
     if let (Some(site), Ok(object)) = (site, v8::Local::<v8::Object>::try_from(error)) {
-        set_stack_from_site(scope, object, site);
+        // V8's own header: the class name, then ": message" unless the message is empty.
+        let name = class_name.as_deref().unwrap_or("Error");
+        let header = if message.is_empty() { name.to_string() } else { format!("{name}: {message}") };
+        set_stack_from_site(scope, object, &header, site);
     }
     error
 }
 
-/// Rewrites an error's `stack` to its header plus the frames where the program made the call,
-/// so a failed binding call points at the program's own line.
-fn set_stack_from_site(scope: &mut v8::PinScope, error: v8::Local<v8::Object>, site: v8::Local<v8::StackTrace>) {
-    let count = site.get_frame_count();
-    if count == 0 {
-        return;
-    }
-    let header = {
-        let Some(key) = v8::String::new(scope, "stack") else {
-            return;
-        };
-        let Some(stack) = error.get(scope, key.into()) else {
-            return;
-        };
-        let stack = stack.to_rust_string_lossy(scope);
-        stack.split("\n    at ").next().unwrap_or_default().to_string()
-    };
-    let mut text = header;
-    for i in 0..count {
-        let Some(frame) = site.get_frame(scope, i) else {
-            continue;
-        };
-        let script = frame.get_script_name(scope).map(|s| s.to_rust_string_lossy(scope)).unwrap_or_default();
-        let location = format!("{}:{}:{}", script, frame.get_line_number(), frame.get_column());
-        match frame.get_function_name(scope).map(|f| f.to_rust_string_lossy(scope)).filter(|f| !f.is_empty()) {
-            Some(function) => text.push_str(&format!("\n    at {function} ({location})")),
-            None => text.push_str(&format!("\n    at {location}")),
-        }
-    }
-    let (Some(key), Some(value)) = (v8::String::new(scope, "stack"), v8::String::new(scope, &text)) else {
-        return;
-    };
-    let descriptor = v8::PropertyDescriptor::new_from_value_writable(value.into(), true);
-    let mut descriptor = descriptor;
+/// Gives an error whose rejection is delivered later the stack of the call that caused it:
+/// its header and the frames where the program made the binding call.
+fn set_stack_from_site(
+    scope: &mut v8::PinScope,
+    error: v8::Local<v8::Object>,
+    header: &str,
+    site: v8::Local<v8::StackTrace>,
+) {
+    let frames = program_frames(scope, site);
+    let text = if frames.is_empty() { header.to_string() } else { format!("{header}\n{frames}") };
+    let (Some(key), Some(value)) = (v8::String::new(scope, "stack"), v8::String::new(scope, &text)) else { return };
+    let mut descriptor = v8::PropertyDescriptor::new_from_value_writable(value.into(), true);
     descriptor.set_enumerable(false);
     descriptor.set_configurable(true);
     error.define_property(scope, key.into(), &descriptor);

@@ -3,15 +3,23 @@
 //! runs, plus the binding namespaces and error classes passed as the program's parameters.
 
 use super::bridge::{namespace_object, CapturedIntrinsics};
+use super::natives::{self, natives};
+use super::render::copy_text;
+use super::stack::StackIntrinsics;
 use super::state::state;
 use super::terminal::Terminal;
 use super::timers::{normalize_delay, Timer};
-use crate::isolate::render::copy_text;
+use super::{console, web};
 use crate::ledger::output::FailureKind;
 use crate::ledger::text::Text;
 
+const CONSOLE_JS: &str = include_str!("../../js/console/inspect.js");
+const WEB_JS: &str = include_str!("../../js/isolate/web.js");
 const RUNTIME_JS: &str = include_str!("../../js/isolate/runtime.js");
-const CONSOLE_JS: &str = include_str!("../../js/console/basic.js");
+
+/// The web-standard globals web.js builds (spec §4.1), installed under these names.
+const WEB_GLOBALS: [&str; 8] =
+    ["structuredClone", "TextEncoder", "TextDecoder", "atob", "btoa", "URL", "URLSearchParams", "crypto"];
 
 /// A namespace the run loop installs, as declared by the host.
 pub struct NamespaceSpec {
@@ -26,41 +34,6 @@ pub struct ProgramArgs<'s> {
     pub values: Vec<v8::Local<'s, v8::Value>>,
 }
 
-fn key<'s>(scope: &mut v8::PinScope<'s, '_>, name: &str) -> v8::Local<'s, v8::Value> {
-    v8::String::new(scope, name).expect("short key").into()
-}
-
-fn native<'s>(
-    scope: &mut v8::PinScope<'s, '_>,
-    name: &str,
-    length: i32,
-    callback: impl v8::MapFnTo<v8::FunctionCallback>,
-) -> v8::Local<'s, v8::Function> {
-    let function = v8::Function::builder(callback)
-        .length(length)
-        .constructor_behavior(v8::ConstructorBehavior::Throw)
-        .build(scope)
-        .expect("native function");
-    function.set_name(v8::String::new(scope, name).expect("short name"));
-    function
-}
-
-/// Runs one of the runtime's own scripts (a function expression) and calls it with `natives`.
-fn run_runtime_script<'s>(
-    scope: &mut v8::PinScope<'s, '_>,
-    name: &str,
-    source: &str,
-    natives: v8::Local<'s, v8::Object>,
-) -> Option<v8::Local<'s, v8::Object>> {
-    let code = v8::String::new(scope, source)?;
-    let resource = v8::String::new(scope, name)?;
-    let origin = v8::ScriptOrigin::new(scope, resource.into(), 0, 0, false, 0, None, false, false, false, None);
-    let script = v8::Script::compile(scope, code, Some(&origin))?;
-    let factory: v8::Local<v8::Function> = script.run(scope)?.try_into().ok()?;
-    let undefined = v8::undefined(scope).into();
-    factory.call(scope, undefined, &[natives.into()])?.try_into().ok()
-}
-
 /// Installs the runtime into the current context and returns the program's parameters.
 /// `None` means the isolate is terminating (a budget or abort fired during setup).
 pub fn install<'s>(scope: &mut v8::PinScope<'s, '_>, namespaces: &[NamespaceSpec]) -> Option<ProgramArgs<'s>> {
@@ -71,54 +44,53 @@ pub fn install<'s>(scope: &mut v8::PinScope<'s, '_>, namespaces: &[NamespaceSpec
         array_prototype: v8::Global::new(scope, array_prototype),
     };
     scope.set_slot(captured);
-
-    let null = v8::null(scope).into();
-    let natives = v8::Object::with_prototype_and_properties(scope, null, &[], &[]);
-    let entries = [
-        ("log", native(scope, "log", 1, native_log)),
-        ("exit", native(scope, "exit", 1, native_exit)),
-        ("decodeUtf8", native(scope, "decodeUtf8", 1, native_decode_utf8)),
-        ("queueMicrotask", native(scope, "queueMicrotask", 1, queue_microtask)),
-    ];
-    for (name, function) in entries {
-        let k = key(scope, name);
-        natives.create_data_property(scope, k.try_into().ok()?, function.into())?;
-    }
-    let console_exports = run_runtime_script(scope, "code-runtime:console", CONSOLE_JS, natives)?;
-    let k = key(scope, "formatLog");
-    let format_log = console_exports.get(scope, k)?;
-    natives.create_data_property(scope, k.try_into().ok()?, format_log)?;
-    let runtime = run_runtime_script(scope, "code-runtime:runtime", RUNTIME_JS, natives)?;
-
-    let k = key(scope, "console");
-    let console = runtime.get(scope, k)?;
-    let k = key(scope, "process");
-    let process = runtime.get(scope, k)?;
-    let k = key(scope, "makeErrorClass");
-    let make_error_class: v8::Local<v8::Function> = runtime.get(scope, k)?.try_into().ok()?;
-
     let global = scope.get_current_context().global(scope);
-    // No WebAssembly: programs get ECMAScript plus the runtime's globals, nothing that compiles code
-    // outside the heap budget.
-    let k = key(scope, "WebAssembly");
-    global.delete(scope, k)?;
-    let performance = v8::Object::new(scope);
-    let now = native(scope, "now", 0, performance_now);
-    let k = key(scope, "now");
-    performance.create_data_property(scope, k.try_into().ok()?, now.into())?;
-    let web: [(&str, v8::Local<v8::Value>); 8] = [
+    let error_constructor: v8::Local<v8::Object> = natives::get(scope, global, "Error")?.try_into().ok()?;
+    let error_constructor = v8::Global::new(scope, error_constructor);
+    scope.set_slot(StackIntrinsics::new(error_constructor));
+
+    // The runtime's scripts run before the program, each capturing what it uses.
+    let console_natives = console::natives(scope);
+    let inspect = natives::run_script(scope, "code-runtime-native:console.js", CONSOLE_JS, console_natives.into())?;
+    let web_natives = web::natives(scope);
+    let define_custom_inspect = natives::get(scope, inspect, "defineCustomInspect")?;
+    natives::put(scope, web_natives, "defineCustomInspect", define_custom_inspect);
+    let web = natives::run_script(scope, "code-runtime-native:web.js", WEB_JS, web_natives.into())?;
+    let runtime_natives = natives!(scope, {
+        "log" => native_log,
+        "exit" => native_exit,
+        "queueMicrotask" => queue_microtask,
+    });
+    for (name, from) in [("createConsole", inspect), ("TextDecoder", web)] {
+        let value = natives::get(scope, from, name)?;
+        natives::put(scope, runtime_natives, name, value);
+    }
+    let runtime = natives::run_script(scope, "code-runtime-native:runtime.js", RUNTIME_JS, runtime_natives.into())?;
+    let console = natives::get(scope, runtime, "console")?;
+    let process = natives::get(scope, runtime, "process")?;
+    let make_error_class: v8::Local<v8::Function> = natives::get(scope, runtime, "makeErrorClass")?.try_into().ok()?;
+
+    // No WebAssembly: programs get ECMAScript plus the runtime's globals, nothing that compiles
+    // code outside the heap budget.
+    let wasm = v8::String::new(scope, "WebAssembly")?;
+    global.delete(scope, wasm.into())?;
+    let performance = natives!(scope, { "now" => performance_now });
+    let mut globals: Vec<(&str, v8::Local<v8::Value>)> = vec![
         ("console", console),
         ("process", process),
-        ("setTimeout", native(scope, "setTimeout", 1, set_timeout).into()),
-        ("clearTimeout", native(scope, "clearTimeout", 1, clear_timer).into()),
-        ("setInterval", native(scope, "setInterval", 1, set_interval).into()),
-        ("clearInterval", native(scope, "clearInterval", 1, clear_timer).into()),
-        ("queueMicrotask", native(scope, "queueMicrotask", 1, queue_microtask).into()),
+        ("setTimeout", natives::function(scope, "setTimeout", 1, set_timeout).into()),
+        ("clearTimeout", natives::function(scope, "clearTimeout", 1, clear_timer).into()),
+        ("setInterval", natives::function(scope, "setInterval", 1, set_interval).into()),
+        ("clearInterval", natives::function(scope, "clearInterval", 1, clear_timer).into()),
+        ("queueMicrotask", natives::function(scope, "queueMicrotask", 1, queue_microtask).into()),
         ("performance", performance.into()),
     ];
-    for (name, value) in web {
-        let k = key(scope, name);
-        global.define_own_property(scope, k.try_into().ok()?, value, v8::PropertyAttribute::DONT_ENUM)?;
+    for name in WEB_GLOBALS {
+        globals.push((name, natives::get(scope, web, name)?));
+    }
+    for (name, value) in globals {
+        let key = v8::String::new(scope, name)?;
+        global.define_own_property(scope, key.into(), value, v8::PropertyAttribute::DONT_ENUM)?;
     }
 
     let mut args = ProgramArgs { names: Vec::new(), values: Vec::new() };
@@ -128,12 +100,11 @@ pub fn install<'s>(scope: &mut v8::PinScope<'s, '_>, namespaces: &[NamespaceSpec
     }
     let run = state(scope);
     for (i, ns) in namespaces.iter().enumerate() {
-        let Some((name, member)) = &ns.error_class else {
-            continue;
-        };
+        let Some((name, member)) = &ns.error_class else { continue };
         let undefined = v8::undefined(scope).into();
-        let (n, m) = (key(scope, name), key(scope, member));
-        let class: v8::Local<v8::Function> = make_error_class.call(scope, undefined, &[n, m])?.try_into().ok()?;
+        let (n, m) = (v8::String::new(scope, name)?, v8::String::new(scope, member)?);
+        let class: v8::Local<v8::Function> =
+            make_error_class.call(scope, undefined, &[n.into(), m.into()])?.try_into().ok()?;
         run.borrow_mut().namespaces[i].error_class = Some(v8::Global::new(scope, class));
         args.names.push(name.clone());
         args.values.push(class.into());
@@ -159,22 +130,6 @@ fn native_exit(scope: &mut v8::PinScope, args: v8::FunctionCallbackArguments, _r
         FailureKind::WorkerExit,
         Text::new(&format!("program exited with code {code} before completing")),
     ));
-}
-
-fn native_decode_utf8(
-    scope: &mut v8::PinScope,
-    args: v8::FunctionCallbackArguments,
-    mut rv: v8::ReturnValue<v8::Value>,
-) {
-    let Ok(view) = v8::Local::<v8::ArrayBufferView>::try_from(args.get(0)) else {
-        return;
-    };
-    let mut bytes = vec![0u8; view.byte_length()];
-    view.copy_contents(&mut bytes);
-    let text = String::from_utf8_lossy(&bytes);
-    if let Some(s) = v8::String::new(scope, &text) {
-        rv.set(s.into());
-    }
 }
 
 fn queue_microtask(scope: &mut v8::PinScope, args: v8::FunctionCallbackArguments, _rv: v8::ReturnValue<v8::Value>) {

@@ -2,17 +2,21 @@
 
 mod bridge;
 mod budget;
+mod console;
 mod globals;
 mod host;
+mod natives;
 mod platform;
 mod render;
 mod run;
 mod snapshot;
+mod stack;
 mod state;
 mod strip;
 mod terminal;
 mod timers;
 mod wait;
+mod web;
 
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};

@@ -85,6 +85,7 @@ fn execute(
     isolate.set_allow_atomics_wait(false);
     isolate.set_promise_reject_callback(on_promise_reject);
     isolate.set_host_import_module_dynamically_callback(refuse_dynamic_import);
+    isolate.set_prepare_stack_trace_callback(super::stack::prepare_stack_trace);
     let heap_guard = Box::new(HeapGuard {
         shared: shared.clone(),
         limit_mb: config.heap_mb,
@@ -104,7 +105,11 @@ fn execute(
         namespaces: config
             .namespaces
             .iter()
-            .map(|ns| Namespace { names: ns.names.clone(), error_class: None })
+            .map(|ns| Namespace {
+                names: ns.names.clone(),
+                error_class: None,
+                class_name: ns.error_class.as_ref().map(|(name, _)| name.clone()),
+            })
             .collect(),
         calls: HashMap::new(),
         next_call_id: 0,
@@ -137,6 +142,7 @@ fn execute(
     isolate.remove_slot::<StateRef>();
     isolate.remove_slot::<super::bridge::CapturedIntrinsics>();
     isolate.remove_slot::<CompletionPromise>();
+    isolate.remove_slot::<super::stack::StackIntrinsics>();
     isolate.remove_near_heap_limit_callback(budget::near_heap_limit, 0);
     drop(isolate);
     drop(heap_guard);

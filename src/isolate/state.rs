@@ -16,8 +16,9 @@ use crate::ledger::text::Text;
 /// A namespace as the program sees it.
 pub struct Namespace {
     pub names: Vec<String>,
-    /// The injected typed error class, when the namespace declares one.
+    /// The injected typed error class, when the namespace declares one, and its name.
     pub error_class: Option<v8::Global<v8::Function>>,
+    pub class_name: Option<String>,
 }
 
 /// A binding call waiting for the host's answer.

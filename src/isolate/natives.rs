@@ -1,0 +1,78 @@
+//! Native functions handed to the runtime's own scripts. They live on null-prototype objects that
+//! only those scripts see, never on anything the program can reach.
+
+/// A native function that cannot be called with `new`.
+pub fn function<'s>(
+    scope: &mut v8::PinScope<'s, '_>,
+    name: &str,
+    length: i32,
+    callback: impl v8::MapFnTo<v8::FunctionCallback>,
+) -> v8::Local<'s, v8::Function> {
+    let function = v8::Function::builder(callback)
+        .length(length)
+        .constructor_behavior(v8::ConstructorBehavior::Throw)
+        .build(scope)
+        .expect("native function");
+    function.set_name(v8::String::new(scope, name).expect("short name"));
+    function
+}
+
+/// A null-prototype object to collect natives on.
+pub fn object<'s>(scope: &mut v8::PinScope<'s, '_>) -> v8::Local<'s, v8::Object> {
+    let null = v8::null(scope).into();
+    v8::Object::with_prototype_and_properties(scope, null, &[], &[])
+}
+
+/// Sets `object[name] = value` as an own data property.
+pub fn put(scope: &mut v8::PinScope, object: v8::Local<v8::Object>, name: &str, value: v8::Local<v8::Value>) {
+    let key = v8::String::new(scope, name).expect("short key");
+    object.create_data_property(scope, key.into(), value);
+}
+
+/// Adds a native function to `object` under `name`.
+pub fn add(
+    scope: &mut v8::PinScope,
+    object: v8::Local<v8::Object>,
+    name: &str,
+    callback: impl v8::MapFnTo<v8::FunctionCallback>,
+) {
+    let f = function(scope, name, 0, callback);
+    put(scope, object, name, f.into());
+}
+
+/// `natives!(scope, { "name" => callback, … })`: a null-prototype object of native functions.
+macro_rules! natives {
+    ($scope:expr, { $($name:literal => $callback:expr),* $(,)? }) => {{
+        let object = $crate::isolate::natives::object($scope);
+        $( $crate::isolate::natives::add($scope, object, $name, $callback); )*
+        object
+    }};
+}
+pub(crate) use natives;
+
+/// Runs one of the runtime's own scripts (a function expression) and calls it with `arg`.
+/// The script name is not a host path, and stack frames of these scripts are never shown.
+pub fn run_script<'s>(
+    scope: &mut v8::PinScope<'s, '_>,
+    name: &str,
+    source: &str,
+    arg: v8::Local<'s, v8::Value>,
+) -> Option<v8::Local<'s, v8::Object>> {
+    let code = v8::String::new(scope, source)?;
+    let resource = v8::String::new(scope, name)?;
+    let origin = v8::ScriptOrigin::new(scope, resource.into(), 0, 0, false, 0, None, false, false, false, None);
+    let script = v8::Script::compile(scope, code, Some(&origin))?;
+    let factory: v8::Local<v8::Function> = script.run(scope)?.try_into().ok()?;
+    let undefined = v8::undefined(scope).into();
+    factory.call(scope, undefined, &[arg])?.try_into().ok()
+}
+
+/// `object[name]`, read from the runtime's own objects.
+pub fn get<'s>(
+    scope: &mut v8::PinScope<'s, '_>,
+    object: v8::Local<'s, v8::Object>,
+    name: &str,
+) -> Option<v8::Local<'s, v8::Value>> {
+    let key = v8::String::new(scope, name)?;
+    object.get(scope, key.into())
+}
