@@ -1826,7 +1826,7 @@
   }
 
   // Is this function's source a class? "class" ... "}" whose header (before
-  // the first "{") has no "(" — or, with comments removed, starts with
+  // the first "{") has no "(" -- or, with comments removed, starts with
   // white space and has its first "{" before its first "(".
   function looksLikeClass(source) {
     if (!StringPrototypeStartsWith(source, 'class') || !StringPrototypeEndsWith(source, '}')) return false;

@@ -77,7 +77,7 @@
     exit: function exit(code) { processExit(code); },
   };
 
-  // Typed binding errors (spec §7.4): one class per namespace, fields defined with captured
+  // Typed binding errors (spec section 7.4): one class per namespace, fields defined with captured
   // intrinsics so program mutations of Object.defineProperty, Error, ... cannot change them.
   function makeErrorClass(name, memberProperty) {
     const ErrorClass = class extends ErrorCtor {

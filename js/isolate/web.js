@@ -1,4 +1,4 @@
-// The web-standard globals (spec isolate-runtime.md §4.1), built once per isolate before the
+// The web-standard globals (spec isolate-runtime.md section 4.1), built once per isolate before the
 // program runs, on natives from src/isolate/web.rs. Everything used later is captured now, so a
 // program replacing globals or prototype methods cannot change how these behave.
 (function (natives) {
@@ -162,7 +162,7 @@
   function atob(data) {
     if (arguments.length === 0) throw missing('data');
     const decoded = base64Decode(StringCtor(data));
-    if (decoded === null) throw new DOMException('The string to be decoded is not correctly encoded.', 'InvalidCharacterError');
+    if (typeof decoded !== 'string') throw new DOMException(decoded[0], 'InvalidCharacterError');
     return decoded;
   }
 

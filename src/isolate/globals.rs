@@ -3,7 +3,7 @@
 //! runs, plus the binding namespaces and error classes passed as the program's parameters.
 
 use super::bridge::{namespace_object, CapturedIntrinsics};
-use super::natives::{self, natives};
+use super::natives::{self, natives, RuntimeScript};
 use super::render::copy_text;
 use super::stack::StackIntrinsics;
 use super::state::state;
@@ -13,9 +13,12 @@ use super::{console, web};
 use crate::ledger::output::FailureKind;
 use crate::ledger::text::Text;
 
-const CONSOLE_JS: &str = include_str!("../../js/console/inspect.js");
-const WEB_JS: &str = include_str!("../../js/isolate/web.js");
-const RUNTIME_JS: &str = include_str!("../../js/isolate/runtime.js");
+static CONSOLE_JS: RuntimeScript =
+    RuntimeScript::new("code-runtime-native:console.js", include_str!("../../js/console/inspect.js"));
+static WEB_JS: RuntimeScript =
+    RuntimeScript::new("code-runtime-native:web.js", include_str!("../../js/isolate/web.js"));
+static RUNTIME_JS: RuntimeScript =
+    RuntimeScript::new("code-runtime-native:runtime.js", include_str!("../../js/isolate/runtime.js"));
 
 /// The web-standard globals web.js builds (spec §4.1), installed under these names.
 const WEB_GLOBALS: [&str; 8] =
@@ -51,11 +54,11 @@ pub fn install<'s>(scope: &mut v8::PinScope<'s, '_>, namespaces: &[NamespaceSpec
 
     // The runtime's scripts run before the program, each capturing what it uses.
     let console_natives = console::natives(scope);
-    let inspect = natives::run_script(scope, "code-runtime-native:console.js", CONSOLE_JS, console_natives.into())?;
+    let inspect = natives::run_script(scope, &CONSOLE_JS, console_natives.into())?;
     let web_natives = web::natives(scope);
     let define_custom_inspect = natives::get(scope, inspect, "defineCustomInspect")?;
     natives::put(scope, web_natives, "defineCustomInspect", define_custom_inspect);
-    let web = natives::run_script(scope, "code-runtime-native:web.js", WEB_JS, web_natives.into())?;
+    let web = natives::run_script(scope, &WEB_JS, web_natives.into())?;
     let runtime_natives = natives!(scope, {
         "log" => native_log,
         "exit" => native_exit,
@@ -65,7 +68,7 @@ pub fn install<'s>(scope: &mut v8::PinScope<'s, '_>, namespaces: &[NamespaceSpec
         let value = natives::get(scope, from, name)?;
         natives::put(scope, runtime_natives, name, value);
     }
-    let runtime = natives::run_script(scope, "code-runtime-native:runtime.js", RUNTIME_JS, runtime_natives.into())?;
+    let runtime = natives::run_script(scope, &RUNTIME_JS, runtime_natives.into())?;
     let console = natives::get(scope, runtime, "console")?;
     let process = natives::get(scope, runtime, "process")?;
     let make_error_class: v8::Local<v8::Function> = natives::get(scope, runtime, "makeErrorClass")?.try_into().ok()?;

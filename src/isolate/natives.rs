@@ -1,6 +1,8 @@
 //! Native functions handed to the runtime's own scripts. They live on null-prototype objects that
 //! only those scripts see, never on anything the program can reach.
 
+use std::sync::OnceLock;
+
 /// A native function that cannot be called with `new`.
 pub fn function<'s>(
     scope: &mut v8::PinScope<'s, '_>,
@@ -50,19 +52,61 @@ macro_rules! natives {
 }
 pub(crate) use natives;
 
+/// One of the runtime's own scripts: its source and the code cache shared by every isolate.
+pub struct RuntimeScript {
+    pub name: &'static str,
+    pub source: &'static str,
+    cache: OnceLock<Vec<u8>>,
+}
+
+impl RuntimeScript {
+    pub const fn new(name: &'static str, source: &'static str) -> Self {
+        RuntimeScript { name, source, cache: OnceLock::new() }
+    }
+}
+
+/// Compiles a runtime script: eagerly the first time (every function, so no run pays for lazy
+/// compilation later) to make the process-wide code cache, from that cache afterwards.
+fn compile<'s>(scope: &mut v8::PinScope<'s, '_>, script: &'static RuntimeScript) -> Option<v8::Local<'s, v8::Script>> {
+    // The sources are ASCII, so V8 reads them in place instead of copying them every run.
+    let code = if script.source.is_ascii() {
+        v8::String::new_external_onebyte_static(scope, script.source.as_bytes())?
+    } else {
+        v8::String::new(scope, script.source)?
+    };
+    let resource = v8::String::new(scope, script.name)?;
+    let origin = v8::ScriptOrigin::new(scope, resource.into(), 0, 0, false, 0, None, false, false, false, None);
+    if let Some(cache) = script.cache.get() {
+        let mut source =
+            v8::script_compiler::Source::new_with_cached_data(code, Some(&origin), v8::CachedData::new(cache));
+        return v8::script_compiler::compile(
+            scope,
+            &mut source,
+            v8::script_compiler::CompileOptions::ConsumeCodeCache,
+            v8::script_compiler::NoCacheReason::NoReason,
+        );
+    }
+    let mut source = v8::script_compiler::Source::new(code, Some(&origin));
+    let compiled = v8::script_compiler::compile(
+        scope,
+        &mut source,
+        v8::script_compiler::CompileOptions::EagerCompile,
+        v8::script_compiler::NoCacheReason::NoReason,
+    )?;
+    if let Some(data) = compiled.get_unbound_script(scope).create_code_cache() {
+        let _ = script.cache.set(data.to_vec());
+    }
+    Some(compiled)
+}
+
 /// Runs one of the runtime's own scripts (a function expression) and calls it with `arg`.
 /// The script name is not a host path, and stack frames of these scripts are never shown.
 pub fn run_script<'s>(
     scope: &mut v8::PinScope<'s, '_>,
-    name: &str,
-    source: &str,
+    script: &'static RuntimeScript,
     arg: v8::Local<'s, v8::Value>,
 ) -> Option<v8::Local<'s, v8::Object>> {
-    let code = v8::String::new(scope, source)?;
-    let resource = v8::String::new(scope, name)?;
-    let origin = v8::ScriptOrigin::new(scope, resource.into(), 0, 0, false, 0, None, false, false, false, None);
-    let script = v8::Script::compile(scope, code, Some(&origin))?;
-    let factory: v8::Local<v8::Function> = script.run(scope)?.try_into().ok()?;
+    let factory: v8::Local<v8::Function> = compile(scope, script)?.run(scope)?.try_into().ok()?;
     let undefined = v8::undefined(scope).into();
     factory.call(scope, undefined, &[arg])?.try_into().ok()
 }

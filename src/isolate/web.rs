@@ -175,46 +175,75 @@ const FORGIVING: GeneralPurpose = GeneralPurpose::new(
         .with_decode_allow_trailing_bits(true),
 );
 
-pub fn forgiving_base64_decode(input: &[u16]) -> Option<Vec<u8>> {
-    let mut data: Vec<u8> = Vec::with_capacity(input.len());
-    for &u in input {
-        match u {
-            0x09 | 0x0a | 0x0c | 0x0d | 0x20 => {}
-            0..=0x7f => data.push(u as u8),
-            _ => return None,
-        }
-    }
-    if data.len().is_multiple_of(4) {
-        for _ in 0..2 {
-            if data.last() == Some(&b'=') {
-                data.pop();
-            }
-        }
-    }
-    if data.len() % 4 == 1 || data.iter().any(|b| !(b.is_ascii_alphanumeric() || *b == b'+' || *b == b'/')) {
-        return None;
-    }
-    FORGIVING.decode(&data).ok()
+/// Why atob refused its input, with Node's two messages.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Base64Error {
+    InvalidCharacter,
+    NotCorrectlyEncoded,
 }
 
-/// `base64Decode(string)`: atob's binary string, or `null` when the input is not base64.
+impl Base64Error {
+    pub fn message(&self) -> &'static str {
+        match self {
+            Base64Error::InvalidCharacter => "Invalid character",
+            Base64Error::NotCorrectlyEncoded => "The string to be decoded is not correctly encoded.",
+        }
+    }
+}
+
+pub fn forgiving_base64_decode(input: &[u16]) -> Result<Vec<u8>, Base64Error> {
+    let mut data: Vec<u8> = Vec::with_capacity(input.len());
+    let mut padding = 0;
+    for &u in input {
+        match u {
+            0x09 | 0x0a | 0x0c | 0x0d | 0x20 => continue,
+            0x3d => padding += 1,
+            // Padding only at the end, and at most two.
+            _ if padding > 0 => return Err(Base64Error::InvalidCharacter),
+            _ if u < 0x80 && (u as u8).is_ascii_alphanumeric() || u == 0x2b || u == 0x2f => {}
+            _ => return Err(Base64Error::InvalidCharacter),
+        }
+        if padding > 2 {
+            return Err(Base64Error::InvalidCharacter);
+        }
+        data.push(u as u8);
+    }
+    let remainder = if data.len().is_multiple_of(4) {
+        (data.len() - padding) % 4
+    } else if padding > 0 {
+        return Err(Base64Error::InvalidCharacter);
+    } else {
+        data.len() % 4
+    };
+    if remainder == 1 {
+        return Err(Base64Error::NotCorrectlyEncoded);
+    }
+    data.truncate(data.len() - padding);
+    FORGIVING.decode(&data).map_err(|_| Base64Error::NotCorrectlyEncoded)
+}
+
+/// `base64Decode(string)`: atob's binary string, or the refusal message as a number-free string
+/// wrapped in an array (`[message]`).
 fn base64_decode<'s>(
     scope: &mut v8::PinScope<'s, '_>,
     args: v8::FunctionCallbackArguments<'s>,
     mut rv: v8::ReturnValue<'s, v8::Value>,
 ) {
     let Some(s) = string_arg(scope, &args, 0) else { return };
-    let units = copy_text(scope, s);
-    let units = match units {
+    let units = match copy_text(scope, s) {
         Text::Latin1(b) => b.iter().map(|&c| c as u16).collect(),
         Text::Utf16(u) => u,
     };
     match forgiving_base64_decode(&units) {
-        Some(bytes) => match v8::String::new_from_one_byte(scope, &bytes, v8::NewStringType::Normal) {
-            Some(s) => rv.set(s.into()),
-            None => rv.set_null(),
-        },
-        None => rv.set_null(),
+        Ok(bytes) => {
+            if let Some(s) = v8::String::new_from_one_byte(scope, &bytes, v8::NewStringType::Normal) {
+                rv.set(s.into());
+            }
+        }
+        Err(error) => {
+            let Some(message) = v8::String::new(scope, error.message()) else { return };
+            rv.set(v8::Array::new_with_elements(scope, &[message.into()]).into());
+        }
     }
 }
 
@@ -449,15 +478,18 @@ mod tests {
 
     #[test]
     fn forgiving_base64() {
-        assert_eq!(forgiving_base64_decode(&u("aGk=")), Some(b"hi".to_vec()));
-        assert_eq!(forgiving_base64_decode(&u("aGk")), Some(b"hi".to_vec()));
-        assert_eq!(forgiving_base64_decode(&u(" a G\tk\n= ")), Some(b"hi".to_vec()));
-        assert_eq!(forgiving_base64_decode(&u("aGl=")), Some(b"hi".to_vec()), "trailing bits are dropped");
-        assert_eq!(forgiving_base64_decode(&u("")), Some(vec![]));
-        assert_eq!(forgiving_base64_decode(&u("a")), None);
-        assert_eq!(forgiving_base64_decode(&u("aGk==")), None);
-        assert_eq!(forgiving_base64_decode(&u("aG=k")), None);
-        assert_eq!(forgiving_base64_decode(&u("a-b_")), None);
-        assert_eq!(forgiving_base64_decode(&u("aGk€")), None);
+        use Base64Error::*;
+        assert_eq!(forgiving_base64_decode(&u("aGk=")), Ok(b"hi".to_vec()));
+        assert_eq!(forgiving_base64_decode(&u("aGk")), Ok(b"hi".to_vec()));
+        assert_eq!(forgiving_base64_decode(&u(" a G\tk\n= ")), Ok(b"hi".to_vec()));
+        assert_eq!(forgiving_base64_decode(&u("aGl=")), Ok(b"hi".to_vec()), "trailing bits are dropped");
+        assert_eq!(forgiving_base64_decode(&u("YQ==")), Ok(b"a".to_vec()));
+        assert_eq!(forgiving_base64_decode(&u("")), Ok(vec![]));
+        assert_eq!(forgiving_base64_decode(&u("a")), Err(NotCorrectlyEncoded));
+        assert_eq!(forgiving_base64_decode(&u("aGk==")), Err(InvalidCharacter));
+        assert_eq!(forgiving_base64_decode(&u("aG=k")), Err(InvalidCharacter));
+        assert_eq!(forgiving_base64_decode(&u("a===")), Err(InvalidCharacter));
+        assert_eq!(forgiving_base64_decode(&u("a-b_")), Err(InvalidCharacter));
+        assert_eq!(forgiving_base64_decode(&u("aGk€")), Err(InvalidCharacter));
     }
 }

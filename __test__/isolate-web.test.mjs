@@ -1,0 +1,223 @@
+// The web-standard globals inside the isolate (spec isolate-runtime.md §4.1), compared with Node's
+// own implementations in the same test run wherever Node has the same API.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadIsolate } from './helpers.mjs'
+
+let runtime
+let fiber
+beforeAll(async () => {
+  ;({ runtime, fiber } = await loadIsolate())
+})
+afterAll(() => fiber.dispose())
+
+async function value(program) {
+  const result = await runtime.run({ program, bindings: [] })
+  if (result.error) throw new Error(`${result.error.kind}: ${result.error.message}`)
+  return result.value
+}
+
+/** Runs `body` (a function of no arguments returning lossless JSON) in the isolate and in Node. */
+async function same(body) {
+  const node = new Function(`return (${body})()`)()
+  expect(await value(`return (${body})()`)).toEqual(JSON.parse(JSON.stringify(await node)))
+}
+
+describe('the global object', () => {
+  it('adds exactly the runtime globals and nothing else', async () => {
+    // Node 20's V8 context globals (console is one: V8 defines it, the runtime replaces it).
+    const node = Object.getOwnPropertyNames(new (await import('node:vm')).Script('globalThis').runInNewContext())
+    const own = await value(`return Object.getOwnPropertyNames(globalThis).filter((k) => !${JSON.stringify(node)}.includes(k)).sort()`)
+    const newerEcmaScript = ['AsyncDisposableStack', 'DisposableStack', 'Float16Array', 'Iterator', 'SuppressedError']
+    const runtimeGlobals = ['atob', 'btoa', 'clearInterval', 'clearTimeout', 'crypto', 'performance', 'process',
+      'queueMicrotask', 'setInterval', 'setTimeout', 'structuredClone', 'TextDecoder', 'TextEncoder', 'URL', 'URLSearchParams']
+    expect(own).toEqual([...newerEcmaScript, ...runtimeGlobals].sort())
+    expect(await value('return [typeof WebAssembly, Object.keys(globalThis)]')).toEqual(['undefined', []])
+  })
+
+  it('shows no runtime frames in any stack', async () => {
+    const stacks = await value(`const out = []
+      const grab = (f) => { try { f() } catch (e) { out.push(e.stack) } }
+      grab(() => atob('*'))
+      grab(() => new URL('not a url'))
+      grab(() => structuredClone(() => 1))
+      grab(() => new TextDecoder('utf-8', { fatal: true }).decode(new Uint8Array([0xff])))
+      grab(() => crypto.getRandomValues(new Float64Array(1)))
+      grab(() => new URLSearchParams('a=1').forEach(() => { throw new Error('from the callback') }))
+      grab(() => console.log('%s', { toString() { throw new Error('from toString') } }))
+      grab(() => console.table([], 'not an array'))
+      grab(() => process.exit('nope'))
+      return out`)
+    expect(stacks).toHaveLength(9)
+    for (const stack of stacks) {
+      expect(stack).not.toMatch(/code-runtime-native:|node:|file:|\/work\//)
+      expect(stack).toMatch(/\n {4}at .*program\.ts:\d+:\d+/)
+    }
+  })
+})
+
+describe('TextEncoder and TextDecoder', () => {
+  it('round-trip UTF-8 like Node', async () => {
+    await same(`() => {
+      const enc = new TextEncoder()
+      const bytes = enc.encode('€ a\\uD800 😀')
+      const into = new Uint8Array(5)
+      const r = enc.encodeInto('😀ab', into)
+      return [enc.encoding, Array.from(bytes), new TextDecoder().decode(bytes), r.read, r.written, Array.from(into),
+        new TextDecoder().decode(new TextEncoder().encode('€')), Array.from(enc.encode())]
+    }`)
+  })
+
+  it('decodes with fatal, ignoreBOM and streaming like Node', async () => {
+    await same(`() => {
+      const out = []
+      const bom = new Uint8Array([0xef, 0xbb, 0xbf, 0x41])
+      out.push(new TextDecoder().decode(bom), new TextDecoder('utf-8', { ignoreBOM: true }).decode(bom))
+      out.push(new TextDecoder().decode(new Uint8Array([0x41, 0xff, 0xc3, 0x28, 0xe2, 0x82])))
+      try { new TextDecoder('utf-8', { fatal: true }).decode(new Uint8Array([0xff])) } catch (e) { out.push(e.name, e.code, e.message) }
+      const d = new TextDecoder()
+      out.push(d.decode(new Uint8Array([0xe2, 0x82]), { stream: true }), d.decode(new Uint8Array([0xac]), { stream: true }), d.decode())
+      out.push(new TextDecoder(' UTF8 ').encoding, new TextDecoder('utf-8', { fatal: true }).fatal)
+      try { new TextDecoder('klingon') } catch (e) { out.push(e.name, e.code, e.message) }
+      out.push(new TextDecoder().decode(new Uint8Array([104, 105]).buffer), new TextDecoder().decode(new DataView(new Uint8Array([0x6f, 0x6b]).buffer)))
+      return out
+    }`)
+  })
+})
+
+describe('atob and btoa', () => {
+  it('follow the forgiving-base64 rules like Node', async () => {
+    await same(`() => {
+      const out = [btoa('hi'), atob('aGk='), atob(' aG k '), atob('aGk'), btoa(''), atob(''), btoa(String.fromCharCode(0, 255, 128)), atob('AP+A')]
+      for (const bad of ['a', 'aGk==', 'a-b_', '€', 'ab=c', 'a===', 'ab=', 'abcde']) { try { atob(bad); out.push('decoded ' + bad) } catch (e) { out.push(e.name, e.message, e.code) } }
+      try { btoa('€') } catch (e) { out.push(e.name, e.message, e.code) }
+      try { atob() } catch (e) { out.push(e.name, e.code) }
+      return out
+    }`)
+  })
+})
+
+describe('URL and URLSearchParams', () => {
+  it('parse and serialize per WHATWG like Node', async () => {
+    await same(`() => {
+      const out = []
+      for (const [input, base] of [['https://a.b/c?d=1'], ['HTTP://EXAMPLE.com:80/./a/../b?q#h'], ['/x?y#z', 'https://h.io/p/q'],
+        ['https://user:pa ss@münchen.de:8080/p a/t?x=1 2#f g'], ['file:///tmp/a b'], ['blob:https://a.b/uuid'], ['mailto:a@b.c'],
+        ['https://[::1]:3000/'], ['http://192.168.0.1/'], ['https://a.b/%zz?%%']]) {
+        const u = base === undefined ? new URL(input) : new URL(input, base)
+        out.push([u.href, u.origin, u.protocol, u.username, u.password, u.host, u.hostname, u.port, u.pathname, u.search, u.hash, String(u), u.toJSON()])
+      }
+      try { new URL('nope') } catch (e) { out.push(e.name, e.code, e.message, e.input) }
+      out.push(URL.canParse('https://x'), URL.canParse('x'), URL.canParse('x', 'https://y'))
+      return out
+    }`)
+  })
+
+  it('apply setters and keep searchParams in sync like Node', async () => {
+    await same(`() => {
+      const u = new URL('https://a.b/c?x=1&y=2#h')
+      const p = u.searchParams
+      p.append('z', 'a b&c')
+      p.set('x', '9'); p.delete('y')
+      const after = u.href
+      u.search = '?k=v&k=w'
+      const all = p.getAll('k')
+      u.pathname = '/new path'; u.hash = 'frag'; u.port = '8443'; u.hostname = 'example.org'; u.protocol = 'http'
+      u.username = 'me'; u.password = 'secret'; u.port = 'nope'
+      u.search = ''
+      return [after, all, u.href, p.toString(), p.size]
+    }`)
+  })
+
+  it('implements the URLSearchParams methods like Node', async () => {
+    await same(`() => {
+      const out = []
+      const p = new URLSearchParams('?b=2&a=1&b=3&c=%20x+y')
+      out.push(p.get('b'), p.getAll('b'), p.has('a'), p.has('b', '3'), p.has('b', '9'), p.get('missing'), p.get('c'), p.size)
+      p.sort(); out.push(p.toString())
+      p.delete('b', '2'); out.push(p.toString())
+      out.push([...p], [...p.keys()], [...p.values()], [...p.entries()])
+      const seen = []; p.forEach((v, k) => seen.push(k + '=' + v)); out.push(seen)
+      out.push(new URLSearchParams({ x: 1, y: 'two' }).toString(), new URLSearchParams([['a', 'b'], ['c', 'd']]).toString())
+      out.push(new URLSearchParams(new Map([['m', 'n']])).toString(), new URLSearchParams('a=1&a=2&').toString())
+      out.push(new URLSearchParams('é=ü&sp ace=x').toString())
+      try { new URLSearchParams([['a']]) } catch (e) { out.push(e.name, e.code) }
+      return out
+    }`)
+  })
+
+  it('prints like Node', async () => {
+    const logs = (await runtime.run({
+      program: "console.log(new URL('https://a.b/c?d=1')); console.log(new URLSearchParams('a=1&b=2')); console.log(new TextEncoder(), new TextDecoder()); console.log({ u: new URL('http://x') }); console.log(new URLSearchParams())",
+      bindings: [],
+    })).logs
+    const { inspect, formatWithOptions } = await import('node:util')
+    const options = { depth: 4, maxArrayLength: 100, maxStringLength: 10000, breakLength: 80 }
+    void inspect
+    expect(logs).toEqual([
+      formatWithOptions(options, new URL('https://a.b/c?d=1')),
+      formatWithOptions(options, new URLSearchParams('a=1&b=2')),
+      formatWithOptions(options, new TextEncoder(), new TextDecoder()),
+      formatWithOptions(options, { u: new URL('http://x') }),
+      formatWithOptions(options, new URLSearchParams()),
+    ])
+  })
+})
+
+describe('crypto', () => {
+  it('fills integer typed arrays with random values, within the quota', async () => {
+    const result = await value(`const out = []
+      const a = new Uint8Array(64); const same = crypto.getRandomValues(a)
+      out.push(same === a, a.some((x) => x !== 0))
+      out.push(crypto.getRandomValues(new BigUint64Array(2)).length, crypto.getRandomValues(new Int32Array(16384)).length)
+      for (const bad of [new Float32Array(1), new DataView(new ArrayBuffer(1)), [1, 2], new Uint8Array(65537)]) {
+        try { crypto.getRandomValues(bad); out.push('filled') } catch (e) { out.push(e.name, e.message) }
+      }
+      return out`)
+    expect(result).toEqual([
+      true, true, 2, 16384,
+      'TypeMismatchError', 'The data argument must be an integer-type TypedArray',
+      'TypeMismatchError', 'The data argument must be an integer-type TypedArray',
+      'TypeMismatchError', 'The data argument must be an integer-type TypedArray',
+      'QuotaExceededError', 'The requested length exceeds 65,536 bytes',
+    ])
+  })
+
+  it('makes lowercase v4 UUIDs, all different', async () => {
+    const uuids = await value('return Array.from({ length: 200 }, () => crypto.randomUUID())')
+    for (const uuid of uuids) expect(uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    expect(new Set(uuids).size).toBe(200)
+  })
+})
+
+describe('structuredClone', () => {
+  it('clones with V8 serializer semantics', async () => {
+    const result = await value(`const m = new Map([[1, { a: [1] }]]); const s = new Set(['x'])
+      const src = { m, s, d: new Date(5), r: /a+/gi, t: new Uint16Array([1, 2]), n: null, u: undefined, big: 10n }
+      src.self = src
+      const c = structuredClone(src)
+      return [c !== src, c.self === c, c.m instanceof Map, c.m.get(1).a[0], c.s.has('x'), c.d.getTime(), c.r.source + c.r.flags,
+        c.t instanceof Uint16Array, Array.from(c.t), 'u' in c, typeof c.big, c.m.get(1) !== m.get(1)]`)
+    expect(result).toEqual([true, true, true, 1, true, 5, 'a+gi', true, [1, 2], true, 'bigint', true])
+  })
+
+  it('throws DataCloneError for functions and symbols like Node', async () => {
+    await same(`() => {
+      const out = []
+      for (const bad of [() => 1, Symbol('s'), { f() {} }]) {
+        try { structuredClone(bad); out.push('cloned') } catch (e) { out.push(e.name, e.code, e.message, e instanceof Error) }
+      }
+      return out
+    }`)
+    expect(await value('return JSON.stringify(structuredClone({ a: [1] }))')).toBe('{"a":[1]}')
+  })
+})
+
+describe('performance', () => {
+  it('gives monotonic fractional milliseconds since the isolate started', async () => {
+    const [first, ticks] = await value(`const t = []; for (let i = 0; i < 1000; i++) t.push(performance.now())
+      return [t[0], t.every((x, i) => i === 0 || x >= t[i - 1])]`)
+    expect(first).toBeGreaterThanOrEqual(0)
+    expect(first).toBeLessThan(1000)
+    expect(ticks).toBe(true)
+  })
+})
