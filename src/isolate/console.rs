@@ -1,13 +1,13 @@
 //! Natives for the console formatter (js/console/inspect.js): what JavaScript cannot see without
 //! running program code. None of them calls into JavaScript.
 
-use super::natives::natives;
+use super::natives::{table, Table};
 use super::stack::current_program_frames;
-use super::state::state;
+use super::state::elapsed_ms;
 
 /// The natives inspect.js receives.
-pub fn natives<'s>(scope: &mut v8::PinScope<'s, '_>) -> v8::Local<'s, v8::Object> {
-    natives!(scope, {
+pub fn natives() -> Table {
+    table![
         "typeTag" => type_tag,
         "proxyTarget" => proxy_target,
         "proxyHandler" => proxy_handler,
@@ -17,7 +17,7 @@ pub fn natives<'s>(scope: &mut v8::PinScope<'s, '_>) -> v8::Local<'s, v8::Object
         "constructorName" => constructor_name,
         "now" => now,
         "stackFrames" => stack_frames,
-    })
+    ]
 }
 
 /// The type tags of inspect.js's header, checked in its order.
@@ -185,8 +185,7 @@ fn now<'s>(
     _args: v8::FunctionCallbackArguments<'s>,
     mut rv: v8::ReturnValue<'s, v8::Value>,
 ) {
-    let elapsed = state(scope).borrow().created.elapsed();
-    rv.set_double(elapsed.as_secs_f64() * 1000.0);
+    rv.set_double(elapsed_ms(scope));
 }
 
 fn stack_frames<'s>(

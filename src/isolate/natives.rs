@@ -1,16 +1,28 @@
 //! Native functions handed to the runtime's own scripts. They live on null-prototype objects that
-//! only those scripts see, never on anything the program can reach.
+//! only those scripts see, never on anything the program can reach. Each module lists its natives
+//! in a table of named callbacks.
 
 use std::sync::OnceLock;
+
+/// Named native callbacks.
+pub type Table = Vec<(&'static str, v8::FunctionCallback)>;
+
+/// `table!["name" => callback, …]`: a [`Table`] of plain Rust callbacks.
+macro_rules! table {
+    ($($name:literal => $callback:expr),* $(,)?) => {
+        vec![$(($name, <_ as v8::MapFnTo<v8::FunctionCallback>>::map_fn_to($callback))),*]
+    };
+}
+pub(crate) use table;
 
 /// A native function that cannot be called with `new`.
 pub fn function<'s>(
     scope: &mut v8::PinScope<'s, '_>,
     name: &str,
     length: i32,
-    callback: impl v8::MapFnTo<v8::FunctionCallback>,
+    callback: v8::FunctionCallback,
 ) -> v8::Local<'s, v8::Function> {
-    let function = v8::Function::builder(callback)
+    let function = v8::Function::builder_raw(callback)
         .length(length)
         .constructor_behavior(v8::ConstructorBehavior::Throw)
         .build(scope)
@@ -19,10 +31,15 @@ pub fn function<'s>(
     function
 }
 
-/// A null-prototype object to collect natives on.
-pub fn object<'s>(scope: &mut v8::PinScope<'s, '_>) -> v8::Local<'s, v8::Object> {
+/// A null-prototype object holding the natives of `table`.
+pub fn object<'s>(scope: &mut v8::PinScope<'s, '_>, table: &Table) -> v8::Local<'s, v8::Object> {
     let null = v8::null(scope).into();
-    v8::Object::with_prototype_and_properties(scope, null, &[], &[])
+    let object = v8::Object::with_prototype_and_properties(scope, null, &[], &[]);
+    for &(name, callback) in table {
+        let f = function(scope, name, 0, callback);
+        put(scope, object, name, f.into());
+    }
+    object
 }
 
 /// Sets `object[name] = value` as an own data property.
@@ -31,26 +48,15 @@ pub fn put(scope: &mut v8::PinScope, object: v8::Local<v8::Object>, name: &str, 
     object.create_data_property(scope, key.into(), value);
 }
 
-/// Adds a native function to `object` under `name`.
-pub fn add(
-    scope: &mut v8::PinScope,
-    object: v8::Local<v8::Object>,
+/// `object[name]`, read from the runtime's own objects.
+pub fn get<'s>(
+    scope: &mut v8::PinScope<'s, '_>,
+    object: v8::Local<'s, v8::Object>,
     name: &str,
-    callback: impl v8::MapFnTo<v8::FunctionCallback>,
-) {
-    let f = function(scope, name, 0, callback);
-    put(scope, object, name, f.into());
+) -> Option<v8::Local<'s, v8::Value>> {
+    let key = v8::String::new(scope, name)?;
+    object.get(scope, key.into())
 }
-
-/// `natives!(scope, { "name" => callback, … })`: a null-prototype object of native functions.
-macro_rules! natives {
-    ($scope:expr, { $($name:literal => $callback:expr),* $(,)? }) => {{
-        let object = $crate::isolate::natives::object($scope);
-        $( $crate::isolate::natives::add($scope, object, $name, $callback); )*
-        object
-    }};
-}
-pub(crate) use natives;
 
 /// One of the runtime's own scripts: its source and the code cache shared by every isolate.
 pub struct RuntimeScript {
@@ -109,14 +115,4 @@ pub fn run_script<'s>(
     let factory: v8::Local<v8::Function> = compile(scope, script)?.run(scope)?.try_into().ok()?;
     let undefined = v8::undefined(scope).into();
     factory.call(scope, undefined, &[arg])?.try_into().ok()
-}
-
-/// `object[name]`, read from the runtime's own objects.
-pub fn get<'s>(
-    scope: &mut v8::PinScope<'s, '_>,
-    object: v8::Local<'s, v8::Object>,
-    name: &str,
-) -> Option<v8::Local<'s, v8::Value>> {
-    let key = v8::String::new(scope, name)?;
-    object.get(scope, key.into())
 }

@@ -170,9 +170,8 @@ fn run_program(
     shared: &Arc<RunShared>,
     events: &Receiver<IsolateEvent>,
 ) {
-    let Some(args) = globals::install(scope, &config.namespaces) else {
-        return;
-    };
+    let Some(runtime) = globals::install_runtime(scope) else { return };
+    let Some(args) = globals::install_program_scope(scope, runtime, &config.namespaces) else { return };
     let source = format!("{WRAPPER_HEAD}{}) {{\n{js}\n}})", args.names.join(", "));
     let Some(promise) = start_program(scope, &source, &args.values, shared) else {
         return;

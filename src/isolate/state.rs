@@ -55,6 +55,11 @@ pub fn state(isolate: &v8::Isolate) -> StateRef {
     isolate.get_slot::<StateRef>().expect("run state is installed before any JavaScript runs").clone()
 }
 
+/// Milliseconds since the run's isolate was created (0 while the startup snapshot is being made).
+pub fn elapsed_ms(isolate: &v8::Isolate) -> f64 {
+    isolate.get_slot::<StateRef>().map_or(0.0, |run| run.borrow().created.elapsed().as_secs_f64() * 1000.0)
+}
+
 impl RunState {
     /// Charges one log entry to the ledger; an overflow ends the run at once.
     pub fn log(&mut self, text: Text) {

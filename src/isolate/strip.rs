@@ -16,7 +16,7 @@ const SUFFIX: &str = "\n})";
 /// recurse once per nesting level; the deepest constructs measured here use under 10 KiB a level.
 const STACK_PER_TOKEN: usize = 16 << 10;
 /// Stack for everything else on the run thread (V8 measures its own ~1 MiB limit from its entry).
-const BASE_STACK: usize = 32 << 20;
+const BASE_STACK: usize = 8 << 20;
 /// Programs with more tokens than this are refused before parsing (4 GiB of reserved stack).
 pub const MAX_TOKENS: usize = 250_000;
 

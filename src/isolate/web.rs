@@ -9,13 +9,13 @@ use base64::engine::DecodePaddingMode;
 use base64::Engine;
 use url::{form_urlencoded, quirks, Url};
 
-use super::natives::natives;
+use super::natives::{table, Table};
 use super::render::copy_text;
 use crate::ledger::text::Text;
 
 /// The natives web.js receives.
-pub fn natives<'s>(scope: &mut v8::PinScope<'s, '_>) -> v8::Local<'s, v8::Object> {
-    natives!(scope, {
+pub fn natives() -> Table {
+    table![
         "utf8Length" => utf8_length,
         "encodeInto" => encode_into,
         "decodeUtf8" => decode_utf8,
@@ -28,7 +28,7 @@ pub fn natives<'s>(scope: &mut v8::PinScope<'s, '_>) -> v8::Local<'s, v8::Object
         "randomFill" => random_fill,
         "randomUUID" => random_uuid,
         "cloneValue" => clone_value,
-    })
+    ]
 }
 
 fn string_arg<'s>(
