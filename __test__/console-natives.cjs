@@ -19,6 +19,9 @@ const {
   constants: { ALL_PROPERTIES, ONLY_ENUMERABLE },
 } = internalBinding('util');
 
+const SharedArrayBufferByteLength = Function.prototype.call.bind(
+  Object.getOwnPropertyDescriptor(SharedArrayBuffer.prototype, 'byteLength').get);
+
 const INSPECT_PATH = path.join(__dirname, '..', 'js', 'console', 'inspect.js');
 const INSPECT_FILENAME = 'code-runtime-native:console';
 
@@ -82,6 +85,9 @@ function createNatives(options = {}) {
         return [entries, types.isWeakMap(v)];
       }
       return previewEntries(v, true);
+    },
+    sharedByteLength(buffer) {
+      return SharedArrayBufferByteLength(buffer);
     },
     ownNonIndexKeys(o, onlyEnumerable) {
       return getOwnNonIndexProperties(o, onlyEnumerable ? ONLY_ENUMERABLE : ALL_PROPERTIES);

@@ -152,6 +152,11 @@
 //       which Node's console.trace uses); "" when there is none. Used by
 //       console.trace, which prints "Trace: <message>\n<frames>".
 //
+//   sharedByteLength(sharedArrayBuffer) -> number
+//       SharedArrayBuffer::byte_length. (V8 defines the SharedArrayBuffer
+//       global only after a context is deserialized, so its prototype getter
+//       cannot be captured in a startup snapshot.)
+//
 // ---------------------------------------------------------------------------
 // Where program code can run while formatting
 // ---------------------------------------------------------------------------
@@ -311,8 +316,6 @@
   const TypedArrayPrototypeGetSymbolToStringTag = uncurryThis(TypedArrayToStringTagGetter);
   const Uint8ArrayCtor = Uint8Array;
   const ArrayBufferPrototypeGetByteLength = uncurryThis(getterOf(ArrayBuffer.prototype, 'byteLength'));
-  const SharedArrayBufferPrototypeGetByteLength = typeof SharedArrayBuffer === 'function' ?
-    uncurryThis(getterOf(SharedArrayBuffer.prototype, 'byteLength')) : undefined;
   const DataViewPrototypeGetByteLength = uncurryThis(getterOf(DataView.prototype, 'byteLength'));
   const DataViewPrototypeGetByteOffset = uncurryThis(getterOf(DataView.prototype, 'byteOffset'));
   const DataViewPrototypeGetBuffer = uncurryThis(getterOf(DataView.prototype, 'buffer'));
@@ -342,6 +345,7 @@
   const nConstructorName = natives.constructorName;
   const nNow = natives.now;
   const nStackFrames = natives.stackFrames;
+  const nSharedByteLength = natives.sharedByteLength;
 
   // Arrays we write into. Their prototype chain is null, so element stores
   // never reach a program-defined indexed setter. (List.prototype is never
@@ -1708,7 +1712,7 @@
   function bufferByteLength(value, kind) {
     return kind === T_ARRAY_BUFFER ?
       ArrayBufferPrototypeGetByteLength(value) :
-      SharedArrayBufferPrototypeGetByteLength(value);
+      nSharedByteLength(value);
   }
 
   function regExpToString(re) {

@@ -17,6 +17,7 @@ pub fn natives() -> Table {
         "constructorName" => constructor_name,
         "now" => now,
         "stackFrames" => stack_frames,
+        "sharedByteLength" => shared_byte_length,
     ]
 }
 
@@ -196,5 +197,15 @@ fn stack_frames<'s>(
     let frames = current_program_frames(scope);
     if let Some(s) = v8::String::new(scope, &frames) {
         rv.set(s.into());
+    }
+}
+
+fn shared_byte_length<'s>(
+    _scope: &mut v8::PinScope<'s, '_>,
+    args: v8::FunctionCallbackArguments<'s>,
+    mut rv: v8::ReturnValue<'s, v8::Value>,
+) {
+    if let Ok(buffer) = v8::Local::<v8::SharedArrayBuffer>::try_from(args.get(0)) {
+        rv.set_double(buffer.byte_length() as f64);
     }
 }

@@ -3,7 +3,7 @@
 //! runs, plus the binding namespaces and error classes passed as the program's parameters.
 
 use super::bridge::{namespace_object, CapturedIntrinsics};
-use super::natives::{self, table, RuntimeScript, Table};
+use super::natives::{self, table, Compile, RuntimeScript, Table};
 use super::render::copy_text;
 use super::stack::StackIntrinsics;
 use super::state::{elapsed_ms, state};
@@ -54,26 +54,35 @@ fn global_natives() -> Table {
     ]
 }
 
+/// Every native callback a context with the runtime installed refers to: the startup snapshot's
+/// external references.
+pub fn native_callbacks() -> Vec<v8::FunctionCallback> {
+    [console::natives(), web::natives(), runtime_natives(), global_natives()]
+        .into_iter()
+        .flatten()
+        .map(|(_, callback)| callback)
+        .collect()
+}
+
 /// Installs the runtime into the current context: the console formatter, the web globals,
 /// console, process and timers. Returns the runtime's private exports (console and the error
 /// class factory), which the program's parameters are built from. The context is pristine here:
-/// the runtime's scripts capture what they use before any program runs. (A V8 startup snapshot
-/// of this context was measured at 10% faster, but V8 adds some built-ins, SharedArrayBuffer
-/// among them, only after a snapshot is deserialized, so captured intrinsics would be missing.)
+/// the runtime's scripts capture what they use before any program runs, here or in the startup
+/// snapshot.
 /// `None` means the isolate is terminating (a budget or abort fired during setup).
-pub fn install_runtime<'s>(scope: &mut v8::PinScope<'s, '_>) -> Option<v8::Local<'s, v8::Object>> {
+pub fn install_runtime<'s>(scope: &mut v8::PinScope<'s, '_>, mode: Compile) -> Option<v8::Local<'s, v8::Object>> {
     let console_natives = natives::object(scope, &console::natives());
-    let inspect = natives::run_script(scope, &CONSOLE_JS, console_natives.into())?;
+    let inspect = natives::run_script(scope, &CONSOLE_JS, mode, console_natives.into())?;
     let web_natives = natives::object(scope, &web::natives());
     let define_custom_inspect = natives::get(scope, inspect, "defineCustomInspect")?;
     natives::put(scope, web_natives, "defineCustomInspect", define_custom_inspect);
-    let web = natives::run_script(scope, &WEB_JS, web_natives.into())?;
+    let web = natives::run_script(scope, &WEB_JS, mode, web_natives.into())?;
     let runtime_natives = natives::object(scope, &runtime_natives());
     for (name, from) in [("createConsole", inspect), ("TextDecoder", web)] {
         let value = natives::get(scope, from, name)?;
         natives::put(scope, runtime_natives, name, value);
     }
-    let runtime = natives::run_script(scope, &RUNTIME_JS, runtime_natives.into())?;
+    let runtime = natives::run_script(scope, &RUNTIME_JS, mode, runtime_natives.into())?;
     let console = natives::get(scope, runtime, "console")?;
     let process = natives::get(scope, runtime, "process")?;
 
@@ -102,7 +111,8 @@ pub fn install_runtime<'s>(scope: &mut v8::PinScope<'s, '_>) -> Option<v8::Local
     Some(runtime)
 }
 
-/// Prepares one run in a context where the runtime is installed and no program ran yet: captures the realm's intrinsics and builds the
+/// Prepares one run in a context where the runtime is installed (here or by the startup snapshot)
+/// and no program ran yet: captures the realm's intrinsics and builds the
 /// program's parameters (namespaces, error classes, console).
 pub fn install_program_scope<'s>(
     scope: &mut v8::PinScope<'s, '_>,

@@ -11,6 +11,7 @@ mod render;
 mod run;
 mod snapshot;
 mod stack;
+mod startup;
 mod state;
 mod strip;
 mod terminal;

@@ -1,6 +1,7 @@
 //! Native functions handed to the runtime's own scripts. They live on null-prototype objects that
 //! only those scripts see, never on anything the program can reach. Each module lists its natives
-//! in a table of named callbacks.
+//! in a table, which serves both to build those objects and to register the callbacks as external
+//! references of the startup snapshot.
 
 use std::sync::OnceLock;
 
@@ -71,9 +72,23 @@ impl RuntimeScript {
     }
 }
 
-/// Compiles a runtime script: eagerly the first time (every function, so no run pays for lazy
-/// compilation later) to make the process-wide code cache, from that cache afterwards.
-fn compile<'s>(scope: &mut v8::PinScope<'s, '_>, script: &'static RuntimeScript) -> Option<v8::Local<'s, v8::Script>> {
+/// How a runtime script is compiled.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Compile {
+    /// Into the startup snapshot, which keeps the compiled code itself.
+    ForSnapshot,
+    /// Directly into a run's isolate, through the process-wide code cache.
+    Cached,
+}
+
+/// Compiles a runtime script eagerly (every function, so nothing pays for lazy compilation
+/// later). Outside a snapshot, the first compilation makes the process-wide code cache and later
+/// ones consume it.
+fn compile<'s>(
+    scope: &mut v8::PinScope<'s, '_>,
+    script: &'static RuntimeScript,
+    mode: Compile,
+) -> Option<v8::Local<'s, v8::Script>> {
     // The sources are ASCII, so V8 reads them in place instead of copying them every run.
     let code = if script.source.is_ascii() {
         v8::String::new_external_onebyte_static(scope, script.source.as_bytes())?
@@ -82,7 +97,7 @@ fn compile<'s>(scope: &mut v8::PinScope<'s, '_>, script: &'static RuntimeScript)
     };
     let resource = v8::String::new(scope, script.name)?;
     let origin = v8::ScriptOrigin::new(scope, resource.into(), 0, 0, false, 0, None, false, false, false, None);
-    if let Some(cache) = script.cache.get() {
+    if let Some(cache) = script.cache.get().filter(|_| mode == Compile::Cached) {
         let mut source =
             v8::script_compiler::Source::new_with_cached_data(code, Some(&origin), v8::CachedData::new(cache));
         return v8::script_compiler::compile(
@@ -99,8 +114,10 @@ fn compile<'s>(scope: &mut v8::PinScope<'s, '_>, script: &'static RuntimeScript)
         v8::script_compiler::CompileOptions::EagerCompile,
         v8::script_compiler::NoCacheReason::NoReason,
     )?;
-    if let Some(data) = compiled.get_unbound_script(scope).create_code_cache() {
-        let _ = script.cache.set(data.to_vec());
+    if mode == Compile::Cached {
+        if let Some(data) = compiled.get_unbound_script(scope).create_code_cache() {
+            let _ = script.cache.set(data.to_vec());
+        }
     }
     Some(compiled)
 }
@@ -110,9 +127,10 @@ fn compile<'s>(scope: &mut v8::PinScope<'s, '_>, script: &'static RuntimeScript)
 pub fn run_script<'s>(
     scope: &mut v8::PinScope<'s, '_>,
     script: &'static RuntimeScript,
+    mode: Compile,
     arg: v8::Local<'s, v8::Value>,
 ) -> Option<v8::Local<'s, v8::Object>> {
-    let factory: v8::Local<v8::Function> = compile(scope, script)?.run(scope)?.try_into().ok()?;
+    let factory: v8::Local<v8::Function> = compile(scope, script, mode)?.run(scope)?.try_into().ok()?;
     let undefined = v8::undefined(scope).into();
     factory.call(scope, undefined, &[arg])?.try_into().ok()
 }

@@ -13,9 +13,11 @@ use super::bridge::{intrinsics, settle_reply};
 use super::budget::{self, HeapGuard};
 use super::globals::{self, NamespaceSpec};
 use super::host::{self, HostEvent, HostFn, RunReport, RunStats};
+use super::natives::Compile;
 use super::platform::platform;
 use super::render::{render_thrown, Rendered, UNRENDERABLE};
 use super::snapshot::{snapshot, Snapshot};
+use super::startup;
 use super::state::{state, Namespace, RunState, StateRef};
 use super::strip::strip;
 use super::terminal::{IsolateEvent, RunShared, Terminal};
@@ -76,9 +78,13 @@ fn execute(
     let _watch = budget::watch(shared.clone(), config.compute_ms, config.max_wall_ms, started);
     let heap_bytes = (config.heap_mb * 1024.0 * 1024.0) as usize;
     let refusals = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let params = v8::CreateParams::default()
+    let mut params = v8::CreateParams::default()
         .heap_limits(0, heap_bytes)
         .array_buffer_allocator(budget::capped_allocator(heap_bytes, refusals.clone()));
+    let snapshot = startup::blob();
+    if let Some(blob) = snapshot {
+        params = params.snapshot_blob(v8::StartupData::from(blob)).external_references(startup::references());
+    }
     let mut isolate = v8::Isolate::new(params);
     isolate.set_microtasks_policy(v8::MicrotasksPolicy::Explicit);
     // Atomics.wait would block the thread where termination cannot reach it.
@@ -124,7 +130,7 @@ fn execute(
         v8::scope!(let scope, &mut isolate);
         let context = v8::Context::new(scope, Default::default());
         let scope = &mut v8::ContextScope::new(scope, context);
-        run_program(scope, &js, config, shared, events);
+        run_program(scope, &js, config, shared, events, snapshot.is_some());
         run.borrow_mut().flush_stream();
     }
 
@@ -169,8 +175,11 @@ fn run_program(
     config: &RunConfig,
     shared: &Arc<RunShared>,
     events: &Receiver<IsolateEvent>,
+    from_snapshot: bool,
 ) {
-    let Some(runtime) = globals::install_runtime(scope) else { return };
+    let runtime =
+        if from_snapshot { startup::runtime_exports(scope) } else { globals::install_runtime(scope, Compile::Cached) };
+    let Some(runtime) = runtime else { return };
     let Some(args) = globals::install_program_scope(scope, runtime, &config.namespaces) else { return };
     let source = format!("{WRAPPER_HEAD}{}) {{\n{js}\n}})", args.names.join(", "));
     let Some(promise) = start_program(scope, &source, &args.values, shared) else {
