@@ -282,7 +282,7 @@ describe('dispose', () => {
 })
 
 describe('process health', () => {
-  it('leaves nothing that keeps the event loop alive', () => {
+  it('leaves nothing that keeps the event loop alive and writes nothing to the host', () => {
     const entry = fileURLToPath(new URL('../lib/index.mjs', import.meta.url))
     const root = fileURLToPath(new URL('..', import.meta.url))
     const script = `
@@ -291,11 +291,16 @@ describe('process health', () => {
       const ctx = new Context()
       await ctx.plugin(IsolateCodeRuntime)
       const runtime = ctx.codeRuntime
+      for (const program of ["queueMicrotask(() => { throw new Error('x') }); await null", 'Promise.reject(1)', 'for (;;) {}']) {
+        await runtime.run({ program, bindings: [], signal: AbortSignal.timeout(200) })
+      }
       const result = await runtime.run({ program: 'await new Promise(r => setTimeout(r, 20)); return 1', bindings: [{ global: 'tools', functions: { f: async () => 1 } }] })
       console.log(JSON.stringify(result))`
     const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: root, encoding: 'utf8', timeout: 20000 })
     expect(child.status).toBe(0)
     expect(child.stdout.trim()).toBe('{"logs":[],"value":1}')
+    // Nothing the programs did reached the host's output streams.
+    expect(child.stderr).toBe('')
   })
 
   it('keeps RSS near its baseline over 1000 sequential runs', async () => {

@@ -270,6 +270,15 @@ describe('exceptions', () => {
     expect((await run('const p = Promise.reject(1); p.catch(() => {}); await null; return 2')).value).toBe(2)
   })
 
+  it('ends the run on an uncaught error in a microtask or a write callback', async () => {
+    const micro = await run("queueMicrotask(() => { throw new Error('micro') }); await new Promise(r => setTimeout(r, 20)); return 1")
+    expect(micro).toEqual({ logs: [], error: { kind: 'exception', message: 'Error: micro\n    at program.ts:1:30' } })
+    const callback = await run("process.stdout.write('x', () => { throw new Error('cb') }); await new Promise(r => setTimeout(r, 20))")
+    expect(callback.logs).toEqual(['x'])
+    expect(callback.error.message).toMatch(/^Error: cb/)
+    expect((await run('queueMicrotask(() => { try { throw 1 } catch {} }); await null; return 3')).value).toBe(3)
+  })
+
   it('ends the run on an uncaught error in a timer callback', async () => {
     const result = await run("setTimeout(() => { throw new Error('late') }, 0); await new Promise(r => setTimeout(r, 50))")
     expect(result.error.kind).toBe('exception')

@@ -90,6 +90,8 @@ fn execute(
     // Atomics.wait would block the thread where termination cannot reach it.
     isolate.set_allow_atomics_wait(false);
     isolate.set_promise_reject_callback(on_promise_reject);
+    // Exceptions nothing caught inside microtasks reach message listeners (V8 would print them).
+    isolate.add_message_listener(on_uncaught_exception);
     isolate.set_host_import_module_dynamically_callback(refuse_dynamic_import);
     isolate.set_prepare_stack_trace_callback(super::stack::prepare_stack_trace);
     let heap_guard = Box::new(HeapGuard {
@@ -121,6 +123,7 @@ fn execute(
         next_call_id: 0,
         timers: Timers::default(),
         unhandled: Vec::new(),
+        uncaught: None,
         settled: false,
         created: Instant::now(),
     }));
@@ -143,6 +146,7 @@ fn execute(
         st.timers.clear_all();
         st.calls.clear();
         st.unhandled.clear();
+        st.uncaught = None;
         st.namespaces.clear();
     }
     isolate.remove_slot::<StateRef>();
@@ -341,9 +345,16 @@ fn fail_with_thrown<'s>(scope: &mut v8::PinScope<'s, '_>, thrown: v8::Local<'s, 
     shared.claim_quietly(terminal);
 }
 
-/// A rejection still unhandled after the checkpoint where it happened ends the run.
+/// A rejection still unhandled after the checkpoint where it happened, or an exception a
+/// microtask threw that nothing caught, ends the run (spec §9.5).
 fn check_unhandled(scope: &mut v8::PinScope, shared: &Arc<RunShared>) -> bool {
     let run = state(scope);
+    let uncaught = run.borrow_mut().uncaught.take();
+    if let Some(exception) = uncaught {
+        let exception = v8::Local::new(scope, &exception);
+        fail_with_thrown(scope, exception, shared);
+        return true;
+    }
     let first = {
         let mut st = run.borrow_mut();
         if st.unhandled.is_empty() {
@@ -397,6 +408,16 @@ fn check_completion(scope: &mut v8::PinScope, promise: v8::Local<v8::Promise>, s
             shared.claim_quietly(terminal);
             true
         }
+    }
+}
+
+extern "C" fn on_uncaught_exception(message: v8::Local<v8::Message>, exception: v8::Local<v8::Value>) {
+    let scope = std::pin::pin!(unsafe { v8::CallbackScope::new(message) });
+    let scope = &mut scope.init();
+    let Some(run) = scope.get_slot::<StateRef>().cloned() else { return };
+    let mut st = run.borrow_mut();
+    if st.uncaught.is_none() {
+        st.uncaught = Some(v8::Global::new(scope, exception));
     }
 }
 

@@ -42,6 +42,8 @@ pub struct RunState {
     pub timers: Timers,
     /// Rejected promises without a handler, checked after each microtask checkpoint.
     pub unhandled: Vec<v8::Global<v8::Promise>>,
+    /// The first exception a microtask threw that nothing caught.
+    pub uncaught: Option<v8::Global<v8::Value>>,
     /// Set once the program's completion settled: later binding calls are never dispatched.
     pub settled: bool,
     /// When the isolate was created: the origin of `performance.now()`.
