@@ -261,10 +261,13 @@ describe('failures and typed errors', () => {
       denied: () => {
         throw new Error('denied by host')
       },
+      foreign: () => {
+        throw vm.runInNewContext("new TypeError('from another realm')")
+      },
     })
     const result = await runtime.run({
       program: `const out = []
-        for (const name of ['fail', 'raw', 'denied']) {
+        for (const name of ['fail', 'raw', 'denied', 'foreign']) {
           try { await tools[name]({}) } catch (e) {
             out.push({ is: e instanceof ToolCallError, error: e instanceof Error, name: e.name, toolName: e.toolName, message: e.message, ctor: e.constructor === ToolCallError })
           }
@@ -273,7 +276,12 @@ describe('failures and typed errors', () => {
       bindings: [namespace],
     })
     const entry = (toolName, message) => ({ is: true, error: true, name: 'ToolCallError', toolName, message, ctor: true })
-    expect(result.value).toEqual([entry('fail', 'nope'), entry('raw', 'raw-nope'), entry('denied', 'denied by host')])
+    expect(result.value).toEqual([
+      entry('fail', 'nope'),
+      entry('raw', 'raw-nope'),
+      entry('denied', 'denied by host'),
+      entry('foreign', 'from another realm'),
+    ])
   })
 
   it('defines the typed fields as own, enumerable, non-writable and non-configurable', async () => {

@@ -2,7 +2,6 @@
 // isolate-runtime.md). This file is the host side: config, the run() contract, binding dispatch
 // on Node's main thread, abort, dispose and stats. The isolate itself is Rust (src/isolate).
 import Schema from 'schemastery'
-import { types } from 'node:util'
 import native from './native.mjs'
 import { losslessJson } from './lossless.mjs'
 import {
@@ -215,4 +214,3 @@ async function disposeRuns(state) {
   await Promise.all(live.map((entry) => entry.done))
 }
 
-export { Config as IsolateConfig, validateConfig as validateIsolateConfig, types as _types }

@@ -1,5 +1,6 @@
 // Reading a CodeRunRequest once, defensively, and the seam rules both backends apply to it
 // (spec seam.md §2–§4). Validation itself lives in Rust (src/seam) so both backends share it.
+import { types } from 'node:util'
 import native from './native.mjs'
 
 export const PREFIX = 'code-runtime-native: '
@@ -68,10 +69,13 @@ export function renderReason(reason) {
   }
 }
 
-/** `err.message` for Errors, `String(err)` otherwise, with the seam's fallback (seam.md §6). */
+/**
+ * `err.message` for Errors (of any realm), `String(err)` otherwise, with the seam's fallback
+ * (seam.md §6).
+ */
 export function renderRejection(err) {
   try {
-    return String(err instanceof Error ? err.message : err)
+    return String(err instanceof Error || types.isNativeError(err) ? err.message : err)
   } catch {
     return '<unrenderable rejection value>'
   }
