@@ -221,3 +221,50 @@ describe('performance', () => {
     expect(ticks).toBe(true)
   })
 })
+
+describe('after the program mutates every built-in', () => {
+  it('the web globals behave the same', async () => {
+    const { MUTATIONS } = await import('./console-corpus.mjs')
+    const program = `
+      const input = { view: new Uint8Array([0xe2, 0x82, 0xac, 0x41]), into: new Uint8Array(4), odd: new Uint8Array([0xf0, 0x9f]),
+        big: new Uint8Array(70000), floats: new Float64Array(1), small: new Uint32Array(4), tail: new Uint8Array([0x98, 0x80]) }
+      function battery() {
+        const enc = new TextEncoder()
+        const dec = new TextDecoder()
+        const encoded = enc.encode('€ a\\uD800 😀')
+        const r = enc.encodeInto('😀ab', input.into)
+        const streaming = new TextDecoder()
+        const u = new URL('https://a.b/c?d=1#h')
+        u.searchParams.append('e', '2 3')
+        u.pathname = '/x y'
+        const p = new URLSearchParams('b=2&a=1&b=3')
+        p.sort()
+        p.delete('a')
+        const clone = structuredClone({ a: [1, { b: 2 }], s: 'x' })
+        const out = {
+          encoded: dec.decode(encoded), read: r.read, written: r.written, into: dec.decode(input.into), viewText: dec.decode(input.view),
+          stream: streaming.decode(input.odd, { stream: true }) + '|' + streaming.decode(input.tail),
+          href: u.href, search: u.search, params: p.toString(), size: p.size, got: p.get('b'), all: p.getAll('b'),
+          clone: clone.a[1].b + clone.s, b64: btoa('hi') + atob('aGk='), uuid: crypto.randomUUID().length,
+        }
+        try { atob('*') } catch (e) { out.atob = e.name + ': ' + e.message }
+        try { crypto.getRandomValues(input.big) } catch (e) { out.quota = e.name }
+        try { crypto.getRandomValues(input.floats) } catch (e) { out.type = e.name }
+        out.filled = crypto.getRandomValues(input.small) === input.small
+        try { structuredClone(() => 1) } catch (e) { out.clone = e.name + ': ' + e.message }
+        try { new URL('nope') } catch (e) { out.url = e.code }
+        console.log(u)
+        console.log(p, enc, dec)
+        return out
+      }
+      const before = battery()
+      ${MUTATIONS}
+      const after = battery()
+      return { before, after }`
+    const result = await runtime.run({ program, bindings: [] })
+    expect(result.error).toBeUndefined()
+    expect(result.value.after).toEqual(result.value.before)
+    expect(result.value.before.href).toBe('https://a.b/x%20y?d=1&e=2+3#h')
+    expect(result.logs.slice(2)).toEqual(result.logs.slice(0, 2))
+  })
+})

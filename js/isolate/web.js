@@ -19,19 +19,20 @@
   const SymbolToStringTag = Symbol.toStringTag;
   const ArrayBufferIsView = ArrayBuffer.isView;
   const Uint8ArrayCtor = Uint8Array;
-  const TypedArrayPrototype = Object.getPrototypeOf(Uint8Array.prototype);
-  const TypedArrayToStringTag = Object.getOwnPropertyDescriptor(TypedArrayPrototype, Symbol.toStringTag).get;
-  const ArrayBufferCtor = ArrayBuffer;
   const StringPrototypeToLowerCase = String.prototype.toLowerCase;
   const StringPrototypeTrim = String.prototype.trim;
   const StringPrototypeCharCodeAt = String.prototype.charCodeAt;
   const StringPrototypeSlice = String.prototype.slice;
   const ArrayPrototypePush = Array.prototype.push;
-  const ArrayPrototypeSplice = Array.prototype.splice;
   const GeneratorNext = Object.getPrototypeOf(function* () {}).prototype.next;
 
   const lower = (s) => ReflectApply(StringPrototypeToLowerCase, s, []);
   const push = (list, ...items) => ReflectApply(ArrayPrototypePush, list, items);
+  // Not Array.prototype.splice: it consults the program-replaceable Symbol.species.
+  const removeAt = (list, index) => {
+    for (let i = index; i + 1 < list.length; i++) list[i] = list[i + 1];
+    list.length -= 1;
+  };
 
   function hidden(target, key, value) {
     ObjectDefineProperty(target, key, { __proto__: null, value, writable: true, enumerable: false, configurable: true });
@@ -112,33 +113,26 @@
     decode(input = undefined, options = undefined) {
       const state = decoderState(this);
       const stream = options != null && !!options.stream;
-      let bytes;
-      if (input === undefined) bytes = new Uint8ArrayCtor(0);
-      else if (ArrayBufferIsView(input)) bytes = new Uint8ArrayCtor(input.buffer, input.byteOffset, input.byteLength);
-      else if (input instanceof ArrayBufferCtor) bytes = new Uint8ArrayCtor(input);
-      else {
+      // The native reads any buffer or view through V8 itself, so replaced typed-array getters
+      // change nothing; it returns [text, pendingBytes], null for invalid input when fatal, or
+      // undefined when the input is not a buffer.
+      const decoded = decodeUtf8(input === undefined ? null : input, state.pending, state.fatal, stream);
+      if (decoded === undefined) {
         throw codedError(TypeErrorCtor, 'ERR_INVALID_ARG_TYPE',
           'The "input" argument must be an instance of ArrayBuffer or ArrayBufferView.');
       }
-      if (state.pending !== null) {
-        const joined = new Uint8ArrayCtor(state.pending.length + bytes.length);
-        joined.set(state.pending);
-        joined.set(bytes, state.pending.length);
-        bytes = joined;
-        state.pending = null;
-      }
-      const decoded = decodeUtf8(bytes, state.fatal, stream);
       if (decoded === null) {
+        state.pending = null;
         state.started = false;
         throw codedError(TypeErrorCtor, 'ERR_ENCODING_INVALID_ENCODED_DATA', 'The encoded data was not valid for encoding utf-8');
       }
       let text = decoded[0];
       const pending = decoded[1];
-      if (pending > 0) state.pending = bytes.slice(bytes.length - pending);
+      state.pending = pending.length > 0 ? pending : null;
       if (!state.started && !state.ignoreBOM && text.length > 0 && ReflectApply(StringPrototypeCharCodeAt, text, [0]) === 0xfeff) {
         text = ReflectApply(StringPrototypeSlice, text, [1]);
       }
-      state.started = stream && (state.started || text.length > 0 || pending > 0);
+      state.started = stream && (state.started || text.length > 0 || pending.length > 0);
       return text;
     }
   }
@@ -246,7 +240,7 @@
       const match = value === undefined ? null : usv(value);
       for (let i = state.list.length - 1; i >= 0; i--) {
         if (state.list[i][0] === key && (match === null || state.list[i][1] === match)) {
-          ReflectApply(ArrayPrototypeSplice, state.list, [i, 1]);
+          removeAt(state.list, i);
         }
       }
       update(state);
@@ -292,7 +286,7 @@
           state.list[i][1] = val;
           found = true;
         } else {
-          ReflectApply(ArrayPrototypeSplice, state.list, [i, 1]);
+          removeAt(state.list, i);
           i--;
         }
       }
@@ -429,33 +423,39 @@
     }
     ObjectDefineProperty(URL.prototype, field, descriptor);
   }
-  getter(URL.prototype, 'searchParams', function searchParams() {
-    const state = urlOf(this);
+  function searchParamsOf(state) {
     if (state.params === null) {
       const params = new URLSearchParams(ReflectApply(StringPrototypeSlice, state.parts[9], [1]));
       paramsOf(params).url = state;
       state.params = params;
     }
     return state.params;
+  }
+  getter(URL.prototype, 'searchParams', function searchParams() {
+    return searchParamsOf(urlOf(this));
   });
   tag(URL.prototype, 'URL');
 
-  // How Node's util.inspect shows these classes (each one's own inspection hook, ported).
+  // How Node's util.inspect shows these classes (each one's own inspection hook, ported). The
+  // objects shown get own data properties by definition, so no setter of the program runs.
   const plainWithConstructor = (constructor) => ({ __proto__: { constructor } });
+  const set = (target, key, value) => {
+    ObjectDefineProperty(target, key, { __proto__: null, value, writable: true, enumerable: true, configurable: true });
+  };
   const visible = (depth) => !(typeof depth === 'number' && depth < 0);
   defineCustomInspect(TextEncoder.prototype, function inspectTextEncoder(depth, options, inspect) {
     if (!visible(depth)) return this;
     const shown = plainWithConstructor(TextEncoder);
-    shown.encoding = 'utf-8';
+    set(shown, 'encoding', 'utf-8');
     return inspect(shown, options);
   });
   defineCustomInspect(TextDecoder.prototype, function inspectTextDecoder(depth, options, inspect) {
     const state = decoderState(this);
     if (!visible(depth)) return this;
     const shown = plainWithConstructor(TextDecoder);
-    shown.encoding = 'utf-8';
-    shown.fatal = state.fatal;
-    shown.ignoreBOM = state.ignoreBOM;
+    set(shown, 'encoding', 'utf-8');
+    set(shown, 'fatal', state.fatal);
+    set(shown, 'ignoreBOM', state.ignoreBOM);
     return `TextDecoder ${inspect(shown)}`;
   });
   defineCustomInspect(URL.prototype, function inspectURL(depth, options, inspect) {
@@ -463,8 +463,8 @@
     if (!visible(depth)) return this;
     const shown = plainWithConstructor(URL);
     for (let i = 0; i < FIELDS.length; i++) {
-      if (FIELDS[i] === 'hash') shown.searchParams = this.searchParams;
-      shown[FIELDS[i]] = state.parts[i];
+      if (FIELDS[i] === 'hash') set(shown, 'searchParams', searchParamsOf(state));
+      set(shown, FIELDS[i], state.parts[i]);
     }
     return `URL ${inspect(shown, options)}`;
   });
@@ -472,7 +472,7 @@
     const list = paramsOf(this).list;
     if (!visible(depth)) return '[Object]';
     const inner = { ...options };
-    if (depth !== null) inner.depth = depth - 1;
+    if (depth !== null) set(inner, 'depth', depth - 1);
     const entries = [];
     let width = -2;
     for (let i = 0; i < list.length; i++) {
@@ -488,21 +488,16 @@
   });
 
   // crypto.getRandomValues / crypto.randomUUID.
-  const INTEGER_ARRAYS = ['Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array', 'Int32Array',
-    'Uint32Array', 'BigInt64Array', 'BigUint64Array'];
   class Crypto {}
   const crypto = new Crypto();
   methods(Crypto.prototype, {
     getRandomValues(typedArray) {
       if (arguments.length === 0) throw missing('typedArray');
-      const kind = ArrayBufferIsView(typedArray) ? ReflectApply(TypedArrayToStringTag, typedArray, []) : undefined;
-      let integer = false;
-      for (let i = 0; i < INTEGER_ARRAYS.length; i++) if (INTEGER_ARRAYS[i] === kind) integer = true;
-      if (!integer) throw new DOMException('The data argument must be an integer-type TypedArray', 'TypeMismatchError');
-      if (typedArray.byteLength > 65536) {
-        throw new DOMException('The requested length exceeds 65,536 bytes', 'QuotaExceededError');
-      }
-      randomFill(typedArray);
+      // The native checks the type and the quota through V8: 0 filled, 1 not an integer typed
+      // array, 2 over 65536 bytes.
+      const outcome = randomFill(typedArray);
+      if (outcome === 1) throw new DOMException('The data argument must be an integer-type TypedArray', 'TypeMismatchError');
+      if (outcome === 2) throw new DOMException('The requested length exceeds 65,536 bytes', 'QuotaExceededError');
       return typedArray;
     },
     randomUUID() {

@@ -115,20 +115,51 @@ fn encode_into<'s>(
     rv.set(v8::Array::new_with_elements(scope, &pair).into());
 }
 
-/// `decodeUtf8(view, fatal, stream)` → `[text, pendingBytes]`, or `null` for invalid input when fatal.
+/// The bytes of a buffer source (ArrayBuffer, SharedArrayBuffer or any view), read through V8.
+fn source_bytes<'a>(value: v8::Local<'a, v8::Value>) -> Option<&'a [u8]> {
+    if let Ok(view) = v8::Local::<v8::ArrayBufferView>::try_from(value) {
+        return Some(view_bytes(view));
+    }
+    let (data, len) = if let Ok(buffer) = v8::Local::<v8::ArrayBuffer>::try_from(value) {
+        (buffer.data(), buffer.byte_length())
+    } else if let Ok(buffer) = v8::Local::<v8::SharedArrayBuffer>::try_from(value) {
+        let store = buffer.get_backing_store();
+        (store.data(), store.byte_length())
+    } else {
+        return None;
+    };
+    match data {
+        // SAFETY: the buffer is alive for 'a and its backing store does not move.
+        Some(ptr) if len > 0 => Some(unsafe { std::slice::from_raw_parts(ptr.as_ptr() as *const u8, len) }),
+        _ => Some(&[]),
+    }
+}
+
+/// `decodeUtf8(input | null, pending | null, fatal, stream)` → `[text, pendingBytes]`, `null` for
+/// invalid input when fatal, `undefined` when the input is not a buffer source. `pending` holds
+/// the bytes of an incomplete sequence a streaming call left over (a plain array of numbers).
 fn decode_utf8<'s>(
     scope: &mut v8::PinScope<'s, '_>,
     args: v8::FunctionCallbackArguments<'s>,
     mut rv: v8::ReturnValue<'s, v8::Value>,
 ) {
-    let Ok(view) = v8::Local::<v8::ArrayBufferView>::try_from(args.get(0)) else { return };
-    let fatal = args.get(1).is_true();
-    let stream = args.get(2).is_true();
-    let bytes = view_bytes(view);
+    let input = args.get(0);
+    let input = if input.is_null() { Some(&[][..]) } else { source_bytes(input) };
+    let Some(input) = input else { return };
+    let mut bytes: Vec<u8> = Vec::new();
+    if let Ok(pending) = v8::Local::<v8::Array>::try_from(args.get(1)) {
+        for i in 0..pending.length().min(4) {
+            let byte = pending.get_index(scope, i).and_then(|b| b.uint32_value(scope)).unwrap_or(0);
+            bytes.push(byte as u8);
+        }
+    }
+    bytes.extend_from_slice(input);
+    let fatal = args.get(2).is_true();
+    let stream = args.get(3).is_true();
     // When streaming, an incomplete sequence at the end waits for the next chunk.
     let mut end = bytes.len();
     if stream {
-        if let Err(e) = std::str::from_utf8(bytes) {
+        if let Err(e) = std::str::from_utf8(&bytes) {
             if e.error_len().is_none() {
                 end = e.valid_up_to();
             }
@@ -146,8 +177,10 @@ fn decode_utf8<'s>(
         String::from_utf8_lossy(&bytes[..end])
     };
     let Some(s) = v8::String::new(scope, &text) else { return };
-    let pair = [s.into(), v8::Number::new(scope, (bytes.len() - end) as f64).into()];
-    rv.set(v8::Array::new_with_elements(scope, &pair).into());
+    let leftover: Vec<v8::Local<v8::Value>> =
+        bytes[end..].iter().map(|&b| v8::Integer::new(scope, b as i32).into()).collect();
+    let leftover = v8::Array::new_with_elements(scope, &leftover);
+    rv.set(v8::Array::new_with_elements(scope, &[s.into(), leftover.into()]).into());
 }
 
 /// `base64Encode(string)`: btoa of a binary string, or `null` when a code unit exceeds 0xFF.
@@ -389,15 +422,36 @@ fn os_random(buf: &mut [u8]) {
     }
 }
 
-/// `randomFill(view)`: crypto.getRandomValues after web.js checked the type and quota.
+/// Bytes crypto.getRandomValues fills at most, per call.
+const RANDOM_QUOTA: usize = 65536;
+
+/// `randomFill(view)` for crypto.getRandomValues: 0 when filled, 1 when the value is not an
+/// integer typed array, 2 when it is longer than the quota.
 fn random_fill<'s>(
     _scope: &mut v8::PinScope<'s, '_>,
     args: v8::FunctionCallbackArguments<'s>,
-    _rv: v8::ReturnValue<'s, v8::Value>,
+    mut rv: v8::ReturnValue<'s, v8::Value>,
 ) {
-    if let Ok(view) = v8::Local::<v8::ArrayBufferView>::try_from(args.get(0)) {
-        os_random(view_bytes(view));
+    let value = args.get(0);
+    let integer = value.is_int8_array()
+        || value.is_uint8_array()
+        || value.is_uint8_clamped_array()
+        || value.is_int16_array()
+        || value.is_uint16_array()
+        || value.is_int32_array()
+        || value.is_uint32_array()
+        || value.is_big_int64_array()
+        || value.is_big_uint64_array();
+    let Some(view) = v8::Local::<v8::ArrayBufferView>::try_from(value).ok().filter(|_| integer) else {
+        rv.set_int32(1);
+        return;
+    };
+    if view.byte_length() > RANDOM_QUOTA {
+        rv.set_int32(2);
+        return;
     }
+    os_random(view_bytes(view));
+    rv.set_int32(0);
 }
 
 /// `randomUUID()`: an RFC 9562 version 4 UUID in lowercase.
