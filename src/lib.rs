@@ -1,4 +1,5 @@
 //! code-runtime-native: runs model-written programs in isolation for an agent host's Code Mode.
 
 pub mod ledger;
+pub mod python;
 pub mod seam;

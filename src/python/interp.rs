@@ -1,0 +1,267 @@
+//! Interpreter resolution and the CPython version probe, once at load (python-runtime.md §4).
+
+use std::io::Read;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::{access, AccessFlags, Pid};
+
+use super::errors;
+
+pub const PROBE_TIMEOUT: Duration = Duration::from_millis(5000);
+const PROBE_OUTPUT_CAP: usize = 1024;
+
+/// Runs on Python 2 and 3: implementation, major, minor, micro on line one; `sys.executable` on two.
+pub const PROBE: &str = "import sys\n\
+i = getattr(sys, 'implementation', None)\n\
+n = i.name if i is not None else ('pypy' if hasattr(sys, 'pypy_version_info') else 'cpython')\n\
+v = sys.version_info\n\
+sys.stdout.write('%s %d %d %d\\n%s\\n' % (n, v[0], v[1], v[2], sys.executable or ''))\n";
+
+/// The frozen result of resolution and probing.
+#[derive(Debug, Clone)]
+pub struct Interpreter {
+    /// `pythonBin` resolved to an absolute path.
+    pub resolved: PathBuf,
+    /// What runs spawn: the probe's `sys.executable` when usable, else `resolved`.
+    pub executable: PathBuf,
+    /// `cpython 3 11 7`
+    pub version: String,
+}
+
+fn executable_regular_file(p: &Path) -> bool {
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        && access(p, AccessFlags::X_OK).is_ok()
+}
+
+fn quoted(bin: &str) -> String {
+    crate::seam::validate::json_quote(bin)
+}
+
+/// Resolves `pythonBin` against `cwd` (paths with `/`) or the absolute entries of `path` (basenames).
+pub fn resolve(bin: &str, path: Option<&str>, cwd: &Path) -> Result<PathBuf, String> {
+    if bin.contains('/') {
+        let p = if bin.starts_with('/') {
+            PathBuf::from(bin)
+        } else {
+            cwd.join(bin)
+        };
+        if executable_regular_file(&p) {
+            return Ok(p);
+        }
+        return Err(format!(
+            "config.pythonBin {} is not an executable regular file",
+            quoted(bin)
+        ));
+    }
+    for dir in path.unwrap_or("").split(':') {
+        // Empty and relative entries are skipped: only the host's absolute PATH counts.
+        if !dir.starts_with('/') {
+            continue;
+        }
+        let candidate = Path::new(dir).join(bin);
+        if executable_regular_file(&candidate) {
+            return Ok(candidate);
+        }
+    }
+    Err(format!(
+        "config.pythonBin {} does not resolve on PATH",
+        quoted(bin)
+    ))
+}
+
+/// Runs `<resolved> -I -c <probe>` with `{ TMPDIR }` only, reading at most 1024 bytes of stdout,
+/// and SIGKILLs its process group after 5000 ms.
+fn run_probe(resolved: &Path, tmpdir: &str) -> Result<Vec<u8>, String> {
+    let mut cmd = Command::new(resolved);
+    cmd.args(["-I", "-c", PROBE])
+        .env_clear()
+        .env("TMPDIR", tmpdir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0);
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| errors::syscall(&format!("spawn {}", resolved.display()), &e))?;
+    let pid = child.id() as i32;
+    let deadline = Instant::now() + PROBE_TIMEOUT;
+    let mut out = child.stdout.take().expect("piped stdout");
+    let fd = out.as_raw_fd();
+    let mut buf = Vec::new();
+    let mut timed_out = false;
+    // Read until EOF or the cap, then wait for exit, all under the one deadline.
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            timed_out = true;
+            break;
+        }
+        let mut pfd = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = left.as_millis().min(i32::MAX as u128) as i32;
+        // SAFETY: one valid pollfd.
+        let n = unsafe { libc::poll(&mut pfd, 1, ms.max(1)) };
+        if n < 0 {
+            continue;
+        }
+        if n == 0 {
+            continue;
+        }
+        let mut chunk = [0u8; 1024];
+        match out.read(&mut chunk[..PROBE_OUTPUT_CAP - buf.len()]) {
+            Ok(0) | Err(_) => break,
+            Ok(k) => buf.extend_from_slice(&chunk[..k]),
+        }
+        if buf.len() >= PROBE_OUTPUT_CAP {
+            break;
+        }
+    }
+    drop(out);
+    let status = loop {
+        if timed_out {
+            break None;
+        }
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(2)),
+            Ok(None) => break None,
+            Err(e) => return Err(errors::syscall("waitpid", &e)),
+        }
+    };
+    let Some(status) = status else {
+        let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+        let _ = child.wait();
+        return Err(format!("timed out after {}ms", PROBE_TIMEOUT.as_millis()));
+    };
+    use std::os::unix::process::ExitStatusExt;
+    if let Some(sig) = status.signal() {
+        let name = Signal::try_from(sig)
+            .map(|s| s.as_str().to_string())
+            .unwrap_or_else(|_| sig.to_string());
+        return Err(format!("killed by {name}"));
+    }
+    match status.code() {
+        Some(0) => Ok(buf),
+        Some(code) => Err(format!("exited with code {code}")),
+        None => Err("exited abnormally".into()),
+    }
+}
+
+/// Parses `^(\S+) (\d+) (\d+) (\d+)$` from the first line.
+fn parse_version(line: &str) -> Option<(String, u64, u64, u64)> {
+    let parts: Vec<&str> = line.split(' ').collect();
+    let [imp, maj, min, mic] = parts.as_slice() else {
+        return None;
+    };
+    let non_space = |s: &str| !s.is_empty() && !s.chars().any(char::is_whitespace);
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !non_space(imp) || !digits(maj) || !digits(min) || !digits(mic) {
+        return None;
+    }
+    Some((
+        imp.to_string(),
+        maj.parse().ok()?,
+        min.parse().ok()?,
+        mic.parse().ok()?,
+    ))
+}
+
+/// Resolution plus probe; errors are the spec's messages without the package prefix.
+pub fn load(
+    bin: &str,
+    path: Option<&str>,
+    cwd: &Path,
+    tmpdir: &str,
+) -> Result<Interpreter, String> {
+    let resolved = resolve(bin, path, cwd)?;
+    let q = quoted(bin);
+    let out = run_probe(&resolved, tmpdir)
+        .map_err(|m| format!("config.pythonBin {q} failed the CPython version probe: {m}"))?;
+    let text = String::from_utf8_lossy(&out);
+    let mut lines = text.split('\n');
+    let first = lines.next().unwrap_or("");
+    let Some((imp, maj, min, mic)) = parse_version(first) else {
+        return Err(format!(
+            "config.pythonBin {q} did not report a CPython version"
+        ));
+    };
+    if imp != "cpython" {
+        return Err(format!("config.pythonBin {q} must be CPython, got {imp}"));
+    }
+    if (maj, min) < (3, 10) {
+        return Err(format!(
+            "config.pythonBin {q} must be CPython 3.10 or newer, got {imp} {maj}.{min}.{mic}"
+        ));
+    }
+    let reported = lines.next().unwrap_or("");
+    let executable = if reported.starts_with('/') && executable_regular_file(Path::new(reported)) {
+        PathBuf::from(reported)
+    } else {
+        resolved.clone()
+    };
+    Ok(Interpreter {
+        resolved,
+        executable,
+        version: format!("{imp} {maj} {min} {mic}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_regex() {
+        assert_eq!(
+            parse_version("cpython 3 11 7"),
+            Some(("cpython".into(), 3, 11, 7))
+        );
+        assert_eq!(
+            parse_version("pypy 3 10 0"),
+            Some(("pypy".into(), 3, 10, 0))
+        );
+        for bad in [
+            "",
+            "cpython 3 11",
+            "cpython 3 11 7 1",
+            "cpython  3 11 7",
+            "cpython 3 11 7\r",
+            "cpython 3 x 7",
+            " 3 11 7",
+        ] {
+            assert_eq!(parse_version(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn path_search_skips_relative_and_empty_entries() {
+        let cwd = Path::new("/");
+        assert!(resolve("sh", Some(":.:bin:/bin"), cwd).is_ok_and(|p| p == Path::new("/bin/sh")));
+        assert_eq!(
+            resolve("sh", Some(".:bin"), cwd).unwrap_err(),
+            "config.pythonBin \"sh\" does not resolve on PATH"
+        );
+        assert_eq!(
+            resolve("./definitely-not-there-python", None, cwd).unwrap_err(),
+            "config.pythonBin \"./definitely-not-there-python\" is not an executable regular file"
+        );
+        assert!(
+            resolve("/tmp", None, cwd).is_err(),
+            "a directory is not an executable regular file"
+        );
+        assert_eq!(
+            resolve("bin/sh", None, cwd).unwrap(),
+            Path::new("/bin/sh"),
+            "relative paths resolve against cwd"
+        );
+    }
+}
