@@ -477,8 +477,9 @@ def _bootstrap(
         if "type_params" in ast.AsyncFunctionDef._fields:
             fields["type_params"] = []
         main_def = ast.AsyncFunctionDef(**fields)
-        # Statements keep their own locations, so line numbers are the user's.
-        main_def.lineno, main_def.col_offset = (body[0].lineno, 0) if body else (1, 0)
+        # Statements keep their own locations, so line numbers are the user's; the wrapper spans them.
+        main_def.lineno, main_def.col_offset, main_def.end_col_offset = 1, 0, 0
+        main_def.end_lineno = max([getattr(n, "end_lineno", None) or n.lineno for n in body] or [1])
         module = ast.fix_missing_locations(ast.Module(body=futures + [main_def], type_ignores=[]))
         code = compile(module, "<model>", "exec", dont_inherit=True)
     except BaseException as exc:

@@ -43,14 +43,26 @@ fn quoted(bin: &str) -> String {
     crate::seam::validate::json_quote(bin)
 }
 
+/// Lexical normalization, as Node's `path.resolve` does: `.` dropped, `..` pops (no symlinks read).
+fn normalize(p: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::from("/");
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(part) => out.push(part),
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    out
+}
+
 /// Resolves `pythonBin` against `cwd` (paths with `/`) or the absolute entries of `path` (basenames).
 pub fn resolve(bin: &str, path: Option<&str>, cwd: &Path) -> Result<PathBuf, String> {
     if bin.contains('/') {
-        let p = if bin.starts_with('/') {
-            PathBuf::from(bin)
-        } else {
-            cwd.join(bin)
-        };
+        let p = normalize(&cwd.join(bin)); // joining an absolute path replaces cwd
         if executable_regular_file(&p) {
             return Ok(p);
         }
