@@ -119,11 +119,8 @@ def _bootstrap(
         def ceil(v, limit):
             return v if limit == INF else min(v, limit)
 
-        def side(v):
-            return ceil(ceil(v, inherited[0]), inherited[1])
-
-        hard = side(wanted[1])
-        soft = min(side(wanted[0]), hard)
+        hard = ceil(wanted[1], inherited[1])
+        soft = min(ceil(wanted[0], inherited[0]), hard)
         if cpu and soft == hard and hard != INF and hard >= 2:
             soft = hard - 1
         return soft, hard
@@ -147,8 +144,10 @@ def _bootstrap(
                 )
 
     def cpu_post_check():
-        """A program that trapped SIGXCPU, or burned CPU in reaped children, still times out."""
-        soft = resource.getrlimit(resource.RLIMIT_CPU)[0]
+        """A program that trapped SIGXCPU, or burned CPU in reaped children, still times out.
+        The limit is the one in force at boot: each caught SIGXCPU makes Linux raise the soft limit
+        by a second, so re-reading it would forgive exactly the programs this check is for."""
+        soft = cpu_limit[0]
         if soft == INF:
             return
         me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -161,8 +160,10 @@ def _bootstrap(
     def exception_only(exc):
         return "".join(traceback.format_exception_only(type(exc), exc)).rstrip("\n")
 
+    cpu_limit = [INF]
     try:
         apply_limits()
+        cpu_limit[0] = resource.getrlimit(resource.RLIMIT_CPU)[0]
     except BaseException as exc:
         message = "bootstrap: applying resource limits failed\n" + exception_only(exc)
         send({"type": "done", "error": {"kind": "exception", "message": message}})

@@ -8,9 +8,9 @@ use nix::sys::resource::{getrlimit, setrlimit, Resource, RLIM_INFINITY};
 /// One limit: (soft, hard), `RLIM_INFINITY` meaning no ceiling.
 pub type Pair = (u64, u64);
 
-/// `clamped(soft, hard)`: each side is lowered to the inherited soft and hard limits (so the program
-/// can never raise itself past what the host had), soft never above hard, and for the CPU limit a
-/// one-second SIGXCPU window before SIGKILL when the two would meet.
+/// `clamped(soft, hard)`: each side never above its inherited counterpart, soft never above hard,
+/// and for the CPU limit a one-second SIGXCPU window before SIGKILL when the two would meet. It is
+/// idempotent, so the bootstrap can re-assert what the host applied before exec.
 pub fn clamped(wanted: Pair, inherited: Pair, cpu: bool) -> Pair {
     let ceil = |v: u64, limit: u64| {
         if limit == RLIM_INFINITY {
@@ -19,9 +19,8 @@ pub fn clamped(wanted: Pair, inherited: Pair, cpu: bool) -> Pair {
             v.min(limit)
         }
     };
-    let side = |v: u64| ceil(ceil(v, inherited.0), inherited.1);
-    let hard = side(wanted.1);
-    let mut soft = side(wanted.0).min(hard);
+    let hard = ceil(wanted.1, inherited.1);
+    let mut soft = ceil(wanted.0, inherited.0).min(hard);
     if cpu && soft == hard && hard >= 2 && hard != RLIM_INFINITY {
         soft = hard - 1;
     }
@@ -86,7 +85,7 @@ mod tests {
         );
         assert_eq!(
             clamped((60, 61), (10, INF), true),
-            (9, 10),
+            (10, 61),
             "a stricter inherited soft limit holds"
         );
         assert_eq!(clamped((60, 61), (INF, 30), true), (29, 30));
@@ -96,7 +95,25 @@ mod tests {
             "the known blind spot: a dual limit of 1"
         );
         assert_eq!(clamped((512, 512), (INF, INF), false), (512, 512));
-        assert_eq!(clamped((512, 512), (100, 200), false), (100, 100));
+        assert_eq!(clamped((512, 512), (100, 200), false), (100, 200));
         assert_eq!(clamped((512, 512), (INF, 300), false), (300, 300));
+    }
+
+    #[test]
+    fn idempotent() {
+        for (wanted, inherited, cpu) in [
+            ((60, 61), (INF, INF), true),
+            ((60, 61), (60, 60), true),
+            ((1, 2), (INF, INF), true),
+            ((60, 61), (10, 30), true),
+            ((512, 512), (100, 200), false),
+        ] {
+            let once = clamped(wanted, inherited, cpu);
+            assert_eq!(
+                clamped(wanted, once, cpu),
+                once,
+                "{wanted:?} under {inherited:?}"
+            );
+        }
     }
 }
