@@ -117,12 +117,12 @@ export function fakePython(dir, name, { version = 'cpython 3 11 7', probe, run =
 }
 
 /** Runs a Node ESM script (text) in a child process with the given environment and shell prefix. */
-export function runNode(dir, source, { env = {}, shellPrefix = '', nodeArgs = [] } = {}) {
+export function runNode(dir, source, { env = {}, shellPrefix = '', nodeArgs = [], cwd = REPO } = {}) {
   const file = path.join(dir, `child-${Date.now()}-${Math.random().toString(36).slice(2)}.mjs`)
   fs.writeFileSync(file, source)
   const cmd = `${shellPrefix} exec "${process.execPath}" ${nodeArgs.join(' ')} "${file}"`
   return new Promise((resolve) => {
-    const child = spawn('/bin/sh', ['-c', cmd], { cwd: REPO, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn('/bin/sh', ['-c', cmd], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (d) => (stdout += d))

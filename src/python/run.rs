@@ -314,7 +314,9 @@ struct Run {
     pid: i32,
     spawned_at: Option<u64>,
     began: Instant,
+    /// The protocol socket; it stays open for writes after its read side reaches EOF.
     fd3: Pipe,
+    fd3_eof: bool,
     stdout: Pipe,
     stderr: Pipe,
     pidfd: Option<OwnedFd>,
@@ -399,6 +401,7 @@ impl Run {
             spawned_at: start_time,
             began,
             fd3: Some(fd3),
+            fd3_eof: false,
             stdout: Some(stdout),
             stderr: Some(stderr),
             pidfd,
@@ -446,7 +449,7 @@ impl Run {
     }
 
     fn closed(&self) -> bool {
-        self.exit.is_some() && self.fd3.is_none() && self.stdout.is_none() && self.stderr.is_none()
+        self.exit.is_some() && self.fd3_eof && self.stdout.is_none() && self.stderr.is_none()
     }
 
     fn on_inbound(&mut self, frame: Inbound) {
@@ -561,11 +564,13 @@ impl Run {
     }
 
     fn read_fd3(&mut self, buf: &mut [u8]) {
-        let Some(fd) = self.fd3.as_ref() else { return };
+        let Some(fd) = self.fd3.as_ref().filter(|_| !self.fd3_eof) else {
+            return;
+        };
         let n = match read_chunk(fd, buf) {
             Ok(n) => n,
             Err(()) => {
-                self.fd3 = None;
+                self.fd3_eof = true;
                 return;
             }
         };
@@ -705,13 +710,14 @@ impl Run {
                 fds.len() - 1
             };
             let wake_i = slot(self.wake.as_raw_fd(), libc::POLLIN);
-            let fd3_i = self.fd3.as_ref().map(|fd| {
-                let out = if self.writer.pending() {
+            let fd3_i = self.fd3.as_ref().and_then(|fd| {
+                let read = if self.fd3_eof { 0 } else { libc::POLLIN };
+                let write = if self.writer.pending() {
                     libc::POLLOUT
                 } else {
                     0
                 };
-                slot(fd.as_raw_fd(), libc::POLLIN | out)
+                (read | write != 0).then(|| slot(fd.as_raw_fd(), read | write))
             });
             let out_i = self
                 .stdout
@@ -783,6 +789,7 @@ impl Run {
                 let committed = self.stray.flush_all(&mut self.ledger);
                 self.emit_logs(committed);
                 self.fd3 = None;
+                self.fd3_eof = true;
                 self.stdout = None;
                 self.stderr = None;
                 return self.settle();

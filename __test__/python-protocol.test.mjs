@@ -1,0 +1,118 @@
+// The fd-3 protocol mirror between the Rust host and py/protocol.py (acceptance 15–17). The host
+// codec itself (acceptance 1–14) is covered by Rust unit tests in src/python (scan, codec, meter,
+// logs, wire, numbers); these check that both sides agree and that the package ships the child.
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { afterAll, describe, expect, it, vi } from 'vitest'
+import native from '../lib/native.mjs'
+import { PY_DIR } from '../lib/python-runtime.mjs'
+import { PYTHON, REPO, childJson, liveProcesses, privateTmpdir, runNode, unreapedChildren } from './python-helpers.mjs'
+
+vi.setConfig({ testTimeout: 20_000, hookTimeout: 20_000 })
+const TMP = privateTmpdir('py-protocol')
+
+afterAll(() => {
+  expect(liveProcesses(TMP)).toEqual([])
+  expect(unreapedChildren()).toEqual([])
+})
+
+/** Runs Python code with py/ importable and returns its JSON output. */
+function python(code) {
+  const prelude = `import json, sys\nsys.path.insert(0, ${JSON.stringify(PY_DIR)})\nimport protocol\n`
+  return JSON.parse(execFileSync(PYTHON, ['-I', '-B', '-c', prelude + code], { encoding: 'utf8', env: { TMPDIR: TMP } }))
+}
+
+/** python-runtime.md §8.2, transcribed. */
+const SPEC_ROSTER = {
+  BootMessage: [['type', 'cpuSeconds', 'addressSpaceBytes', 'maxLogBytes', 'maxValueBytes', 'namespaces'], []],
+  Namespace: [['global', 'names'], ['errorClass']],
+  ErrorClass: [['name', 'memberNameProperty'], []],
+  RunMessage: [['type', 'program'], []],
+  BootAckMessage: [['type'], []],
+  CallMessage: [['type', 'id', 'global', 'name', 'args'], []],
+  LogMessage: [['type', 'text'], ['truncated', 'open']],
+  DoneErrorField: [['kind', 'message'], []],
+  DoneMessage: [['type'], ['value', 'error']],
+  ReplyOk: [['type', 'id', 'ok', 'value'], []],
+  ReplyErr: [['type', 'id', 'ok', 'message'], []],
+}
+
+describe('protocol mirror (real python3 -I -B -c)', () => {
+  it('PROTOCOL_FD and the marker text agree across budgets (15)', () => {
+    const budgets = [64, 100, 65536, 12345678]
+    const py = python(`print(json.dumps([protocol.PROTOCOL_FD, [protocol.log_truncation_marker(n) for n in ${JSON.stringify(budgets)}]]))`)
+    expect(py[0]).toBe(3)
+    expect(native.pythonProtocolInfo().protocolFd).toBe(3)
+    expect(py[1]).toEqual(budgets.map((n) => native.pythonLogTruncationMarker(n)))
+    expect(py[1][0]).toBe('[code-runtime-native] log capture truncated at 64 bytes')
+  })
+
+  it("each frame's required and optional keys match the spec roster on both sides (16)", () => {
+    const py = python(
+      'print(json.dumps({t.__name__: [sorted(t.__required_keys__), sorted(t.__optional_keys__)] for t in protocol.FRAMES}))',
+    )
+    const sorted = (o) => Object.fromEntries(Object.entries(o).map(([k, [r, p]]) => [k, [[...r].sort(), [...p].sort()]]))
+    expect(py).toEqual(sorted(SPEC_ROSTER))
+    const rust = Object.fromEntries(
+      native.pythonProtocolInfo().roster.map(([name, req, opt]) => [name, [req ? req.split(',') : [], opt ? opt.split(',') : []]]),
+    )
+    expect(sorted(rust)).toEqual(sorted(SPEC_ROSTER))
+  })
+
+  it('number spelling and metering agree with JSON.stringify and the host', () => {
+    const values = [0, 1, -1, 1.5, 0.1, 1e-7, 1e-6, 1e21, 2 ** 53, 2 ** 60, -(2 ** 60), 5e-324, 1.7976931348623157e308, 123.456, 1e300]
+    // Every value crosses as a float, as a JavaScript number would.
+    const py = python(`print(json.dumps([protocol.number_text(float(v)) for v in ${JSON.stringify(values)}]))`)
+    const expected = values.map((v) => (Number.isInteger(v) && Math.abs(v) > Number.MAX_SAFE_INTEGER ? BigInt(v).toString() : String(v)))
+    expect(py).toEqual(expected)
+    const strings = ['', 'abc', 'é€😀', '"\\\b\f\n\r\t', '\u0000\u001f\u007f', '\u2028']
+    const sizes = python(`print(json.dumps([protocol.string_cost(s) for s in ${JSON.stringify(strings)}] + [protocol.string_cost("\\ud800"), protocol.string_cost("\\ud83d\\ude00")]))`)
+    expect(sizes).toEqual([...strings.map((s) => Buffer.byteLength(JSON.stringify(s))), 8, 6])
+  })
+
+  it('the iterative codec round-trips deep values', () => {
+    const out = python(
+      'v = None\nfor _ in range(5000):\n    v = [v, {"k": "é\\ud800"}]\ns = protocol.encode(v)\nd = protocol.decode(s)\nprint(json.dumps([len(s.encode("utf-8")), protocol.encoded_size(v), protocol.encode(d) == s]))',
+    )
+    expect(out[0]).toBe(out[1])
+    expect(out[2]).toBe(true)
+  })
+})
+
+describe('packaging', () => {
+  it('the installed package ships the bootstrap and the runtime finds it without a source checkout (17)', async () => {
+    const listing = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: REPO, encoding: 'utf8' }))
+    const files = listing[0].files.map((f) => f.path)
+    expect(files).toEqual(expect.arrayContaining(['py/bootstrap.py', 'py/protocol.py', 'lib/python.mjs', 'lib/python-runtime.mjs', 'index.js']))
+    expect(files.some((f) => f.endsWith('.node'))).toBe(true)
+    // Lay the packed files out as an installed dependency of an unrelated project.
+    const project = fs.mkdtempSync(path.join(TMP, 'project-'))
+    const installed = path.join(project, 'node_modules', 'code-runtime-native')
+    for (const f of files) {
+      fs.mkdirSync(path.dirname(path.join(installed, f)), { recursive: true })
+      fs.copyFileSync(path.join(REPO, f), path.join(installed, f))
+    }
+    for (const dep of fs.readdirSync(path.join(REPO, 'node_modules'))) {
+      if (dep.startsWith('.') || dep === 'code-runtime-native') continue
+      fs.symlinkSync(path.join(REPO, 'node_modules', dep), path.join(project, 'node_modules', dep))
+    }
+    const out = await runNode(
+      project,
+      `
+      import { Context } from 'cordis'
+      import PythonCodeRuntime from 'code-runtime-native/lib/python.mjs'
+      import { PY_DIR } from 'code-runtime-native/lib/python-runtime.mjs'
+      const ctx = new Context()
+      const fiber = await ctx.plugin(PythonCodeRuntime, { pythonBin: ${JSON.stringify(PYTHON)} })
+      const r = await ctx.codeRuntime.run({ program: 'import sys\\nreturn sys.modules["__main__"].__file__', bindings: [] })
+      await fiber.dispose()
+      console.log(JSON.stringify({ r, PY_DIR }))
+      `,
+      { cwd: project },
+    )
+    const { r, PY_DIR: installedPy } = childJson(out)
+    expect(installedPy).toBe(path.join(installed, 'py') + '/')
+    expect(r.value).toMatch(/\/code-runtime-native-python-\w+\/bootstrap\.py$/)
+  })
+})
