@@ -151,7 +151,10 @@ def _bootstrap(
         if soft == INF:
             return
         me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-        if me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime >= soft:
+        used = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+        # The kernel's CPU-timer clock can run a few ms ahead of getrusage, so a caught SIGXCPU is
+        # also recognized by the raised soft limit it leaves behind.
+        if used >= soft or resource.getrlimit(resource.RLIMIT_CPU)[0] != soft:
             signal.signal(signal.SIGXCPU, signal.SIG_DFL)
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGXCPU})
             _kill(_getpid(), signal.SIGXCPU)
