@@ -9,6 +9,12 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** The child's modules compiled once per load by the chosen interpreter. */
+export declare class PythonPycache {
+  /** Relative paths of the cached files, e.g. `__pycache__/protocol.cpython-311.pyc`. */
+  get files(): Array<string>
+}
+
 /** One run. Methods never throw; after the run ends they do nothing. */
 export declare class PythonRun {
   /** Settles binding call `id`: `payload` is the resolution's JSON text, or the message as a JSON string. */
@@ -45,6 +51,9 @@ export declare function pythonLoadInterpreter(bin: string, path: string | undefi
 /** `[code-runtime-native] log capture truncated at <N> bytes`, as the host writes it. */
 export declare function pythonLogTruncationMarker(maxBytes: number): string
 
+/** Compiles `py/` with the interpreter runs will use; `null` when it cannot (runs still work). */
+export declare function pythonPrecompile(executable: string, pyDir: string, tmpdir: string): PythonPycache | null
+
 /** The host's protocol constants, for the mirror test against `py/protocol.py`. */
 export declare function pythonProtocolInfo(): PythonProtocolInfo
 
@@ -78,7 +87,7 @@ export interface PythonRunOptions {
 }
 
 /** Starts a run; `on_event` receives JSON texts (`call`, `log`, then one `settled`). */
-export declare function pythonStartRun(options: PythonRunOptions, onEvent: (event: string) => void): PythonRun
+export declare function pythonStartRun(options: PythonRunOptions, pycache: PythonPycache | null | undefined, onEvent: (event: string) => void): PythonRun
 
 export declare function reservedSets(): ReservedSets
 

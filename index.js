@@ -835,9 +835,11 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.PythonPycache = nativeBinding.PythonPycache
 module.exports.PythonRun = nativeBinding.PythonRun
 module.exports.pythonLoadInterpreter = nativeBinding.pythonLoadInterpreter
 module.exports.pythonLogTruncationMarker = nativeBinding.pythonLogTruncationMarker
+module.exports.pythonPrecompile = nativeBinding.pythonPrecompile
 module.exports.pythonProtocolInfo = nativeBinding.pythonProtocolInfo
 module.exports.pythonStartRun = nativeBinding.pythonStartRun
 module.exports.reservedSets = nativeBinding.reservedSets

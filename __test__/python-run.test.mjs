@@ -151,9 +151,18 @@ describe('staging (§7.1)', () => {
     expect(await run('return "still fine"')).toEqual({ logs: [], value: 'still fine' })
   })
 
+  it('stages the sources and the modules precompiled at load', async () => {
+    const r = await run('import sys, os\nd = os.path.dirname(sys.modules["__main__"].__file__)\nreturn [sorted(os.listdir(d)), sorted(os.listdir(os.path.join(d, "__pycache__")))]')
+    const tag = R.interpreter.version.split(' ').slice(1, 3).join('')
+    expect(r.value).toEqual([
+      ['__pycache__', 'bootstrap.py', 'protocol.py', 'runner.py'],
+      [`protocol.cpython-${tag}.pyc`, `runner.cpython-${tag}.pyc`],
+    ])
+  })
+
   it('the program cannot import the protocol module by name', async () => {
-    const r = await run('try:\n    import protocol\n    return "imported"\nexcept ImportError:\n    return "hidden"')
-    expect(r.value).toBe('hidden')
+    const r = await run('import sys\nout = ["runner" in sys.modules, "protocol" in sys.modules]\nfor name in ("protocol", "runner"):\n    try:\n        __import__(name)\n        out.append("imported")\n    except ImportError:\n        out.append("hidden")\nreturn out')
+    expect(r.value).toEqual([false, false, 'hidden', 'hidden'])
   })
 })
 

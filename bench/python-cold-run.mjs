@@ -19,15 +19,18 @@ const percentile = (xs, p) => {
 }
 const fmt = (ms) => `${ms.toFixed(1)} ms`
 
-async function time(fn) {
-  for (let i = 0; i < WARMUP; i++) await fn()
-  const samples = []
+/** Times each candidate RUNS times, interleaved so machine load affects all of them alike. */
+async function timeAll(candidates) {
+  for (const fn of Object.values(candidates)) for (let i = 0; i < WARMUP; i++) await fn()
+  const samples = Object.fromEntries(Object.keys(candidates).map((k) => [k, []]))
   for (let i = 0; i < RUNS; i++) {
-    const t = process.hrtime.bigint()
-    await fn()
-    samples.push(Number(process.hrtime.bigint() - t) / 1e6)
+    for (const [name, fn] of Object.entries(candidates)) {
+      const t = process.hrtime.bigint()
+      await fn()
+      samples[name].push(Number(process.hrtime.bigint() - t) / 1e6)
+    }
   }
-  return { p50: percentile(samples, 50), p99: percentile(samples, 99) }
+  return Object.fromEntries(Object.entries(samples).map(([k, xs]) => [k, { p50: percentile(xs, 50), p99: percentile(xs, 99) }]))
 }
 
 const bare = (bin) => () =>
@@ -45,9 +48,7 @@ const runtimeRun = async () => {
   if (r.value !== 1) throw new Error(`unexpected result ${JSON.stringify(r)}`)
 }
 
-const base = await time(bare(real))
-const ours = await time(runtimeRun)
-const viaShim = await time(bare(shim))
+const { base, ours, viaShim } = await timeAll({ base: bare(real), ours: runtimeRun, viaShim: bare(shim) })
 
 console.log(`interpreter: ${real} (PATH has ${shim})`)
 console.log(`runs: ${RUNS} (+${WARMUP} warmup)`)

@@ -125,11 +125,14 @@ export function definePythonRuntime(Base) {
       const frameCap = validatePythonConfig(resolved)
       const load = native.pythonLoadInterpreter(resolved.pythonBin, process.env.PATH, process.cwd(), os.tmpdir())
       if (load.error != null) fail(load.error)
+      // Compile the child's modules once with that interpreter, so runs skip it (best effort).
+      const pycache = native.pythonPrecompile(load.interpreter.executable, PY_DIR, os.tmpdir())
       super(ctx, 'codeRuntime')
       const state = {
         config: Object.freeze({ ...resolved }),
         frameCap,
         interpreter: Object.freeze({ ...load.interpreter }),
+        pycache,
         disposed: false,
         live: new Set(),
         lastStats: undefined,
@@ -191,7 +194,7 @@ function disposeRuns(state) {
 }
 
 function startRun(state, namespaces, program, signal, onLog, onStats, resolve) {
-  const { config, frameCap, interpreter } = state
+  const { config, frameCap, interpreter, pycache } = state
   const run = { handle: undefined, finished: undefined }
   let settleFinished
   run.finished = new Promise((r) => (settleFinished = r))
@@ -271,6 +274,7 @@ function startRun(state, namespaces, program, signal, onLog, onStats, resolve) {
         programJson: JSON.stringify(program),
         streamLogs: onLog !== undefined,
       },
+      pycache,
       onEvent,
     )
   } catch (err) {

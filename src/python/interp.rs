@@ -87,11 +87,18 @@ pub fn resolve(bin: &str, path: Option<&str>, cwd: &Path) -> Result<PathBuf, Str
     ))
 }
 
-/// Runs `<resolved> -I -c <probe>` with `{ TMPDIR }` only, reading at most 1024 bytes of stdout,
+/// Runs `<bin> -I -c <code> [args]` with `{ TMPDIR }` only, reading at most `cap` bytes of stdout,
 /// and SIGKILLs its process group after 5000 ms.
-fn run_probe(resolved: &Path, tmpdir: &str) -> Result<Vec<u8>, String> {
-    let mut cmd = Command::new(resolved);
-    cmd.args(["-I", "-c", PROBE])
+fn run_capture(
+    bin: &Path,
+    code: &str,
+    args: &[&str],
+    tmpdir: &str,
+    cap: usize,
+) -> Result<Vec<u8>, String> {
+    let mut cmd = Command::new(bin);
+    cmd.args(["-I", "-c", code])
+        .args(args)
         .env_clear()
         .env("TMPDIR", tmpdir)
         .stdin(Stdio::null())
@@ -100,7 +107,7 @@ fn run_probe(resolved: &Path, tmpdir: &str) -> Result<Vec<u8>, String> {
         .process_group(0);
     let mut child = cmd
         .spawn()
-        .map_err(|e| errors::syscall(&format!("spawn {}", resolved.display()), &e))?;
+        .map_err(|e| errors::syscall(&format!("spawn {}", bin.display()), &e))?;
     let pid = child.id() as i32;
     let deadline = Instant::now() + PROBE_TIMEOUT;
     let mut out = child.stdout.take().expect("piped stdout");
@@ -128,12 +135,13 @@ fn run_probe(resolved: &Path, tmpdir: &str) -> Result<Vec<u8>, String> {
         if n == 0 {
             continue;
         }
-        let mut chunk = [0u8; 1024];
-        match out.read(&mut chunk[..PROBE_OUTPUT_CAP - buf.len()]) {
+        let mut chunk = [0u8; 65536];
+        let room = (cap - buf.len()).min(chunk.len());
+        match out.read(&mut chunk[..room]) {
             Ok(0) | Err(_) => break,
             Ok(k) => buf.extend_from_slice(&chunk[..k]),
         }
-        if buf.len() >= PROBE_OUTPUT_CAP {
+        if buf.len() >= cap {
             break;
         }
     }
@@ -168,6 +176,55 @@ fn run_probe(resolved: &Path, tmpdir: &str) -> Result<Vec<u8>, String> {
     }
 }
 
+/// Compiles the child's modules into unchecked-hash `.pyc` files and prints `<relative path>\t<hex>`
+/// lines. Staged next to the sources, they spare every run the compile (the main script itself is
+/// never cached by CPython, which is why `bootstrap.py` is a thin entry).
+const PRECOMPILE: &str = r#"import importlib.util, os, py_compile, sys, tempfile
+src_dir = sys.argv[1]
+for name in ('protocol.py', 'runner.py'):
+    src = os.path.join(src_dir, name)
+    rel = os.path.relpath(importlib.util.cache_from_source(src), src_dir)
+    fd, tmp = tempfile.mkstemp(suffix='.pyc')
+    os.close(fd)
+    try:
+        py_compile.compile(src, cfile=tmp, dfile=name, doraise=True,
+                           invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+        with open(tmp, 'rb') as f:
+            sys.stdout.write(rel + '\t' + f.read().hex() + '\n')
+    finally:
+        os.unlink(tmp)
+"#;
+
+/// A compiled module to stage: its path relative to the staging directory and its bytes.
+pub type CachedFile = (String, Vec<u8>);
+
+fn hex_decode(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// Best effort: `None` when the interpreter cannot produce the cache (runs then compile from source).
+pub fn precompile(executable: &Path, py_dir: &Path, tmpdir: &str) -> Option<Vec<CachedFile>> {
+    let dir = py_dir.to_str()?;
+    let out = run_capture(executable, PRECOMPILE, &[dir], tmpdir, 4 << 20).ok()?;
+    let text = String::from_utf8(out).ok()?;
+    let mut files = Vec::new();
+    for line in text.lines() {
+        let (rel, hex) = line.split_once('\t')?;
+        let name = rel.strip_prefix("__pycache__/")?;
+        if name.is_empty() || name.contains('/') || name.starts_with('.') {
+            return None;
+        }
+        files.push((rel.to_string(), hex_decode(hex)?));
+    }
+    (files.len() == 2).then_some(files)
+}
+
 /// Parses `^(\S+) (\d+) (\d+) (\d+)$` from the first line.
 fn parse_version(line: &str) -> Option<(String, u64, u64, u64)> {
     let parts: Vec<&str> = line.split(' ').collect();
@@ -196,7 +253,7 @@ pub fn load(
 ) -> Result<Interpreter, String> {
     let resolved = resolve(bin, path, cwd)?;
     let q = quoted(bin);
-    let out = run_probe(&resolved, tmpdir)
+    let out = run_capture(&resolved, PROBE, &[], tmpdir, PROBE_OUTPUT_CAP)
         .map_err(|m| format!("config.pythonBin {q} failed the CPython version probe: {m}"))?;
     let text = String::from_utf8_lossy(&out);
     let mut lines = text.split('\n');
@@ -230,6 +287,29 @@ pub fn load(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn precompile_with_the_real_interpreter() {
+        let py_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("py");
+        let python = resolve(
+            "python3",
+            std::env::var("PATH").ok().as_deref(),
+            Path::new("/"),
+        )
+        .expect("python3 on PATH");
+        let files = precompile(&python, &py_dir, "/tmp").expect("cache");
+        let names: Vec<&str> = files.iter().map(|(rel, _)| rel.as_str()).collect();
+        assert!(
+            names[0].starts_with("__pycache__/protocol.")
+                && names[1].starts_with("__pycache__/runner."),
+            "{names:?}"
+        );
+        // An unchecked hash-based pyc: flags word 0b01 after the magic number.
+        assert!(files
+            .iter()
+            .all(|(_, bytes)| bytes.len() > 16 && bytes[4..8] == [1, 0, 0, 0]));
+        assert!(precompile(Path::new("/bin/false"), &py_dir, "/tmp").is_none());
+    }
 
     #[test]
     fn version_regex() {

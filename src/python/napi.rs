@@ -3,14 +3,14 @@
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use nix::sys::signal::Signal;
 
-use super::interp;
+use super::interp::{self, CachedFile};
 use super::logs::log_truncation_marker;
 use super::roster::ROSTER;
 use super::run::{self, Command, Control, Events, RunSpec};
@@ -56,6 +56,35 @@ pub fn python_load_interpreter(
             error: Some(e),
         },
     }
+}
+
+/// The child's modules compiled once per load by the chosen interpreter.
+#[napi]
+pub struct PythonPycache {
+    files: Arc<Vec<CachedFile>>,
+}
+
+#[napi]
+impl PythonPycache {
+    /// Relative paths of the cached files, e.g. `__pycache__/protocol.cpython-311.pyc`.
+    #[napi(getter)]
+    pub fn files(&self) -> Vec<String> {
+        self.files.iter().map(|(rel, _)| rel.clone()).collect()
+    }
+}
+
+/// Compiles `py/` with the interpreter runs will use; `null` when it cannot (runs still work).
+#[napi]
+pub fn python_precompile(
+    executable: String,
+    py_dir: String,
+    tmpdir: String,
+) -> Option<PythonPycache> {
+    interp::precompile(Path::new(&executable), Path::new(&py_dir), &tmpdir).map(|files| {
+        PythonPycache {
+            files: Arc::new(files),
+        }
+    })
 }
 
 #[napi(object)]
@@ -163,10 +192,13 @@ fn decode(text: &str) -> Result<Vec<u16>> {
 }
 
 /// Starts a run; `on_event` receives JSON texts (`call`, `log`, then one `settled`).
-#[napi(ts_args_type = "options: PythonRunOptions, onEvent: (event: string) => void")]
+#[napi(
+    ts_args_type = "options: PythonRunOptions, pycache: PythonPycache | null | undefined, onEvent: (event: string) => void"
+)]
 pub fn python_start_run(
     env: Env,
     options: PythonRunOptions,
+    pycache: Option<&PythonPycache>,
     on_event: EventFn,
 ) -> Result<PythonRun> {
     if !CLEANUP_HOOKED.with(|c| c.replace(true)) {
@@ -193,6 +225,7 @@ pub fn python_start_run(
     let spec = RunSpec {
         executable: PathBuf::from(options.executable),
         py_dir: PathBuf::from(options.py_dir),
+        pycache: pycache.map_or_else(|| Arc::new(Vec::new()), |p| p.files.clone()),
         tmpdir: options.tmpdir,
         cpu_seconds: options.cpu_seconds,
         address_space_bytes: options.address_space_bytes,

@@ -38,6 +38,8 @@ const EXIT_POLL: Duration = Duration::from_millis(10);
 pub struct RunSpec {
     pub executable: PathBuf,
     pub py_dir: PathBuf,
+    /// Precompiled modules staged with the sources (empty: the child compiles them).
+    pub pycache: std::sync::Arc<Vec<super::interp::CachedFile>>,
     pub tmpdir: String,
     pub cpu_seconds: f64,
     pub address_space_bytes: f64,
@@ -345,7 +347,7 @@ impl Run {
         on_spawn: OnSpawn,
     ) {
         let began = Instant::now();
-        let staging = match Staging::create(&spec.tmpdir, &spec.py_dir) {
+        let staging = match Staging::create(&spec.tmpdir, &spec.py_dir, &spec.pycache) {
             Ok(s) => s,
             Err(m) => {
                 let msg = format!("failed to stage the python bootstrap: {m}");

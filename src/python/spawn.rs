@@ -10,11 +10,12 @@ use nix::fcntl::OFlag;
 use nix::unistd::{pipe2, setsid};
 
 use super::errors;
+use super::interp::CachedFile;
 use super::limits::LimitPlan;
 use super::teardown::start_time;
 
-/// The files copied into each run's directory.
-pub const BOOTSTRAP_FILES: [&str; 2] = ["bootstrap.py", "protocol.py"];
+/// The files copied into each run's directory (the entry first).
+pub const BOOTSTRAP_FILES: [&str; 3] = ["bootstrap.py", "protocol.py", "runner.py"];
 
 /// A run's private copy of the bootstrap, removed at settlement.
 pub struct Staging {
@@ -22,8 +23,9 @@ pub struct Staging {
 }
 
 impl Staging {
-    /// `mkdtemp(<tmpdir>/code-runtime-native-python-)` and a synchronous copy of the scripts.
-    pub fn create(tmpdir: &str, py_dir: &Path) -> Result<Staging, String> {
+    /// `mkdtemp(<tmpdir>/code-runtime-native-python-)`, a synchronous copy of the scripts, and the
+    /// precompiled modules when the load produced them.
+    pub fn create(tmpdir: &str, py_dir: &Path, cache: &[CachedFile]) -> Result<Staging, String> {
         let template = format!(
             "{}/code-runtime-native-python-XXXXXX",
             tmpdir.trim_end_matches('/')
@@ -40,6 +42,20 @@ impl Staging {
                     &dst.to_string_lossy(),
                     &e,
                 ));
+            }
+        }
+        if !cache.is_empty() {
+            let pycache = staging.dir.join("__pycache__");
+            if let Err(e) = std::fs::create_dir(&pycache) {
+                staging.remove();
+                return Err(errors::fs("mkdir", &pycache.to_string_lossy(), &e));
+            }
+            for (rel, bytes) in cache {
+                let dst = staging.dir.join(rel);
+                if let Err(e) = std::fs::write(&dst, bytes) {
+                    staging.remove();
+                    return Err(errors::fs("open", &dst.to_string_lossy(), &e));
+                }
             }
         }
         Ok(staging)
