@@ -19,6 +19,8 @@ export declare class PythonPycache {
 export declare class PythonRun {
   /** Settles binding call `id`: `payload` is the resolution's JSON text, or the message as a JSON string. */
   reply(id: number, ok: boolean, payload: string): void
+  /** SIGKILLs the run's process group now (for a host that is exiting); the run still settles. */
+  kill(): void
   /** Ends the run as `abort` with the message (a JSON string literal). */
   abort(messageJson: string): void
 }

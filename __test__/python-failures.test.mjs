@@ -198,6 +198,33 @@ describe('limits failing at boot (§9.8)', () => {
 })
 
 describe('nothing outlives a run', () => {
+  it('a host that exits mid-run takes the process group and the staging directory with it', async () => {
+    const dir = fs.mkdtempSync(path.join(TMP, 'exit-'))
+    const tmp = fs.mkdtempSync(path.join(TMP, 'exit-tmp-'))
+    const pids = path.join(dir, 'pids')
+    const out = await runNode(
+      dir,
+      `
+      import fs from 'node:fs'
+      import { Context } from '${URLS.cordis}'
+      import { PythonCodeRuntime } from '${URLS.index}'
+      const ctx = new Context()
+      await ctx.plugin(PythonCodeRuntime, { pythonBin: ${JSON.stringify(PYTHON)} })
+      const program = 'import os, time\\npid = os.fork()\\nif pid == 0:\\n    time.sleep(60)\\nopen(${JSON.stringify(pids)}, "w").write(f"{os.getpid()} {pid}")\\ntime.sleep(60)'
+      ctx.codeRuntime.run({ program, bindings: [] })
+      while (!fs.existsSync(${JSON.stringify(pids)}) || !fs.readFileSync(${JSON.stringify(pids)}, 'utf8')) await new Promise((r) => setTimeout(r, 20))
+      process.exit(0)
+      `,
+      { env: { TMPDIR: tmp } },
+    )
+    expect(out.code).toBe(0)
+    const [leader, child] = fs.readFileSync(pids, 'utf8').split(' ').map(Number)
+    const { isAlive } = await import('./python-helpers.mjs')
+    for (let i = 0; i < 50 && (isAlive(leader) || isAlive(child)); i++) await new Promise((r) => setTimeout(r, 20))
+    expect([isAlive(leader), isAlive(child)]).toEqual([false, false])
+    expect(fs.readdirSync(tmp)).toEqual([])
+  })
+
   it('a settled run leaves nothing that keeps the event loop alive', async () => {
     const dir = fs.mkdtempSync(path.join(TMP, 'idle-'))
     const out = await runNode(

@@ -59,6 +59,39 @@ return "real"`
     expect(await run(program)).toEqual({ logs: [], value: 'first' })
   })
 
+  it('the host re-checks forged completions: non-lossless numbers, budget first, capped messages', async () => {
+    const { runtime, fiber: f } = await load(PythonCodeRuntime, { maxValueBytes: 100, graceMs: 300 })
+    const forge = (frame) => runtime.run({ program: `import os, time\nos.write(3, ${JSON.stringify(frame)}.encode() + b"\\n")\ntime.sleep(5)`, bindings: [] })
+    expect(await forge('{"type":"done","value":{"a":[1,-0]}}')).toEqual({
+      logs: [],
+      error: { kind: 'invalid-output', message: 'completion value contained a non-lossless number' },
+    })
+    expect(await forge('{"type":"done","value":[1e400]}')).toEqual({
+      logs: [],
+      error: { kind: 'invalid-output', message: 'completion value contained a non-lossless number' },
+    })
+    // Over budget wins regardless of member order, even against 1e400.
+    expect(await forge(`{"type":"done","value":[1e400,"${'x'.repeat(200)}"]}`)).toEqual({
+      logs: [],
+      error: { kind: 'output-limit', message: 'completion value exceeded 100 bytes' },
+    })
+    expect(await forge(`{"type":"done","value":["${'x'.repeat(200)}",1e400]}`)).toEqual({
+      logs: [],
+      error: { kind: 'output-limit', message: 'completion value exceeded 100 bytes' },
+    })
+    // A done without a value has none; one with both keeps the error.
+    expect(await forge('{"type":"done"}')).toEqual({ logs: [] })
+    expect(await forge('{"type":"done","value":1,"error":{"kind":"output-limit","message":"forged"}}')).toEqual({
+      logs: [],
+      error: { kind: 'output-limit', message: 'forged' },
+    })
+    const capped = await forge(`{"type":"done","error":{"kind":"exception","message":"${'é'.repeat(300)}"}}`)
+    expect(capped.error.kind).toBe('exception')
+    expect(capped.error.message).toBe(`${'é'.repeat(42)}… [truncated]`)
+    expect(Buffer.byteLength(capped.error.message)).toBeLessThanOrEqual(100)
+    await f.dispose()
+  })
+
   it('a forged boot-ack does not cause a second run (44)', async () => {
     const program = 'import os\nos.write(3, b\'{"type":"boot-ack"}\\n\')\nimport asyncio\nawait asyncio.sleep(0.2)\nreturn "done"'
     expect(await run(program)).toEqual({ logs: [], value: 'done' })
@@ -280,9 +313,11 @@ if pid == 0:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     for fd in (0, 1, 2, 3):
         os.close(fd)
+    open(${JSON.stringify(file)}, "w").write(str(os.getpid()))
     time.sleep(60)
     os._exit(0)
-open(${JSON.stringify(file)}, "w").write(str(pid))
+while not os.path.exists(${JSON.stringify(file)}) or not open(${JSON.stringify(file)}).read():
+    time.sleep(0.01)
 return "parent done"`
     const started = Date.now()
     expect(await run(program)).toEqual({ logs: [], value: 'parent done' })
@@ -359,12 +394,14 @@ return {"ok": True}`
     expect(r.error.message).toMatch(/ValueError: still rendered$/)
   })
 
-  it('clobbered builtins give the fixed <unrenderable> exception at worst, never a hang (59)', async () => {
+  it('clobbered builtins give the fixed <unrenderable> exception, never a hang (59)', async () => {
     const program = 'import builtins\nfor name in ("len", "str", "type", "isinstance", "memoryview", "bytes", "min"):\n    setattr(builtins, name, None)\nreturn [1, 2]'
-    const r = await run(program)
-    expect([JSON.stringify({ logs: [], value: [1, 2] }), JSON.stringify({ logs: [], error: { kind: 'exception', message: '<unrenderable>' } })]).toContain(
-      JSON.stringify(r),
-    )
+    expect(await run(program)).toEqual({ logs: [], error: { kind: 'exception', message: '<unrenderable>' } })
+  })
+
+  it('a traceback that cannot be rendered falls back to the class name (§9.8)', async () => {
+    const program = 'import traceback\ntraceback.TracebackException = None\nraise KeyError("x")'
+    expect(await run(program)).toEqual({ logs: [], error: { kind: 'exception', message: 'KeyError: <diagnostic rendering failed>' } })
   })
 })
 
@@ -445,13 +482,16 @@ import os, signal, time
 pid = os.fork()
 if pid == 0:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    open(${JSON.stringify(file)}, "w").write(str(os.getpid()))
     time.sleep(60)
     os._exit(0)
-open(${JSON.stringify(file)}, "w").write(str(pid))
 time.sleep(60)`
     const pending = [runtime.run({ program, bindings: [] }), runtime.run({ program: 'import time\ntime.sleep(60)', bindings: [] })]
-    while (!fs.existsSync(file)) await sleep(20)
+    while (!fs.existsSync(file) || !fs.readFileSync(file, 'utf8')) await sleep(20)
+    const started = Date.now()
     await f.dispose()
+    // The SIGTERM-ignoring child held the group until the grace SIGKILL.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(500)
     const [pid] = readPids(file)
     expect(isAlive(pid)).toBe(false)
     for (const r of await Promise.all(pending)) expect(r).toEqual({ logs: [], error: { kind: 'abort', message: 'runtime disposed' } })

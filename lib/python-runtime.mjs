@@ -108,6 +108,19 @@ function snapshot(namespaces) {
 
 const STATE = Symbol('code-runtime-native.python')
 
+/** Live runs of every runtime in this realm: if the process exits under them, their groups die too. */
+const liveRuns = new Set()
+let exitHooked = false
+function trackForExit(run) {
+  if (!exitHooked) {
+    exitHooked = true
+    process.once('exit', () => {
+      for (const r of liveRuns) r.handle?.kill()
+    })
+  }
+  liveRuns.add(run)
+}
+
 export function definePythonRuntime(Base) {
   class PythonCodeRuntime extends Base {
     static Config = Schema.object({
@@ -211,6 +224,7 @@ function startRun(state, namespaces, program, signal, onLog, onStats, resolve) {
   const settle = (event) => {
     signal?.removeEventListener?.('abort', onAbort)
     state.live.delete(run)
+    liveRuns.delete(run)
     const result = { logs: event.logs }
     if (event.error !== undefined) result.error = { kind: event.error.kind, message: event.error.message }
     else if (Object.hasOwn(event, 'value')) result.value = event.value
@@ -283,4 +297,5 @@ function startRun(state, namespaces, program, signal, onLog, onStats, resolve) {
   }
   signal?.addEventListener?.('abort', onAbort, { once: true })
   state.live.add(run)
+  trackForExit(run)
 }

@@ -1,21 +1,17 @@
 //! The JavaScript surface of the Python backend.
 
-use std::cell::Cell;
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
-use nix::sys::signal::Signal;
 
 use super::interp::{self, CachedFile};
 use super::logs::log_truncation_marker;
 use super::roster::ROSTER;
 use super::run::{self, Command, Control, Events, RunSpec};
 use super::scan::decode_json_string;
-use super::teardown::signal_group;
 
 #[napi(object)]
 pub struct PythonInterpreter {
@@ -138,30 +134,13 @@ type EventFn = ThreadsafeFunction<String, (), String, Status, false>;
 
 struct JsEvents {
     tsfn: EventFn,
-    id: u64,
 }
 
 impl Events for JsEvents {
     fn emit(&self, json: String) {
-        if json.starts_with("{\"type\":\"settled\"") {
-            live()
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .remove(&self.id);
-        }
         self.tsfn
             .call(json, ThreadsafeFunctionCallMode::NonBlocking);
     }
-}
-
-/// Runs whose groups are still ours to kill if the Node environment goes away: id → pid.
-fn live() -> &'static Mutex<HashMap<u64, i32>> {
-    static LIVE: OnceLock<Mutex<HashMap<u64, i32>>> = OnceLock::new();
-    LIVE.get_or_init(|| Mutex::new(HashMap::new()))
-}
-
-thread_local! {
-    static CLEANUP_HOOKED: Cell<bool> = const { Cell::new(false) };
 }
 
 /// One run. Methods never throw; after the run ends they do nothing.
@@ -176,6 +155,12 @@ impl PythonRun {
     #[napi]
     pub fn reply(&self, id: f64, ok: bool, payload: String) {
         self.control.send(Command::Reply { id, ok, payload });
+    }
+
+    /// SIGKILLs the run's process group now (for a host that is exiting); the run still settles.
+    #[napi]
+    pub fn kill(&self) {
+        self.control.kill_now();
     }
 
     /// Ends the run as `abort` with the message (a JSON string literal).
@@ -196,19 +181,10 @@ fn decode(text: &str) -> Result<Vec<u16>> {
     ts_args_type = "options: PythonRunOptions, pycache: PythonPycache | null | undefined, onEvent: (event: string) => void"
 )]
 pub fn python_start_run(
-    env: Env,
     options: PythonRunOptions,
     pycache: Option<&PythonPycache>,
     on_event: EventFn,
 ) -> Result<PythonRun> {
-    if !CLEANUP_HOOKED.with(|c| c.replace(true)) {
-        // If the environment goes away mid-run, no group outlives it.
-        env.add_env_cleanup_hook((), |_| {
-            for pid in live().lock().unwrap_or_else(|p| p.into_inner()).values() {
-                signal_group(*pid, None, Signal::SIGKILL);
-            }
-        })?;
-    }
     let mut namespaces = Vec::with_capacity(options.dispatch.len());
     for row in &options.dispatch {
         let (global, names) = row
@@ -239,16 +215,8 @@ pub fn python_start_run(
         program_json: options.program_json,
         stream_logs: options.stream_logs,
     };
-    static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let events = JsEvents { tsfn: on_event, id };
-    let control = run::start(spec, Box::new(events), move |pid| {
-        live()
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(id, pid);
-    })
-    .map_err(|e| {
+    let events = JsEvents { tsfn: on_event };
+    let control = run::start(spec, Box::new(events)).map_err(|e| {
         Error::from_reason(format!(
             "code-runtime-native: could not start a run thread: {e}"
         ))

@@ -12,6 +12,7 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
@@ -75,10 +76,15 @@ pub trait Events: Send + 'static {
     fn emit(&self, json: String);
 }
 
+/// The child's process group while it may be alive: pid, start time (for the pid-reuse guard)
+/// and the staging directory.
+type Group = Arc<Mutex<Option<(i32, Option<u64>, PathBuf)>>>;
+
 /// The JavaScript handle's side of a run.
 pub struct Control {
     tx: Sender<Command>,
     wake: UnixStream,
+    group: Group,
 }
 
 impl Control {
@@ -88,18 +94,26 @@ impl Control {
             let _ = (&self.wake).write(&[1]);
         }
     }
+
+    /// SIGKILLs the group and removes the staging directory at once, from the calling thread: for
+    /// a host that is exiting and cannot wait for the run's own teardown. A no-op once it is gone.
+    pub fn kill_now(&self) {
+        if let Some((pid, start, dir)) = self
+            .group
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+        {
+            signal_group(*pid, *start, Signal::SIGKILL);
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
 }
 
-/// Called with the child's pid once it is spawned.
-pub type OnSpawn = Box<dyn FnOnce(i32) + Send>;
-
 /// Starts a run on its own thread.
-pub fn start(
-    spec: RunSpec,
-    events: Box<dyn Events>,
-    on_spawn: impl FnOnce(i32) + Send + 'static,
-) -> std::io::Result<Control> {
-    let on_spawn: OnSpawn = Box::new(on_spawn);
+pub fn start(spec: RunSpec, events: Box<dyn Events>) -> std::io::Result<Control> {
+    let group: Group = Arc::new(Mutex::new(None));
+    let run_group = group.clone();
     let (tx, rx) = mpsc::channel();
     let (wake, wake_rx) = UnixStream::pair()?;
     wake.set_nonblocking(true)?;
@@ -107,8 +121,8 @@ pub fn start(
     std::thread::Builder::new()
         .name("crn-python-run".into())
         .stack_size(1 << 20)
-        .spawn(move || Run::execute(spec, events, rx, wake_rx, on_spawn))?;
-    Ok(Control { tx, wake })
+        .spawn(move || Run::execute(spec, events, rx, wake_rx, run_group))?;
+    Ok(Control { tx, wake, group })
 }
 
 /// How the run ends, decided once.
@@ -309,6 +323,8 @@ fn read_chunk(fd: &OwnedFd, buf: &mut [u8]) -> Result<usize, ()> {
 
 struct Run {
     spec: RunSpec,
+    /// Shared with the JavaScript handle for `kill_now`; cleared once the group is gone.
+    group: Group,
     events: Box<dyn Events>,
     rx: Receiver<Command>,
     wake: UnixStream,
@@ -344,7 +360,7 @@ impl Run {
         events: Box<dyn Events>,
         rx: Receiver<Command>,
         wake: UnixStream,
-        on_spawn: OnSpawn,
+        group: Group,
     ) {
         let began = Instant::now();
         let staging = match Staging::create(&spec.tmpdir, &spec.py_dir, &spec.pycache) {
@@ -376,7 +392,8 @@ impl Run {
             stderr,
             pidfd,
         } = spawned;
-        on_spawn(pid);
+        *group.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some((pid, start_time, staging.dir.clone()));
         let boot = wire::boot_frame(
             spec.cpu_seconds,
             spec.address_space_bytes,
@@ -401,6 +418,7 @@ impl Run {
             staging,
             pid,
             spawned_at: start_time,
+            group,
             began,
             fd3: Some(fd3),
             fd3_eof: false,
@@ -836,6 +854,8 @@ impl Run {
                 libc::waitpid(pid, &mut status, 0);
             });
         }
+        // From here on the pid may be reused: nothing may signal it any more.
+        *self.group.lock().unwrap_or_else(|p| p.into_inner()) = None;
         let stats = self
             .exit
             .as_ref()

@@ -85,6 +85,49 @@ mod tests {
     }
 
     #[test]
+    fn pid_reuse_guard() {
+        use std::os::unix::process::CommandExt;
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .expect("sleep");
+        let pid = child.id() as i32;
+        let started = start_time(pid).expect("start time");
+        // A different start time means the pid names another process now: nothing is sent.
+        signal_group(pid, Some(started + 1), Signal::SIGKILL);
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "guarded signal was not sent"
+        );
+        assert!(group_alive(pid));
+        signal_group(pid, Some(started), Signal::SIGKILL);
+        let status = child.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc::SIGKILL));
+        // Reaped and gone: ESRCH is swallowed.
+        assert!(!group_alive(pid));
+        signal_group(pid, Some(started), Signal::SIGKILL);
+    }
+
+    #[test]
+    fn zombie_only_groups_count_as_gone() {
+        use std::os::unix::process::CommandExt;
+        let child = std::process::Command::new("true")
+            .process_group(0)
+            .spawn()
+            .expect("true");
+        let pid = child.id() as i32;
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        // Exited but not reaped: a zombie is still a group member for kill(-pgid, 0).
+        assert!(kill(Pid::from_raw(-pid), None).is_ok());
+        assert!(!group_alive(pid));
+        let mut child = child;
+        child.wait().unwrap();
+    }
+
+    #[test]
     fn empty_groups() {
         assert!(!group_alive(i32::MAX - 1));
         let me = nix::unistd::getpgrp().as_raw();
