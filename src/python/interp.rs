@@ -199,7 +199,7 @@ for name in ('protocol.py', 'runner.py'):
 pub type CachedFile = (String, Vec<u8>);
 
 fn hex_decode(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     (0..s.len())
