@@ -176,8 +176,9 @@ export function definePythonRuntime(Base) {
     async run(request) {
       const state = this[STATE]
       if (state.disposed) throw afterDisposalError()
-      const namespaces = snapshot(readNamespaces(request.bindings))
-      validateNamespaces(namespaces, 'python')
+      const declared = readNamespaces(request.bindings)
+      validateNamespaces(declared, 'python')
+      const namespaces = snapshot(declared)
       const program = request.program
       if (typeof program !== 'string') {
         throw new TypeError(`${PREFIX}request.program must be a string, got ${program === null ? 'null' : typeof program}`)

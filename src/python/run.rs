@@ -10,7 +10,9 @@ use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -72,8 +74,23 @@ pub enum Command {
 }
 
 /// Where a run's events go (a threadsafe function into JavaScript). Each event is one JSON text.
-pub trait Events: Send + 'static {
+pub trait Events: Send + Sync + 'static {
     fn emit(&self, json: String);
+}
+
+/// Forwards events and notes whether the final `settled` one went out.
+struct Tracked {
+    inner: Arc<dyn Events>,
+    settled: Arc<AtomicBool>,
+}
+
+impl Events for Tracked {
+    fn emit(&self, json: String) {
+        if json.starts_with("{\"type\":\"settled\"") {
+            self.settled.store(true, Ordering::SeqCst);
+        }
+        self.inner.emit(json);
+    }
 }
 
 /// The child's process group while it may be alive: pid, start time (for the pid-reuse guard)
@@ -121,8 +138,53 @@ pub fn start(spec: RunSpec, events: Box<dyn Events>) -> std::io::Result<Control>
     std::thread::Builder::new()
         .name("crn-python-run".into())
         .stack_size(1 << 20)
-        .spawn(move || Run::execute(spec, events, rx, wake_rx, run_group))?;
+        .spawn(move || guarded(spec, events, rx, wake_rx, run_group))?;
     Ok(Control { tx, wake, group })
+}
+
+/// Runs one run; should it ever panic (a bug), the group is killed, the staging directory removed
+/// and the run still resolves, so neither a child nor a pending promise outlives the failure.
+fn guarded(
+    spec: RunSpec,
+    events: Box<dyn Events>,
+    rx: Receiver<Command>,
+    wake: UnixStream,
+    group: Group,
+) {
+    let began = Instant::now();
+    let shared: Arc<dyn Events> = Arc::from(events);
+    let settled = Arc::new(AtomicBool::new(false));
+    let tracked = Box::new(Tracked {
+        inner: shared.clone(),
+        settled: settled.clone(),
+    });
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        Run::execute(spec, tracked, rx, wake, group.clone())
+    }));
+    let Err(panic) = outcome else { return };
+    if let Some((pid, start, dir)) = group.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        signal_group(pid, start, Signal::SIGKILL);
+        let _ = std::fs::remove_dir_all(dir);
+        std::thread::spawn(move || unsafe {
+            let mut status = 0;
+            libc::waitpid(pid, &mut status, 0);
+        });
+    }
+    if !settled.load(Ordering::SeqCst) {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        let message = format!("python host failure: {what}");
+        emit_settled(
+            &*shared,
+            &[],
+            &failure("worker-exit", &message),
+            None,
+            began,
+        );
+    }
 }
 
 /// How the run ends, decided once.
