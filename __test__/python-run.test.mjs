@@ -502,6 +502,19 @@ describe('isolation, concurrency and stats', () => {
     expect(results.map((r) => r.value)).toEqual(Array.from({ length: 6 }, (_, i) => [i, false]))
   })
 
+  it('leaks no descriptors or threads across many runs, concurrent ones included', async () => {
+    const fds = () => fs.readdirSync('/proc/self/fd').length
+    const threads = () => Number(fs.readFileSync('/proc/self/status', 'utf8').match(/^Threads:\s+(\d+)/m)[1])
+    await run('return 0')
+    const before = [fds(), threads()]
+    const results = await Promise.all(Array.from({ length: 24 }, (_, i) => run(`print(${i})\nreturn ${i}`)))
+    expect(results.map((r) => r.value)).toEqual(Array.from({ length: 24 }, (_, i) => i))
+    for (let i = 0; i < 10; i++) await run('import os\nos._exit(1)')
+    // Threads that reap a group after its hard bound are detached; give a finished run's thread a moment.
+    await new Promise((r) => setTimeout(r, 100))
+    expect([fds(), threads()]).toEqual(before)
+  })
+
   it('reports stats through onStats and lastRunStats without changing the result', async () => {
     let stats
     const r = await run('x = sum(range(10**6))\nreturn 1', [], { onStats: (s) => (stats = s) })

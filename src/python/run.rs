@@ -100,7 +100,8 @@ type Group = Arc<Mutex<Option<(i32, Option<u64>, PathBuf)>>>;
 /// The JavaScript handle's side of a run.
 pub struct Control {
     tx: Sender<Command>,
-    wake: UnixStream,
+    /// The waker's write end; the run closes it when it ends, so no descriptor waits for GC.
+    wake: Arc<Mutex<Option<UnixStream>>>,
     group: Group,
 }
 
@@ -108,7 +109,9 @@ impl Control {
     /// Never fails: after the run ends, commands are dropped.
     pub fn send(&self, cmd: Command) {
         if self.tx.send(cmd).is_ok() {
-            let _ = (&self.wake).write(&[1]);
+            if let Some(wake) = self.wake.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+                let _ = (&*wake).write(&[1]);
+            }
         }
     }
 
@@ -135,10 +138,15 @@ pub fn start(spec: RunSpec, events: Box<dyn Events>) -> std::io::Result<Control>
     let (wake, wake_rx) = UnixStream::pair()?;
     wake.set_nonblocking(true)?;
     wake_rx.set_nonblocking(true)?;
+    let wake = Arc::new(Mutex::new(Some(wake)));
+    let run_wake = wake.clone();
     std::thread::Builder::new()
         .name("crn-python-run".into())
         .stack_size(1 << 20)
-        .spawn(move || guarded(spec, events, rx, wake_rx, run_group))?;
+        .spawn(move || {
+            guarded(spec, events, rx, wake_rx, run_group);
+            *run_wake.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        })?;
     Ok(Control { tx, wake, group })
 }
 
