@@ -510,8 +510,8 @@ describe('isolation, concurrency and stats', () => {
     const results = await Promise.all(Array.from({ length: 24 }, (_, i) => run(`print(${i})\nreturn ${i}`)))
     expect(results.map((r) => r.value)).toEqual(Array.from({ length: 24 }, (_, i) => i))
     for (let i = 0; i < 10; i++) await run('import os\nos._exit(1)')
-    // Threads that reap a group after its hard bound are detached; give a finished run's thread a moment.
-    await new Promise((r) => setTimeout(r, 100))
+    // A run's thread emits the result, then closes its waker and ends: give the last ones a moment.
+    for (let i = 0; i < 100 && (fds() !== before[0] || threads() !== before[1]); i++) await new Promise((r) => setTimeout(r, 20))
     expect([fds(), threads()]).toEqual(before)
   })
 
