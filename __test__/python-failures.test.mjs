@@ -197,6 +197,17 @@ describe('limits failing at boot (§9.8)', () => {
   })
 })
 
+describe('the child process (§7.2)', () => {
+  it('inherits only fds 0–3, stdin at EOF, and runs in its own session', async () => {
+    const probe = 'import os, sys\nprint(sorted(os.listdir("/proc/self/fd")), repr(sys.stdin.read()), os.getsid(0) == os.getpid(), os.getpgrp() == os.getpid())'
+    const bin = fakePython(BINS, 'fd-lister', { run: `exec ${PYTHON} -c '${probe}'` })
+    const r = await runWith(bin, 'return 1')
+    expect(r.error).toEqual({ kind: 'worker-exit', message: 'python exited (code=0, signal=null) before completing' })
+    // 4 is the descriptor listdir itself opened.
+    expect(r.logs).toEqual(["['0', '1', '2', '3', '4'] '' True True"])
+  })
+})
+
 describe('nothing outlives a run', () => {
   it('a host that exits mid-run takes the process group and the staging directory with it', async () => {
     const dir = fs.mkdtempSync(path.join(TMP, 'exit-'))

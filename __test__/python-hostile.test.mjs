@@ -223,9 +223,12 @@ return "survived"`
   })
 
   it('CPU burned in reaped descendants counts (post-check)', async () => {
+    // Neither the child (0.8 s) nor the program itself (0.35 s) reaches the 1 s limit alone.
     const program = `
-import subprocess, sys
-subprocess.run([sys.executable, "-c", "while True: pass"])
+import subprocess, sys, time
+subprocess.run([sys.executable, "-c", "import time\\nwhile time.process_time() < 0.8: pass"], check=True)
+while time.process_time() < 0.35:
+    pass
 return "returned"`
     const r = await cpu.runtime.run({ program, bindings: [] })
     expect(r.error).toEqual({ kind: 'timeout', message: CPU_MESSAGE })
