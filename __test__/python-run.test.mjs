@@ -485,6 +485,30 @@ return "returned"`
     }
   })
 
+  it('a signal handler that prints while frames are being written neither deadlocks nor splits a frame', async () => {
+    const program = `
+import signal
+n = [0]
+def tick(*_):
+    n[0] += 1
+    print("tick", n[0])
+signal.signal(signal.SIGALRM, tick)
+signal.setitimer(signal.ITIMER_REAL, 0.001, 0.001)
+for i in range(3000):
+    print("line", i, "x" * 40)
+signal.setitimer(signal.ITIMER_REAL, 0)
+return n[0]`
+    const { runtime, fiber: f } = await load(PythonCodeRuntime, { maxLogBytes: 10_000_000 })
+    const r = await runtime.run({ program, bindings: [] })
+    expect(r.value).toBeGreaterThan(0)
+    // A tick may land between the writes of one print, as on any shared stream; with the ticks
+    // taken out, the text is exactly the 3000 lines, so no frame was lost or split.
+    const stream = `${r.logs.join('\n')}\n`
+    expect(stream.match(/tick \d+\n/g)).toHaveLength(r.value)
+    expect(stream.replace(/tick \d+\n/g, '')).toBe(Array.from({ length: 3000 }, (_, i) => `line ${i} ${'x'.repeat(40)}\n`).join(''))
+    await f.dispose()
+  })
+
   it('onLog streams admitted entries in order; a merged entry arrives once', async () => {
     const seen = []
     const r = await run("print('a', end='', flush=True)\nprint('b')\nprint('c')\nreturn 1", [], { onLog: (t) => seen.push(t) })

@@ -49,13 +49,28 @@ def main(
 
     # ---- the channel: one residual buffer shared by the blocking and the asynchronous reader --
     state = {"buf": bytearray(), "pos": 0}
-    write_lock = threading.Lock()
+    # Frames are written whole under one lock. It is re-entrant so that a signal handler which
+    # logs while this thread is mid-frame cannot deadlock; its frame waits for the current one.
+    write_lock = threading.RLock()
+    writing = [False]
+    deferred = []
 
     def send_bytes(data):
         with write_lock:
-            view = memoryview(data)
-            while view:
-                view = view[_write(FD, view):]
+            if writing[0]:
+                deferred.append(data)
+                return
+            writing[0] = True
+            try:
+                queue = [data]
+                while queue:
+                    view = memoryview(queue.pop(0))
+                    while view:
+                        view = view[_write(FD, view):]
+                    queue.extend(deferred)
+                    deferred.clear()
+            finally:
+                writing[0] = False
 
     def send(frame):
         send_bytes((encode(frame) + "\n").encode("utf-8"))
@@ -157,6 +172,10 @@ def main(
 
     # ---- logs: one LogBuffer, one re-entrant lock, two line-coalescing streams -----------------
     class LogBuffer:
+        """One ledger for both streams. Its lock is re-entrant, and a call that re-enters on the
+        same thread (a signal handler printing mid-write) is queued and run right after the
+        interrupted one, so neither deadlocks nor loses or splits text."""
+
         def __init__(self):
             self.lock = threading.RLock()
             self.remaining = max_log_bytes - 1
@@ -165,8 +184,34 @@ def main(
             self.opened = False  # the current line already has an admitted open fragment
             self.stopped = False  # the marker was sent
             self.closed = False  # the run settled
+            self.busy = False
+            self.nested = []
+
+        def _serialized(self, op, arg):
+            with self.lock:
+                if self.busy:
+                    self.nested.append((op, arg))
+                    return
+                self.busy = True
+                try:
+                    op(arg)
+                    while self.nested:
+                        nested_op, nested_arg = self.nested.pop(0)
+                        nested_op(nested_arg)
+                finally:
+                    self.busy = False
 
         def write(self, s):
+            self._serialized(self._write, s)
+
+        def flush_line(self):
+            self._serialized(self._flush_line, None)
+
+        def settle(self):
+            """Commits an unterminated tail and closes: nothing is logged after `done`."""
+            self._serialized(self._settle, None)
+
+        def _write(self, s):
             with self.lock:
                 if self.stopped or self.closed or not s:
                     return
@@ -197,7 +242,7 @@ def main(
                 elif len(self.parts) > 64:
                     self.parts = ["".join(self.parts)]
 
-        def flush_line(self):
+        def _flush_line(self, _):
             with self.lock:
                 if self.parts and not self.stopped and not self.closed:
                     text = "".join(self.parts)
@@ -222,8 +267,7 @@ def main(
                 self.opened = open_
                 send({"type": "log", "text": text, "open": True} if open_ else {"type": "log", "text": text})
 
-        def settle(self):
-            """Commits an unterminated tail and closes: nothing is logged after `done`."""
+        def _settle(self, _):
             with self.lock:
                 if self.parts and not self.stopped and not self.closed:
                     text = "".join(self.parts)
