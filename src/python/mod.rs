@@ -5,6 +5,9 @@
 
 pub mod codec;
 pub mod errors;
+pub mod events;
+pub mod exit;
+pub mod handle;
 pub mod interp;
 pub mod limits;
 pub mod lines;
@@ -19,6 +22,7 @@ pub mod spawn;
 pub mod stray;
 pub mod teardown;
 pub mod wire;
+pub mod writer;
 
 /// The protocol descriptor in the child.
 pub const PROTOCOL_FD: i32 = 3;

@@ -7,10 +7,12 @@ use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 
+use super::events::Events;
+use super::handle::{self, Command, Control};
 use super::interp::{self, CachedFile};
 use super::logs::log_truncation_marker;
 use super::roster::ROSTER;
-use super::run::{self, Command, Control, Events, RunSpec};
+use super::run::RunSpec;
 use super::scan::decode_json_string;
 
 #[napi(object)]
@@ -216,7 +218,7 @@ pub fn python_start_run(
         stream_logs: options.stream_logs,
     };
     let events = JsEvents { tsfn: on_event };
-    let control = run::start(spec, Box::new(events)).map_err(|e| {
+    let control = handle::start(spec, Box::new(events)).map_err(|e| {
         Error::from_reason(format!(
             "code-runtime-native: could not start a run thread: {e}"
         ))

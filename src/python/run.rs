@@ -6,20 +6,19 @@
 //! guard), settles when the child has closed (or at the close deadline), waits for the group to be
 //! gone, and only then emits the result — so a run never resolves while its substrate is alive.
 
-use std::collections::VecDeque;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
-use std::sync::{Arc, Mutex};
+use std::sync::mpsc::{Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
 use super::codec::{decode_frame, ChildFrame, DoneKind};
+use super::events::{emit_settled, failure, Decided, Events};
+use super::exit::{signal_name, try_reap, Exit};
+use super::handle::{Command, Group};
 use super::limits::LimitPlan;
 use super::lines::LineSplitter;
 use super::logs::LogLedger;
@@ -27,6 +26,7 @@ use super::spawn::{spawn, Spawned, Staging};
 use super::stray::Stray;
 use super::teardown::{group_alive, signal_group};
 use super::wire::{self, cap_message, str16, unknown_binding};
+use super::writer::{WriteKind, Writer};
 use crate::ledger::meter::number_to_string;
 
 /// Pending-reply and in-flight-call caps.
@@ -58,152 +58,6 @@ pub struct RunSpec {
     /// The program as a JSON string.
     pub program_json: String,
     pub stream_logs: bool,
-}
-
-/// Commands from JavaScript.
-pub enum Command {
-    /// `payload` is the resolution's JSON text (`ok`) or the rejection message as a JSON string.
-    Reply {
-        id: f64,
-        ok: bool,
-        payload: String,
-    },
-    Abort {
-        message: Vec<u16>,
-    },
-}
-
-/// Where a run's events go (a threadsafe function into JavaScript). Each event is one JSON text.
-pub trait Events: Send + Sync + 'static {
-    fn emit(&self, json: String);
-}
-
-/// Forwards events and notes whether the final `settled` one went out.
-struct Tracked {
-    inner: Arc<dyn Events>,
-    settled: Arc<AtomicBool>,
-}
-
-impl Events for Tracked {
-    fn emit(&self, json: String) {
-        if json.starts_with("{\"type\":\"settled\"") {
-            self.settled.store(true, Ordering::SeqCst);
-        }
-        self.inner.emit(json);
-    }
-}
-
-/// The child's process group while it may be alive: pid, start time (for the pid-reuse guard)
-/// and the staging directory.
-type Group = Arc<Mutex<Option<(i32, Option<u64>, PathBuf)>>>;
-
-/// The JavaScript handle's side of a run.
-pub struct Control {
-    tx: Sender<Command>,
-    /// The waker's write end; the run closes it when it ends, so no descriptor waits for GC.
-    wake: Arc<Mutex<Option<UnixStream>>>,
-    group: Group,
-}
-
-impl Control {
-    /// Never fails: after the run ends, commands are dropped.
-    pub fn send(&self, cmd: Command) {
-        if self.tx.send(cmd).is_ok() {
-            if let Some(wake) = self.wake.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
-                let _ = (&*wake).write(&[1]);
-            }
-        }
-    }
-
-    /// SIGKILLs the group and removes the staging directory at once, from the calling thread: for
-    /// a host that is exiting and cannot wait for the run's own teardown. A no-op once it is gone.
-    pub fn kill_now(&self) {
-        if let Some((pid, start, dir)) = self
-            .group
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_ref()
-        {
-            signal_group(*pid, *start, Signal::SIGKILL);
-            let _ = std::fs::remove_dir_all(dir);
-        }
-    }
-}
-
-/// Starts a run on its own thread.
-pub fn start(spec: RunSpec, events: Box<dyn Events>) -> std::io::Result<Control> {
-    let group: Group = Arc::new(Mutex::new(None));
-    let run_group = group.clone();
-    let (tx, rx) = mpsc::channel();
-    let (wake, wake_rx) = UnixStream::pair()?;
-    wake.set_nonblocking(true)?;
-    wake_rx.set_nonblocking(true)?;
-    let wake = Arc::new(Mutex::new(Some(wake)));
-    let run_wake = wake.clone();
-    std::thread::Builder::new()
-        .name("crn-python-run".into())
-        .stack_size(1 << 20)
-        .spawn(move || {
-            guarded(spec, events, rx, wake_rx, run_group);
-            *run_wake.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        })?;
-    Ok(Control { tx, wake, group })
-}
-
-/// Runs one run; should it ever panic (a bug), the group is killed, the staging directory removed
-/// and the run still resolves, so neither a child nor a pending promise outlives the failure.
-fn guarded(
-    spec: RunSpec,
-    events: Box<dyn Events>,
-    rx: Receiver<Command>,
-    wake: UnixStream,
-    group: Group,
-) {
-    let began = Instant::now();
-    let shared: Arc<dyn Events> = Arc::from(events);
-    let settled = Arc::new(AtomicBool::new(false));
-    let tracked = Box::new(Tracked {
-        inner: shared.clone(),
-        settled: settled.clone(),
-    });
-    let outcome = catch_unwind(AssertUnwindSafe(|| {
-        Run::execute(spec, tracked, rx, wake, group.clone())
-    }));
-    let Err(panic) = outcome else { return };
-    if let Some((pid, start, dir)) = group.lock().unwrap_or_else(|p| p.into_inner()).take() {
-        signal_group(pid, start, Signal::SIGKILL);
-        let _ = std::fs::remove_dir_all(dir);
-        std::thread::spawn(move || unsafe {
-            let mut status = 0;
-            libc::waitpid(pid, &mut status, 0);
-        });
-    }
-    if !settled.load(Ordering::SeqCst) {
-        let what = panic
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_default();
-        let message = format!("python host failure: {what}");
-        emit_settled(
-            &*shared,
-            &[],
-            &failure("worker-exit", &message),
-            None,
-            began,
-        );
-    }
-}
-
-/// How the run ends, decided once.
-enum Decided {
-    /// The completion value's JSON text, or no value.
-    Success(Option<String>),
-    Failure(&'static str, Vec<u16>),
-}
-
-fn failure(kind: &'static str, message: &str) -> Decided {
-    Decided::Failure(kind, message.encode_utf16().collect())
 }
 
 /// A frame read from fd 3, owned (its line is gone).
@@ -257,121 +111,6 @@ fn inbound(line: &[u8], budget: usize) -> Option<Inbound> {
     })
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum WriteKind {
-    Boot,
-    Run,
-    Reply,
-}
-
-/// fd-3 writes: `boot`, then `run`, then replies one at a time, encoded when they are next.
-struct Writer {
-    current: Option<(Vec<u8>, usize, WriteKind)>,
-    run: Option<Vec<u8>>,
-    replies: VecDeque<(f64, bool, String)>,
-    /// The socket failed; nothing more is written (the close path settles the run).
-    dead: bool,
-}
-
-impl Writer {
-    fn pending(&self) -> bool {
-        !self.dead && (self.current.is_some() || self.run.is_some() || !self.replies.is_empty())
-    }
-
-    fn load(&mut self) {
-        if self.current.is_some() {
-            return;
-        }
-        if let Some(run) = self.run.take() {
-            self.current = Some((run, 0, WriteKind::Run));
-        } else if let Some((id, ok, payload)) = self.replies.pop_front() {
-            self.current = Some((wire::reply_frame(id, ok, &payload), 0, WriteKind::Reply));
-        }
-    }
-
-    /// Writes until the socket would block. An error reports the kind of frame it hit.
-    fn flush(&mut self, fd: RawFd) -> Result<(), (WriteKind, std::io::Error)> {
-        while !self.dead {
-            self.load();
-            let Some((buf, at, kind)) = self.current.as_mut() else {
-                return Ok(());
-            };
-            // SAFETY: writing from a live buffer to our own non-blocking socket; MSG_NOSIGNAL
-            // keeps a closed peer from raising SIGPIPE in the host.
-            let n = unsafe {
-                libc::send(
-                    fd,
-                    buf[*at..].as_ptr().cast(),
-                    buf.len() - *at,
-                    libc::MSG_NOSIGNAL,
-                )
-            };
-            if n < 0 {
-                let e = std::io::Error::last_os_error();
-                if e.kind() == std::io::ErrorKind::WouldBlock
-                    || e.kind() == std::io::ErrorKind::Interrupted
-                {
-                    return Ok(());
-                }
-                let kind = *kind;
-                self.dead = true;
-                self.current = None;
-                self.run = None;
-                self.replies.clear();
-                return Err((kind, e));
-            }
-            *at += n as usize;
-            if *at == buf.len() {
-                self.current = None;
-            }
-        }
-        Ok(())
-    }
-}
-
-struct Exit {
-    code: Option<i32>,
-    signal: Option<i32>,
-    cpu_ms: f64,
-    max_rss_bytes: f64,
-}
-
-/// `wait4(pid, WNOHANG)`.
-fn try_reap(pid: i32) -> Option<Exit> {
-    let mut status = 0;
-    // SAFETY: rusage is plain data.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
-    if r != pid {
-        return None;
-    }
-    let ms = |t: libc::timeval| t.tv_sec as f64 * 1000.0 + t.tv_usec as f64 / 1000.0;
-    let (code, signal) = if libc::WIFEXITED(status) {
-        (Some(libc::WEXITSTATUS(status)), None)
-    } else if libc::WIFSIGNALED(status) {
-        (None, Some(libc::WTERMSIG(status)))
-    } else {
-        return None;
-    };
-    Some(Exit {
-        code,
-        signal,
-        cpu_ms: ms(usage.ru_utime) + ms(usage.ru_stime),
-        max_rss_bytes: usage.ru_maxrss as f64
-            * if cfg!(target_os = "macos") {
-                1.0
-            } else {
-                1024.0
-            },
-    })
-}
-
-fn signal_name(sig: i32) -> String {
-    Signal::try_from(sig)
-        .map(|s| s.as_str().to_string())
-        .unwrap_or_else(|_| sig.to_string())
-}
-
 /// A host pipe end being read; `None` once at EOF (or destroyed at the close deadline).
 type Pipe = Option<OwnedFd>;
 
@@ -391,7 +130,7 @@ fn read_chunk(fd: &OwnedFd, buf: &mut [u8]) -> Result<usize, ()> {
     }
 }
 
-struct Run {
+pub struct Run {
     spec: RunSpec,
     /// Shared with the JavaScript handle for `kill_now`; cleared once the group is gone.
     group: Group,
@@ -425,7 +164,7 @@ struct Run {
 }
 
 impl Run {
-    fn execute(
+    pub fn execute(
         spec: RunSpec,
         events: Box<dyn Events>,
         rx: Receiver<Command>,
@@ -475,12 +214,7 @@ impl Run {
         let run = Run {
             lines: LineSplitter::new(spec.frame_cap),
             ledger: LogLedger::new(spec.max_log_bytes),
-            writer: Writer {
-                current: Some((boot, 0, WriteKind::Boot)),
-                run: None,
-                replies: VecDeque::new(),
-                dead: false,
-            },
+            writer: Writer::new(boot),
             spec,
             events,
             rx,
@@ -546,8 +280,9 @@ impl Run {
         match frame {
             Inbound::BootAck => {
                 // `run` goes out once, only after the first boot-ack.
-                if !self.run_queued && self.decided.is_none() && !self.writer.dead {
-                    self.writer.run = Some(wire::run_frame(&self.spec.program_json));
+                if !self.run_queued && self.decided.is_none() && !self.writer.is_dead() {
+                    self.writer
+                        .queue_run(wire::run_frame(&self.spec.program_json));
                     self.run_queued = true;
                 }
             }
@@ -640,17 +375,17 @@ impl Run {
     }
 
     fn queue_reply(&mut self, id: f64, ok: bool, payload: String) {
-        if self.decided.is_some() || self.writer.dead {
+        if self.decided.is_some() || self.writer.is_dead() {
             return;
         }
-        if self.writer.replies.len() >= BACKLOG_CAP {
+        if self.writer.queued_replies() >= BACKLOG_CAP {
             self.finish(failure(
                 "worker-exit",
                 "reply queue exceeded 1024 pending frames on fd 3 (the child stopped consuming its replies)",
             ));
             return;
         }
-        self.writer.replies.push_back((id, ok, payload));
+        self.writer.queue_reply(id, ok, payload);
     }
 
     fn read_fd3(&mut self, buf: &mut [u8]) {
@@ -934,51 +669,4 @@ impl Run {
         let logs = std::mem::replace(&mut self.ledger, LogLedger::new(0)).into_logs();
         emit_settled(&*self.events, &logs, &decided, Some(stats), self.began);
     }
-}
-
-/// The final event: `{ type: 'settled', logs, value? | error?, stats }`.
-fn emit_settled(
-    events: &dyn Events,
-    logs: &[Vec<u16>],
-    decided: &Decided,
-    stats: Option<(f64, f64, f64)>,
-    began: Instant,
-) {
-    let mut out = String::from("{\"type\":\"settled\",\"logs\":[");
-    for (i, entry) in logs.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        wire::push_str16(&mut out, entry);
-    }
-    out.push(']');
-    match decided {
-        Decided::Success(Some(value)) => {
-            out.push_str(",\"value\":");
-            out.push_str(value);
-        }
-        Decided::Success(None) => {}
-        Decided::Failure(kind, message) => {
-            out.push_str(&format!(
-                ",\"error\":{{\"kind\":\"{kind}\",\"message\":{}}}",
-                str16(message)
-            ));
-        }
-    }
-    let (cpu, wall, rss) =
-        stats.unwrap_or((f64::NAN, began.elapsed().as_secs_f64() * 1000.0, f64::NAN));
-    let n = |v: f64| {
-        if v.is_finite() {
-            number_to_string(v)
-        } else {
-            "null".into()
-        }
-    };
-    out.push_str(&format!(
-        ",\"stats\":{{\"cpuMs\":{},\"wallMs\":{},\"maxRssBytes\":{}}}}}",
-        n(cpu),
-        n(wall),
-        n(rss)
-    ));
-    events.emit(out);
 }
