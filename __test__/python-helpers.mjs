@@ -27,8 +27,9 @@ export function childJson(out) {
   }
 }
 
-/** The real interpreter behind `python3` on PATH (a pyenv shim on this machine). */
-export const PYTHON = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim()
+/** The real interpreter behind `python3` on PATH (a pyenv shim on this machine), or another
+ * CPython named by CRN_TEST_PYTHON (to run the suites against 3.10, 3.12, …). */
+export const PYTHON = execFileSync(process.env.CRN_TEST_PYTHON || 'python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim()
 
 /**
  * Gives this test file its own TMPDIR. Every run stages under it, so a child's command line

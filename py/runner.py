@@ -18,13 +18,12 @@ def main(
     P=P, BaseException=BaseException, Exception=Exception, KeyError=KeyError, TypeError=TypeError,
     ValueError=ValueError, RuntimeError=RuntimeError, AttributeError=AttributeError,
     OSError=OSError, isinstance=isinstance, type=type, len=len, str=str, dict=dict, list=list,
-    bool=bool, id=id, object=object, getattr=getattr, repr=repr,
+    bool=bool, id=id, getattr=getattr,
     _write=os.write, _read=os.read, _exit=os._exit, _getpid=os.getpid, _kill=os.kill,
 ):
     # Everything used later is a local here (so a closure cell for the nested functions), builtins
     # included: the program may rebind builtins or any module global it can reach.
     import builtins
-    import os
     import signal
     import sys
 
