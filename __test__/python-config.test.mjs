@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest'
 import { PythonCodeRuntime } from '../lib/index.mjs'
 import PythonDefault from '../lib/python.mjs'
 import { pythonFrameCap, validatePythonConfig } from '../lib/python-runtime.mjs'
-import { PYTHON, URLS, childJson, fakePython, liveProcesses, load, privateTmpdir, runNode, script, unreapedChildren } from './python-helpers.mjs'
+import { PATH_PYTHON, PYTHON, URLS, childJson, fakePython, liveProcesses, load, privateTmpdir, runNode, script, unreapedChildren } from './python-helpers.mjs'
 
 vi.setConfig({ testTimeout: 20_000, hookTimeout: 20_000 })
 const TMP = privateTmpdir('py-config')
@@ -51,12 +51,12 @@ describe('descriptors and schema', () => {
     const fiber = await ctx.plugin(PythonCodeRuntime)
     const runtime = ctx.get('codeRuntime')
     expect(runtime.interpreter.resolved).toMatch(/\/python3$/)
-    expect(runtime.interpreter.executable).toBe(PYTHON)
+    expect(runtime.interpreter.executable).toBe(PATH_PYTHON)
     const r = await runtime.run({
       program: 'import os, sys\nreturn [sys.executable, sorted(os.environ)]',
       bindings: [],
     })
-    expect(r.value[0]).toBe(PYTHON)
+    expect(r.value[0]).toBe(PATH_PYTHON)
     // Only TMPDIR is passed; CPython itself may add LC_CTYPE when it coerces a C locale (PEP 538).
     expect(r.value[1].filter((k) => k !== 'LC_CTYPE')).toEqual(['TMPDIR'])
     await fiber.dispose()

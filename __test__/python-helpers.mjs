@@ -29,7 +29,9 @@ export function childJson(out) {
 
 /** The real interpreter behind `python3` on PATH (a pyenv shim on this machine), or another
  * CPython named by CRN_TEST_PYTHON (to run the suites against 3.10, 3.12, …). */
-export const PYTHON = execFileSync(process.env.CRN_TEST_PYTHON || 'python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim()
+const realInterpreter = (bin) => execFileSync(bin, ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim()
+export const PATH_PYTHON = realInterpreter('python3')
+export const PYTHON = process.env.CRN_TEST_PYTHON ? realInterpreter(process.env.CRN_TEST_PYTHON) : PATH_PYTHON
 
 /**
  * Gives this test file its own TMPDIR. Every run stages under it, so a child's command line
