@@ -5,7 +5,9 @@ import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, describe, expect, it, vi } from 'vitest'
+import vm from 'node:vm'
 import native from '../lib/native.mjs'
+import { encodeLossless } from '../lib/python-json.mjs'
 import { PY_DIR } from '../lib/python-runtime.mjs'
 import { PYTHON, REPO, childJson, liveProcesses, privateTmpdir, runNode, unreapedChildren } from './python-helpers.mjs'
 
@@ -77,6 +79,55 @@ describe('protocol mirror (real python3 -I -B -c)', () => {
     )
     expect(out[0]).toBe(out[1])
     expect(out[2]).toBe(true)
+  })
+})
+
+describe('host encoder for replies (14, seam §5)', () => {
+  it('equals JSON.stringify, except beyond-safe integral doubles, which keep their exact digits', () => {
+    const corpus = [null, true, 0, -1.5, 1e-7, 1 / 3, 5e-324, 'é\uD800"\n', [], {}, { a: [1, { b: null }], ['__proto__']: 2 }, Object.create(null)]
+    for (const v of corpus) expect(encodeLossless(v)).toBe(JSON.stringify(v))
+    expect(encodeLossless(2 ** 60)).toBe('1152921504606846976')
+    expect(encodeLossless(1e21)).toBe('1000000000000000000000')
+    expect(encodeLossless([-(2 ** 60), 2 ** 53])).toBe('[-1152921504606846976,9007199254740992]')
+    let deep = null
+    for (let i = 0; i < 100_000; i++) deep = [deep]
+    expect(encodeLossless(deep)).toBe('['.repeat(100_000) + 'null' + ']'.repeat(100_000))
+    const wide = new Array(50_000).fill(7)
+    expect(encodeLossless(wide)).toBe(JSON.stringify(wide))
+    const shared = { s: 1 }
+    expect(encodeLossless({ a: shared, b: shared })).toBe('{"a":{"s":1},"b":{"s":1}}')
+  })
+
+  it('rejects every lossy value of seam §5 and reads each property once', () => {
+    const cyclic = {}
+    cyclic.self = cyclic
+    const throwing = {}
+    Object.defineProperty(throwing, 'x', { enumerable: true, get() { throw new Error('no') } })
+    const extra = [1]
+    Object.defineProperty(extra, 'extra', { value: 1 })
+    const hidden = {}
+    Object.defineProperty(hidden, 'h', { value: 1, enumerable: false })
+    class Exotic {}
+    class Sub extends Array {}
+    const { proxy: revoked, revoke } = Proxy.revocable(function Object() {}, {})
+    revoke()
+    const impostorProto = { constructor: function Object() {} }
+    const lossy = [
+      { f: () => 1 }, () => 1, -0, Infinity, NaN, Array(2), [1, , 3], cyclic, new Exotic(), throwing, new Date(), extra,
+      new Map(), new Sub(), [undefined], { value: undefined }, { [Symbol()]: true }, hidden, undefined, 1n, Symbol('s'),
+      Object.create(impostorProto), revoked,
+    ]
+    for (const v of lossy) expect(encodeLossless(v)).toBeUndefined()
+    let reads = 0
+    const counted = {}
+    Object.defineProperty(counted, 'x', { enumerable: true, get: () => ++reads })
+    expect(encodeLossless(counted)).toBe('{"x":1}')
+    expect(reads).toBe(1)
+    const shrinking = [1, 2, 3]
+    Object.defineProperty(shrinking, 0, { enumerable: true, get() { shrinking.length = 1; return 1 } })
+    expect(encodeLossless(shrinking)).toBeUndefined()
+    // Genuine intrinsics of another realm pass.
+    expect(encodeLossless(vm.runInNewContext('({ a: [1, 2], b: Object.create(null) })'))).toBe('{"a":[1,2],"b":{}}')
   })
 })
 
