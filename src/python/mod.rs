@@ -1,7 +1,8 @@
 //! `PythonCodeRuntime`'s host side (spec python-runtime.md): interpreter resolution and probe,
 //! spawn with rlimits, the fd-3 protocol (framing, hostile-frame validation, metering), the log
 //! ledger, and group teardown. The JavaScript layer (`lib/python-runtime.mjs`) owns the config,
-//! the binding snapshot and dispatch; the child side is `py/bootstrap.py` + `py/protocol.py`.
+//! the binding snapshot and dispatch; the child side is `py/` (`bootstrap.py`, the entry;
+//! `runner.py`, the run; `protocol.py`, the wire).
 
 pub mod codec;
 pub mod errors;
