@@ -17,6 +17,7 @@ const rejects = (config) => new Context().plugin(PythonCodeRuntime, { pythonBin:
 afterAll(() => {
   expect(liveProcesses(TMP)).toEqual([])
   expect(unreapedChildren()).toEqual([])
+  fs.rmSync(TMP, { recursive: true, force: true })
 })
 
 describe('descriptors and schema', () => {

@@ -29,6 +29,7 @@ afterAll(() => {
   expect(liveProcesses(TMP)).toEqual([])
   expect(unreapedChildren()).toEqual([])
   expect(stagingDirs(TMP)).toEqual([])
+  fs.rmSync(TMP, { recursive: true, force: true })
 })
 
 /** Runs `program` with a runtime whose interpreter is `bin`. */

@@ -21,6 +21,7 @@ afterAll(async () => {
   expect(liveProcesses(TMP)).toEqual([])
   expect(unreapedChildren()).toEqual([])
   expect(stagingDirs(TMP)).toEqual([])
+  fs.rmSync(TMP, { recursive: true, force: true })
 })
 
 const run = (program, bindings = [], extra = {}) => R.run({ program, bindings, ...extra })

@@ -17,6 +17,7 @@ const TMP = privateTmpdir('py-protocol')
 afterAll(() => {
   expect(liveProcesses(TMP)).toEqual([])
   expect(unreapedChildren()).toEqual([])
+  fs.rmSync(TMP, { recursive: true, force: true })
 })
 
 /** Runs Python code with py/ importable and returns its JSON output. */

@@ -21,6 +21,7 @@ afterAll(async () => {
   expect(liveProcesses(TMP)).toEqual([])
   expect(unreapedChildren()).toEqual([])
   expect(stagingDirs(TMP)).toEqual([])
+  fs.rmSync(TMP, { recursive: true, force: true })
 })
 
 const run = (program, bindings = [], extra = {}) => R.run({ program, bindings, ...extra })
@@ -271,6 +272,36 @@ await asyncio.gather(*(loop.run_in_executor(None, worker, i) for i in range(4)))
 return sorted(results)`
     const r = await run(program, [TOOLS({ echo: async (x) => x })])
     expect(r).toEqual({ logs: [], value: [0, 1, 2, 3] })
+  })
+
+  it('a host call still in flight when the run settles is dropped without an unhandled rejection', async () => {
+    const unhandled = []
+    const onUnhandled = (e) => unhandled.push(e)
+    process.on('unhandledRejection', onUnhandled)
+    try {
+      let settleLate
+      const late = new Promise((_, reject) => (settleLate = () => reject(new Error('too late'))))
+      const functions = { late: () => late, quick: async () => 'quick' }
+      const r = await run('import asyncio\nasyncio.ensure_future(tools.late({}))\nawait asyncio.sleep(0.05)\nreturn await tools.quick({})', [TOOLS(functions)])
+      expect(r).toEqual({ logs: [], value: 'quick' })
+      settleLate()
+      await new Promise((res) => setTimeout(res, 50))
+      expect(unhandled).toEqual([])
+    } finally {
+      process.off('unhandledRejection', onUnhandled)
+    }
+  })
+
+  it('an onLog or onStats callback that throws changes nothing', async () => {
+    const r = await run('print("a")\nprint("b")\nreturn 1', [], {
+      onLog: () => {
+        throw new Error('listener bug')
+      },
+      onStats: () => {
+        throw new Error('stats bug')
+      },
+    })
+    expect(r).toEqual({ logs: ['a', 'b'], value: 1 })
   })
 
   it('many concurrent calls are each answered once, in any order', async () => {
