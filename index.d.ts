@@ -142,6 +142,22 @@ export declare class IsolateRun {
   join(): void
 }
 
+/** The child's modules compiled once per load by the chosen interpreter. */
+export declare class PythonPycache {
+  /** Relative paths of the cached files, e.g. `__pycache__/protocol.cpython-311.pyc`. */
+  get files(): Array<string>
+}
+
+/** One run. Methods never throw; after the run ends they do nothing. */
+export declare class PythonRun {
+  /** Settles binding call `id`: `payload` is the resolution's JSON text, or the message as a JSON string. */
+  reply(id: number, ok: boolean, payload: string): void
+  /** SIGKILLs the run's process group now (for a host that is exiting); the run still settles. */
+  kill(): void
+  /** Ends the run as `abort` with the message (a JSON string literal). */
+  abort(messageJson: string): void
+}
+
 /** A namespace declaration as the JavaScript layer read it (each field once, strings only). */
 export interface BindingDecl {
   global: string
@@ -170,6 +186,65 @@ export interface IsolateRunOptions {
   /** Whether admitted log entries are streamed to the host as they are emitted. */
   streamLogs: boolean
 }
+
+export interface PythonInterpreter {
+  /** `pythonBin` resolved to an absolute path. */
+  resolved: string
+  /** The path runs spawn: the probe's `sys.executable` when usable, else `resolved`. */
+  executable: string
+  /** `cpython 3 11 7` */
+  version: string
+}
+
+export interface PythonLoad {
+  interpreter?: PythonInterpreter
+  /** The load-time error, without the package prefix. */
+  error?: string
+}
+
+/** Resolves `pythonBin` (against `cwd` or the absolute entries of `path`) and probes it. */
+export declare function pythonLoadInterpreter(bin: string, path: string | undefined | null, cwd: string, tmpdir: string): PythonLoad
+
+/** `[code-runtime-native] log capture truncated at <N> bytes`, as the host writes it. */
+export declare function pythonLogTruncationMarker(maxBytes: number): string
+
+/** Compiles `py/` with the interpreter runs will use; `null` when it cannot (runs still work). */
+export declare function pythonPrecompile(executable: string, pyDir: string, tmpdir: string): PythonPycache | null
+
+/** The host's protocol constants, for the mirror test against `py/protocol.py`. */
+export declare function pythonProtocolInfo(): PythonProtocolInfo
+
+export interface PythonProtocolInfo {
+  protocolFd: number
+  /** `[frame, required, optional]` rows. */
+  roster: Array<Array<string>>
+}
+
+export interface PythonRunOptions {
+  executable: string
+  pyDir: string
+  tmpdir: string
+  cpuSeconds: number
+  addressSpaceBytes: number
+  maxLogBytes: number
+  maxValueBytes: number
+  maxWallMs: number
+  graceMs: number
+  frameCap: number
+  /** The boot frame's `namespaces`, as JSON. */
+  namespacesJson: string
+  /**
+   * Per namespace: its global then its member names, each as a JSON string literal (so lone
+   * surrogates survive).
+   */
+  dispatch: Array<Array<string>>
+  /** The program as a JSON string literal. */
+  programJson: string
+  streamLogs: boolean
+}
+
+/** Starts a run; `on_event` receives JSON texts (`call`, `log`, then one `settled`). */
+export declare function pythonStartRun(options: PythonRunOptions, pycache: PythonPycache | null | undefined, onEvent: (event: string) => void): PythonRun
 
 export declare function reservedSets(): ReservedSets
 

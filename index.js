@@ -836,7 +836,14 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.IsolateRun = nativeBinding.IsolateRun
+module.exports.PythonPycache = nativeBinding.PythonPycache
+module.exports.PythonRun = nativeBinding.PythonRun
 module.exports.isolateFreshFailure = nativeBinding.isolateFreshFailure
+module.exports.pythonLoadInterpreter = nativeBinding.pythonLoadInterpreter
+module.exports.pythonLogTruncationMarker = nativeBinding.pythonLogTruncationMarker
+module.exports.pythonPrecompile = nativeBinding.pythonPrecompile
+module.exports.pythonProtocolInfo = nativeBinding.pythonProtocolInfo
+module.exports.pythonStartRun = nativeBinding.pythonStartRun
 module.exports.reservedSets = nativeBinding.reservedSets
 module.exports.startIsolateRun = nativeBinding.startIsolateRun
 module.exports.validateBindings = nativeBinding.validateBindings

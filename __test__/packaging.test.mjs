@@ -37,7 +37,8 @@ describe('the installed package', () => {
   it('ships the loader, the JavaScript API, the bootstrap files and the binary, not the sources', () => {
     const installed = join(project, 'node_modules', 'code-runtime-native')
     const files = readdirSync(installed)
-    for (const expected of ['index.js', 'index.d.ts', 'lib', 'bin', 'package.json', 'README.md']) expect(files).toContain(expected)
+    for (const expected of ['index.js', 'index.d.ts', 'lib', 'bin', 'py', 'package.json', 'README.md']) expect(files).toContain(expected)
+    expect(readdirSync(join(installed, 'py')).sort()).toEqual(['bootstrap.py', 'protocol.py', 'runner.py'])
     for (const absent of ['src', '__test__', 'Cargo.toml', 'target', 'bench']) expect(files).not.toContain(absent)
     expect(readdirSync(join(project, 'node_modules', 'code-runtime-native-linux-x64-gnu'))).toContain(
       'code-runtime-native.linux-x64-gnu.node',
@@ -69,6 +70,27 @@ describe('the installed package', () => {
       logs: ['halfway 42'],
       value: { doubled: 42, failure: { typed: true, name: 'ToolCallError', toolName: 'fail', message: 'denied' } },
     })
+  })
+
+  it('runs Python programs from the bootstrap it ships, staged per run (spec python §16 case 17)', () => {
+    const python = spawnSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).stdout.trim()
+    const script = `
+      import { Context } from 'cordis'
+      import PythonCodeRuntime from 'code-runtime-native/python'
+      const ctx = new Context()
+      await ctx.plugin(PythonCodeRuntime, { pythonBin: ${JSON.stringify(python)} })
+      const result = await ctx.codeRuntime.run({
+        program: 'import sys\\nr = await tools.double({"n": 21})\\nprint("halfway", r)\\nreturn [r, sys.modules["__main__"].__file__]',
+        bindings: [{ global: 'tools', functions: { double: async ({ n }) => n * 2 } }],
+      })
+      console.log(JSON.stringify(result))`
+    writeFileSync(join(project, 'python-host.mjs'), script)
+    const child = spawnSync(process.execPath, ['python-host.mjs'], { cwd: project, encoding: 'utf8', timeout: 30000 })
+    expect(child.stderr).toBe('')
+    const result = JSON.parse(child.stdout)
+    expect(result.logs).toEqual(['halfway 42'])
+    expect(result.value[0]).toBe(42)
+    expect(result.value[1]).toMatch(new RegExp(`^${tmpdir()}/code-runtime-native-python-[^/]+/bootstrap\\.py$`))
   })
 
   it('runs the command line through npx', () => {

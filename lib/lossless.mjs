@@ -1,7 +1,7 @@
-// Host-side lossless JSON (spec seam.md §5): validates a value a host binding resolved with and
-// writes its compact JSON in one iterative pass, reading each property exactly once. Plain
-// containers from another realm (a `vm` context) are accepted when their prototypes are that
-// realm's genuine intrinsics, verified with intrinsics captured here at load time.
+// Host-side lossless JSON (spec seam.md §5), shared by both backends: validates a value a host
+// binding resolved with and writes its compact JSON in one iterative pass, reading each property
+// exactly once. Plain containers from another realm (a `vm` context) are accepted when their
+// prototypes are that realm's genuine intrinsics, verified with intrinsics captured here at load.
 import { types } from 'node:util'
 
 const ArrayIsArray = Array.isArray
@@ -63,28 +63,42 @@ const isForeignObjectPrototype = (proto) =>
 const isForeignArrayPrototype = (proto) =>
   proto !== ArrayPrototype && isForeignIntrinsic(proto, 'Array', isForeignObjectPrototype)
 
+const NumberIsInteger = Number.isInteger
+const MAX_SAFE = Number.MAX_SAFE_INTEGER
+const BigIntCtor = BigInt
+
+/**
+ * The fd-3 spelling of a number (python-runtime.md §8.1): an integral double beyond ±(2^53−1) as
+ * its exact digits (`2**60` is `1152921504606846976`), every other number as JavaScript writes it.
+ * @param {number} n
+ */
+export function exactDigits(n) {
+  return NumberIsInteger(n) && (n > MAX_SAFE || n < -MAX_SAFE) ? BigIntCtor(n).toString() : StringCtor(n)
+}
+
 /**
  * Compact JSON of `value` when it is lossless JSON, otherwise `undefined`.
  * A getter that throws makes the whole value invalid; nothing propagates.
  * @param {unknown} value
+ * @param {(n: number) => string} [numberText] how finite numbers are written (default: `String`)
  * @returns {string | undefined}
  */
-export function losslessJson(value) {
+export function losslessJson(value, numberText = StringCtor) {
   try {
-    const out = walk(value)
+    const out = walk(value, numberText)
     return out === INVALID ? undefined : out
   } catch {
     return undefined
   }
 }
 
-function scalar(value) {
+function scalar(value, numberText) {
   switch (typeof value) {
     case 'string':
       return JSONStringify(value)
     case 'number':
       if (!NumberIsFinite(value) || ObjectIs(value, -0)) return INVALID
-      return StringCtor(value)
+      return numberText(value)
     case 'boolean':
       return value ? 'true' : 'false'
     case 'object':
@@ -94,13 +108,13 @@ function scalar(value) {
   }
 }
 
-function walk(root) {
+function walk(root, numberText) {
   const parts = []
   const path = new SetCtor()
   const stack = [] // frames: { object, keys (or null for arrays), length, next }
 
   const enter = (value) => {
-    const s = scalar(value)
+    const s = scalar(value, numberText)
     if (s !== undefined) {
       if (s === INVALID) return false
       parts[parts.length] = s

@@ -2,4 +2,5 @@
 
 pub mod isolate;
 pub mod ledger;
+pub mod python;
 pub mod seam;

@@ -5,9 +5,10 @@
 /// Size of the two quotes around a JSON string.
 pub const QUOTES: usize = 2;
 
-/// Bytes one BMP code unit (not a surrogate) costs inside a JSON string.
+/// Bytes one BMP code unit (not a surrogate) costs inside a JSON string (public for the Python
+/// backend, which meters fd-3 JSON text code point by code point).
 #[inline]
-fn unit_cost(u: u32) -> usize {
+pub fn unit_cost(u: u32) -> usize {
     match u {
         0x22 | 0x5c => 2,                      // `"` and `\`
         0x08 | 0x09 | 0x0a | 0x0c | 0x0d => 2, // \b \t \n \f \r

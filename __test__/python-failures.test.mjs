@@ -1,0 +1,255 @@
+// PythonCodeRuntime's plumbing failures, reached for real (acceptance 19–23 and the staging,
+// spawn and limit rows of §14): fake interpreters that close fd 3 or vanish, a child Node process
+// with its descriptors exhausted or its file size limited or its address space capped, and the
+// event loop left idle after a run.
+import fs from 'node:fs'
+import path from 'node:path'
+import { afterAll, describe, expect, it, vi } from 'vitest'
+import { PythonCodeRuntime } from '../lib/index.mjs'
+import {
+  PYTHON,
+  TOOLS,
+  URLS,
+  childJson,
+  fakePython,
+  liveProcesses,
+  load,
+  privateTmpdir,
+  runNode,
+  script,
+  stagingDirs,
+  unreapedChildren,
+} from './python-helpers.mjs'
+
+vi.setConfig({ testTimeout: 20_000, hookTimeout: 20_000 })
+const TMP = privateTmpdir('py-failures')
+const BINS = fs.mkdtempSync(path.join(TMP, 'bins-'))
+
+afterAll(() => {
+  expect(liveProcesses(TMP)).toEqual([])
+  expect(unreapedChildren()).toEqual([])
+  expect(stagingDirs(TMP)).toEqual([])
+  fs.rmSync(TMP, { recursive: true, force: true })
+})
+
+/** Runs `program` with a runtime whose interpreter is `bin`. */
+async function runWith(bin, program, bindings = [], config = {}) {
+  const { runtime, fiber } = await load(PythonCodeRuntime, { pythonBin: bin, graceMs: 300, ...config })
+  try {
+    return await runtime.run({ program, bindings })
+  } finally {
+    await fiber.dispose()
+  }
+}
+
+/** A namespace whose boot frame is far larger than a socket buffer. */
+function hugeNamespace() {
+  const functions = {}
+  for (let i = 0; i < 100_000; i++) functions[`function_number_${i}`] = async () => i
+  return TOOLS(functions)
+}
+
+describe('boot failures', () => {
+  it('a child that exits without reading fd 3 fails the boot write: worker-exit, no leak (19)', async () => {
+    const bin = fakePython(BINS, 'exits-at-once', { run: 'exit 0' })
+    const before = stagingDirs(TMP).length
+    const r = await runWith(bin, 'return 1', [hugeNamespace()])
+    expect(r).toEqual({ logs: [], error: { kind: 'worker-exit', message: 'failed to boot python subprocess: write EPIPE' } })
+    expect(stagingDirs(TMP).length).toBe(before)
+  })
+
+  it('a failing run write after boot-ack is a boot failure too (21)', async () => {
+    const child = 'import os\nbuf = b""\nwhile b"\\n" not in buf:\n    buf += os.read(3, 65536)\nos.write(3, b\'{"type":"boot-ack"}\\n\')\nos._exit(0)'
+    const bin = fakePython(BINS, 'acks-then-exits', { run: `exec ${PYTHON} -c '${child.replaceAll("'", "'\\''")}'` })
+    const r = await runWith(bin, `return ${JSON.stringify('x'.repeat(4 << 20))}`)
+    expect(r).toEqual({ logs: [], error: { kind: 'worker-exit', message: 'failed to boot python subprocess: write EPIPE' } })
+  })
+
+  it('a bootstrap that sees no boot frame raises, sends no done, and the host reports the exit', async () => {
+    // fd 3 is /dev/null in the child: the boot frame is never seen.
+    const bin = fakePython(BINS, 'no-fd3', { run: `sleep 0.3\nexec ${PYTHON} "$@" 3</dev/null` })
+    const r = await runWith(bin, 'return 1')
+    expect(r.error).toEqual({ kind: 'worker-exit', message: 'python exited (code=1, signal=null) before completing' })
+    expect(r.logs.at(-1)).toBe('RuntimeError: bootstrap: expected boot frame on fd 3')
+  })
+
+  it('an interpreter that disappears after load is an asynchronous spawn error (22)', async () => {
+    const bin = fakePython(BINS, 'vanishing-python', { run: `exec ${PYTHON} "$@"` })
+    const { runtime, fiber } = await load(PythonCodeRuntime, { pythonBin: bin })
+    fs.unlinkSync(bin)
+    const before = stagingDirs(TMP).length
+    expect(await runtime.run({ program: 'return 1', bindings: [] })).toEqual({
+      logs: [],
+      error: { kind: 'worker-exit', message: `python spawn error: spawn ${bin} ENOENT` },
+    })
+    expect(stagingDirs(TMP).length).toBe(before)
+    await fiber.dispose()
+  })
+
+  it('spawn failing synchronously with EMFILE resolves worker-exit and removes the staging directory (20)', async () => {
+    const dir = fs.mkdtempSync(path.join(TMP, 'emfile-'))
+    const tmp = fs.mkdtempSync(path.join(TMP, 'emfile-tmp-'))
+    const out = await runNode(
+      dir,
+      `
+      import fs from 'node:fs'
+      import { Context } from '${URLS.cordis}'
+      import { PythonCodeRuntime } from '${URLS.index}'
+      const ctx = new Context()
+      await ctx.plugin(PythonCodeRuntime, { pythonBin: ${JSON.stringify(PYTHON)} })
+      const held = []
+      try { for (;;) held.push(fs.openSync('/dev/null', 'r')) } catch (e) { if (e.code !== 'EMFILE') throw e }
+      // Four left: the run's waker pair takes two and the staging copy two at a time, so the
+      // spawn's pipes are what runs out.
+      for (let i = 0; i < 4; i++) fs.closeSync(held.pop())
+      const r = await ctx.codeRuntime.run({ program: 'return 1', bindings: [] })
+      for (const fd of held) fs.closeSync(fd)
+      console.log(JSON.stringify({ r, left: fs.readdirSync(${JSON.stringify(tmp)}) }))
+      `,
+      { env: { TMPDIR: tmp }, shellPrefix: 'ulimit -n 64;' },
+    )
+    const { r, left } = childJson(out)
+    expect(r).toEqual({ logs: [], error: { kind: 'worker-exit', message: 'python spawn error: spawn EMFILE' } })
+    expect(left).toEqual([])
+  })
+})
+
+describe('staging failures (§7.1)', () => {
+  it('a tmpdir that does not exist', async () => {
+    const { runtime, fiber } = await load(PythonCodeRuntime)
+    const saved = process.env.TMPDIR
+    process.env.TMPDIR = path.join(TMP, 'does-not-exist')
+    try {
+      expect(await runtime.run({ program: 'return 1', bindings: [] })).toEqual({
+        logs: [],
+        error: {
+          kind: 'worker-exit',
+          message: `failed to stage the python bootstrap: ENOENT: no such file or directory, mkdtemp '${path.join(TMP, 'does-not-exist')}/code-runtime-native-python-XXXXXX'`,
+        },
+      })
+    } finally {
+      process.env.TMPDIR = saved
+    }
+    await fiber.dispose()
+  })
+
+  it('a copy that fails removes the partial directory (file size limit, SIGXFSZ ignored)', async () => {
+    const dir = fs.mkdtempSync(path.join(TMP, 'efbig-'))
+    const tmp = fs.mkdtempSync(path.join(TMP, 'efbig-tmp-'))
+    const out = await runNode(
+      dir,
+      `
+      import fs from 'node:fs'
+      import { Context } from '${URLS.cordis}'
+      import { PythonCodeRuntime } from '${URLS.index}'
+      const ctx = new Context()
+      await ctx.plugin(PythonCodeRuntime, { pythonBin: ${JSON.stringify(PYTHON)} })
+      const r = await ctx.codeRuntime.run({ program: 'return 1', bindings: [] })
+      console.log(JSON.stringify({ r, left: fs.readdirSync(${JSON.stringify(tmp)}) }))
+      `,
+      { env: { TMPDIR: tmp }, shellPrefix: "ulimit -f 0; trap '' XFSZ;" },
+    )
+    const { r, left } = childJson(out)
+    expect(r.error.kind).toBe('worker-exit')
+    expect(r.error.message).toMatch(/^failed to stage the python bootstrap: EFBIG: file too large, copyfile '.*\/py\/bootstrap\.py' -> '.*\/code-runtime-native-python-\w{6}\/bootstrap\.py'$/)
+    expect(left).toEqual([])
+  })
+})
+
+describe('limits failing at boot (§9.8)', () => {
+  it('an inherited RLIMIT_AS too small for the budgets is reported by the bootstrap', async () => {
+    // The interpreter inherits a smaller address space than the config asks for (a wrapper lowers
+    // it after the host's pre-exec setup); the host itself keeps its own limits.
+    const bin = fakePython(BINS, 'small-address-space', { run: `ulimit -v 800000\nexec ${PYTHON} "$@"` })
+    const { runtime, fiber } = await load(PythonCodeRuntime, { pythonBin: bin, addressSpaceMb: 4096, maxValueBytes: 67108800 })
+    expect(await runtime.run({ program: 'return 1', bindings: [] })).toEqual({
+      logs: [],
+      error: {
+        kind: 'exception',
+        message:
+          'bootstrap: applying resource limits failed\nRuntimeError: config.maxValueBytes is too large for the inherited RLIMIT_AS of 819200000 bytes (a near-budget output would breach it during encode); lower the budget or raise the inherited address-space limit',
+      },
+    })
+    await fiber.dispose()
+  })
+
+  it('the host applies the limits before exec and the child sees them', async () => {
+    // The wrapper runs after the host's pre-exec setup and before the interpreter starts.
+    const seen = path.join(fs.mkdtempSync(path.join(TMP, 'ulimits-')), 'seen')
+    const bin = fakePython(BINS, 'limit-reporter', {
+      run: `echo "$(ulimit -c) $(ulimit -St) $(ulimit -Ht) $(ulimit -Sv) $(ulimit -Hv)" > ${seen}\nexec ${PYTHON} "$@"`,
+    })
+    const { runtime, fiber } = await load(PythonCodeRuntime, { pythonBin: bin, cpuSeconds: 7, addressSpaceMb: 300 })
+    const r = await runtime.run({
+      program: 'import resource\nreturn [list(resource.getrlimit(r)) for r in (resource.RLIMIT_CORE, resource.RLIMIT_CPU, resource.RLIMIT_AS)]',
+      bindings: [],
+    })
+    expect(r.value).toEqual([[0, 0], [7, 8], [300 * 2 ** 20, 300 * 2 ** 20]])
+    expect(fs.readFileSync(seen, 'utf8').trim()).toBe(`0 7 8 ${300 * 1024} ${300 * 1024}`)
+    await fiber.dispose()
+  })
+})
+
+describe('the child process (§7.2)', () => {
+  it('inherits only fds 0–3, stdin at EOF, and runs in its own session', async () => {
+    const probe = 'import os, sys\nprint(sorted(os.listdir("/proc/self/fd")), repr(sys.stdin.read()), os.getsid(0) == os.getpid(), os.getpgrp() == os.getpid())'
+    const bin = fakePython(BINS, 'fd-lister', { run: `exec ${PYTHON} -c '${probe}'` })
+    const r = await runWith(bin, 'return 1')
+    expect(r.error).toEqual({ kind: 'worker-exit', message: 'python exited (code=0, signal=null) before completing' })
+    // 4 is the descriptor listdir itself opened.
+    expect(r.logs).toEqual(["['0', '1', '2', '3', '4'] '' True True"])
+  })
+})
+
+describe('nothing outlives a run', () => {
+  it('a host that exits mid-run takes the process group and the staging directory with it', async () => {
+    const dir = fs.mkdtempSync(path.join(TMP, 'exit-'))
+    const tmp = fs.mkdtempSync(path.join(TMP, 'exit-tmp-'))
+    const pids = path.join(dir, 'pids')
+    const out = await runNode(
+      dir,
+      `
+      import fs from 'node:fs'
+      import { Context } from '${URLS.cordis}'
+      import { PythonCodeRuntime } from '${URLS.index}'
+      const ctx = new Context()
+      await ctx.plugin(PythonCodeRuntime, { pythonBin: ${JSON.stringify(PYTHON)} })
+      const program = 'import os, time\\npid = os.fork()\\nif pid == 0:\\n    time.sleep(60)\\nopen(${JSON.stringify(pids)}, "w").write(f"{os.getpid()} {pid}")\\ntime.sleep(60)'
+      ctx.codeRuntime.run({ program, bindings: [] })
+      while (!fs.existsSync(${JSON.stringify(pids)}) || !fs.readFileSync(${JSON.stringify(pids)}, 'utf8')) await new Promise((r) => setTimeout(r, 20))
+      process.exit(0)
+      `,
+      { env: { TMPDIR: tmp } },
+    )
+    expect(out.code).toBe(0)
+    const [leader, child] = fs.readFileSync(pids, 'utf8').split(' ').map(Number)
+    const { isAlive } = await import('./python-helpers.mjs')
+    for (let i = 0; i < 50 && (isAlive(leader) || isAlive(child)); i++) await new Promise((r) => setTimeout(r, 20))
+    expect([isAlive(leader), isAlive(child)]).toEqual([false, false])
+    expect(fs.readdirSync(tmp)).toEqual([])
+  })
+
+  it('a settled run leaves nothing that keeps the event loop alive', async () => {
+    const dir = fs.mkdtempSync(path.join(TMP, 'idle-'))
+    const out = await runNode(
+      dir,
+      `
+      import { Context } from '${URLS.cordis}'
+      import { PythonCodeRuntime } from '${URLS.index}'
+      const ctx = new Context()
+      await ctx.plugin(PythonCodeRuntime, { pythonBin: ${JSON.stringify(PYTHON)} })
+      const tools = { global: 'tools', functions: { echo: async (x) => x } }
+      const logs = []
+      const r = await ctx.codeRuntime.run({ program: 'print("hi")\\nreturn await tools.echo(5)', bindings: [tools], onLog: (t) => logs.push(t) })
+      console.log(JSON.stringify({ r, logs, at: Date.now() }))
+      process.on('exit', () => console.error('exit-at', Date.now()))
+      `,
+    )
+    const { r, logs, at } = childJson(out)
+    expect(r).toEqual({ logs: ['hi'], value: 5 })
+    expect(logs).toEqual(['hi'])
+    expect(out.code).toBe(0)
+    const exitedAt = Number(out.stderr.match(/exit-at (\d+)/)[1])
+    expect(exitedAt - at).toBeLessThan(500)
+  })
+})

@@ -1,0 +1,137 @@
+// Shared helpers for the PythonCodeRuntime suites: a private TMPDIR per test file (so staging
+// directories and child command lines are attributable to it), real interpreters, fake ones for
+// failure paths, and a process-table check.
+import { execFileSync, spawn } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { createRequire } from 'node:module'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { Context } from 'cordis'
+
+export const REPO = fileURLToPath(new URL('..', import.meta.url))
+
+/** Absolute module URLs for child Node scripts written outside the repository. */
+export const URLS = {
+  cordis: pathToFileURL(createRequire(import.meta.url).resolve('cordis')).href,
+  index: pathToFileURL(path.join(REPO, 'lib/index.mjs')).href,
+  pythonRuntime: pathToFileURL(path.join(REPO, 'lib/python-runtime.mjs')).href,
+}
+
+/** Parses a child's JSON stdout, reporting its stderr when it did not print any. */
+export function childJson(out) {
+  try {
+    return JSON.parse(out.stdout)
+  } catch {
+    throw new Error(`child exited ${out.code}/${out.signal} without JSON; stderr:\n${out.stderr}`)
+  }
+}
+
+/** The real interpreter behind `python3` on PATH (a pyenv shim on this machine), or another
+ * CPython named by CRN_TEST_PYTHON (to run the suites against 3.10, 3.12, …). */
+const realInterpreter = (bin) => execFileSync(bin, ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim()
+export const PATH_PYTHON = realInterpreter('python3')
+export const PYTHON = process.env.CRN_TEST_PYTHON ? realInterpreter(process.env.CRN_TEST_PYTHON) : PATH_PYTHON
+
+/**
+ * Gives this test file its own TMPDIR. Every run stages under it, so a child's command line
+ * (`…/<tag>-XXXX/code-runtime-native-python-…/bootstrap.py`) says which file spawned it.
+ */
+export function privateTmpdir(tag) {
+  const base = fs.realpathSync(os.tmpdir())
+  const dir = fs.mkdtempSync(path.join(base, `crn-${tag}-`))
+  process.env.TMPDIR = dir
+  return dir
+}
+
+export async function load(Class, config = {}) {
+  const ctx = new Context()
+  const fiber = await ctx.plugin(Class, { pythonBin: PYTHON, ...config })
+  return { ctx, fiber, runtime: ctx.get('codeRuntime') }
+}
+
+export const TOOLS = (functions = {}) => ({
+  global: 'tools',
+  errorClass: { name: 'ToolCallError', memberNameProperty: 'toolName' },
+  functions,
+})
+
+/** Non-zombie processes whose command line contains `marker`. */
+export function liveProcesses(marker) {
+  const found = []
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    let cmdline, stat
+    try {
+      cmdline = fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').replaceAll('\0', ' ')
+      stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8')
+    } catch {
+      continue
+    }
+    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]
+    if (cmdline.includes(marker) && state !== 'Z' && state !== 'X') found.push({ pid: Number(name), state, cmdline })
+  }
+  return found
+}
+
+/** Zombies whose parent is this process: a child the host failed to reap. */
+export function unreapedChildren() {
+  const found = []
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8')
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      if (state === 'Z' && Number(ppid) === process.pid) found.push(Number(name))
+    } catch {}
+  }
+  return found
+}
+
+export function isAlive(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]
+    return state !== 'Z' && state !== 'X'
+  } catch {
+    return false
+  }
+}
+
+/** Staging directories currently under `dir`. */
+export function stagingDirs(dir) {
+  return fs.readdirSync(dir).filter((n) => n.startsWith('code-runtime-native-python-'))
+}
+
+/** Writes an executable script. */
+export function script(dir, name, body) {
+  const file = path.join(dir, name)
+  fs.writeFileSync(file, body, { mode: 0o755 })
+  return file
+}
+
+/**
+ * A fake interpreter: answers the version probe with `version` (and an empty sys.executable line,
+ * so runs spawn the script itself), then runs `run` for the per-run invocation.
+ */
+export function fakePython(dir, name, { version = 'cpython 3 11 7', probe, run = 'exit 0' } = {}) {
+  const probeBody = probe ?? `printf '%s\\n\\n' '${version}'; exit 0`
+  return script(dir, name, `#!/bin/sh\nif [ "$1" = "-I" ] && [ "$2" = "-c" ]; then\n${probeBody}\nfi\n${run}\n`)
+}
+
+/** Runs a Node ESM script (text) in a child process with the given environment and shell prefix. */
+export function runNode(dir, source, { env = {}, shellPrefix = '', nodeArgs = [], cwd = REPO } = {}) {
+  const file = path.join(dir, `child-${Date.now()}-${Math.random().toString(36).slice(2)}.mjs`)
+  fs.writeFileSync(file, source)
+  const cmd = `${shellPrefix} exec "${process.execPath}" ${nodeArgs.join(' ')} "${file}"`
+  return new Promise((resolve) => {
+    const child = spawn('/bin/sh', ['-c', cmd], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    child.stderr.on('data', (d) => (stderr += d))
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }))
+  })
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms))

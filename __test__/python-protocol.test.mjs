@@ -1,0 +1,134 @@
+// The fd-3 protocol mirror between the Rust host and py/protocol.py (acceptance 15–17). The host
+// codec itself (acceptance 1–14) is covered by Rust unit tests in src/python (scan, codec, meter,
+// logs, wire, numbers); these check that both sides agree and that the package ships the child.
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import { afterAll, describe, expect, it, vi } from 'vitest'
+import vm from 'node:vm'
+import native from '../lib/native.mjs'
+import { exactDigits, losslessJson } from '../lib/lossless.mjs'
+
+const encodeLossless = (value) => losslessJson(value, exactDigits)
+import { PY_DIR } from '../lib/python-runtime.mjs'
+import { PYTHON, liveProcesses, privateTmpdir, unreapedChildren } from './python-helpers.mjs'
+
+vi.setConfig({ testTimeout: 20_000, hookTimeout: 20_000 })
+const TMP = privateTmpdir('py-protocol')
+
+afterAll(() => {
+  expect(liveProcesses(TMP)).toEqual([])
+  expect(unreapedChildren()).toEqual([])
+  fs.rmSync(TMP, { recursive: true, force: true })
+})
+
+/** Runs Python code with py/ importable and returns its JSON output. */
+function python(code) {
+  const prelude = `import json, sys\nsys.path.insert(0, ${JSON.stringify(PY_DIR)})\nimport protocol\n`
+  return JSON.parse(execFileSync(PYTHON, ['-I', '-B', '-c', prelude + code], { encoding: 'utf8', env: { TMPDIR: TMP } }))
+}
+
+/** python-runtime.md §8.2, transcribed. */
+const SPEC_ROSTER = {
+  BootMessage: [['type', 'cpuSeconds', 'addressSpaceBytes', 'maxLogBytes', 'maxValueBytes', 'namespaces'], []],
+  Namespace: [['global', 'names'], ['errorClass']],
+  ErrorClass: [['name', 'memberNameProperty'], []],
+  RunMessage: [['type', 'program'], []],
+  BootAckMessage: [['type'], []],
+  CallMessage: [['type', 'id', 'global', 'name', 'args'], []],
+  LogMessage: [['type', 'text'], ['truncated', 'open']],
+  DoneErrorField: [['kind', 'message'], []],
+  DoneMessage: [['type'], ['value', 'error']],
+  ReplyOk: [['type', 'id', 'ok', 'value'], []],
+  ReplyErr: [['type', 'id', 'ok', 'message'], []],
+}
+
+describe('protocol mirror (real python3 -I -B -c)', () => {
+  it('PROTOCOL_FD and the marker text agree across budgets (15)', () => {
+    const budgets = [64, 100, 65536, 12345678]
+    const py = python(`print(json.dumps([protocol.PROTOCOL_FD, [protocol.log_truncation_marker(n) for n in ${JSON.stringify(budgets)}]]))`)
+    expect(py[0]).toBe(3)
+    expect(native.pythonProtocolInfo().protocolFd).toBe(3)
+    expect(py[1]).toEqual(budgets.map((n) => native.pythonLogTruncationMarker(n)))
+    expect(py[1][0]).toBe('[code-runtime-native] log capture truncated at 64 bytes')
+  })
+
+  it("each frame's required and optional keys match the spec roster on both sides (16)", () => {
+    const py = python(
+      'print(json.dumps({t.__name__: [sorted(t.__required_keys__), sorted(t.__optional_keys__)] for t in protocol.FRAMES}))',
+    )
+    const sorted = (o) => Object.fromEntries(Object.entries(o).map(([k, [r, p]]) => [k, [[...r].sort(), [...p].sort()]]))
+    expect(py).toEqual(sorted(SPEC_ROSTER))
+    const rust = Object.fromEntries(
+      native.pythonProtocolInfo().roster.map(([name, req, opt]) => [name, [req ? req.split(',') : [], opt ? opt.split(',') : []]]),
+    )
+    expect(sorted(rust)).toEqual(sorted(SPEC_ROSTER))
+  })
+
+  it('number spelling and metering agree with JSON.stringify and the host', () => {
+    const values = [0, 1, -1, 1.5, 0.1, 1e-7, 1e-6, 1e21, 2 ** 53, 2 ** 60, -(2 ** 60), 5e-324, 1.7976931348623157e308, 123.456, 1e300]
+    // Every value crosses as a float, as a JavaScript number would.
+    const py = python(`print(json.dumps([protocol.number_text(float(v)) for v in ${JSON.stringify(values)}]))`)
+    const expected = values.map((v) => (Number.isInteger(v) && Math.abs(v) > Number.MAX_SAFE_INTEGER ? BigInt(v).toString() : String(v)))
+    expect(py).toEqual(expected)
+    const strings = ['', 'abc', 'é€😀', '"\\\b\f\n\r\t', '\u0000\u001f\u007f', '\u2028']
+    const sizes = python(`print(json.dumps([protocol.string_cost(s) for s in ${JSON.stringify(strings)}] + [protocol.string_cost("\\ud800"), protocol.string_cost("\\ud83d\\ude00")]))`)
+    expect(sizes).toEqual([...strings.map((s) => Buffer.byteLength(JSON.stringify(s))), 8, 6])
+  })
+
+  it('the iterative codec round-trips deep values', () => {
+    const out = python(
+      'v = None\nfor _ in range(5000):\n    v = [v, {"k": "é\\ud800"}]\ns = protocol.encode(v)\nd = protocol.decode(s)\nprint(json.dumps([len(s.encode("utf-8")), protocol.encoded_size(v), protocol.encode(d) == s]))',
+    )
+    expect(out[0]).toBe(out[1])
+    expect(out[2]).toBe(true)
+  })
+})
+
+describe('host encoder for replies (14, seam §5)', () => {
+  it('equals JSON.stringify, except beyond-safe integral doubles, which keep their exact digits', () => {
+    const corpus = [null, true, 0, -1.5, 1e-7, 1 / 3, 5e-324, 'é\uD800"\n', [], {}, { a: [1, { b: null }], ['__proto__']: 2 }, Object.create(null)]
+    for (const v of corpus) expect(encodeLossless(v)).toBe(JSON.stringify(v))
+    expect(encodeLossless(2 ** 60)).toBe('1152921504606846976')
+    expect(encodeLossless(1e21)).toBe('1000000000000000000000')
+    expect(encodeLossless([-(2 ** 60), 2 ** 53])).toBe('[-1152921504606846976,9007199254740992]')
+    let deep = null
+    for (let i = 0; i < 100_000; i++) deep = [deep]
+    expect(encodeLossless(deep)).toBe('['.repeat(100_000) + 'null' + ']'.repeat(100_000))
+    const wide = new Array(50_000).fill(7)
+    expect(encodeLossless(wide)).toBe(JSON.stringify(wide))
+    const shared = { s: 1 }
+    expect(encodeLossless({ a: shared, b: shared })).toBe('{"a":{"s":1},"b":{"s":1}}')
+  })
+
+  it('rejects every lossy value of seam §5 and reads each property once', () => {
+    const cyclic = {}
+    cyclic.self = cyclic
+    const throwing = {}
+    Object.defineProperty(throwing, 'x', { enumerable: true, get() { throw new Error('no') } })
+    const extra = [1]
+    Object.defineProperty(extra, 'extra', { value: 1 })
+    const hidden = {}
+    Object.defineProperty(hidden, 'h', { value: 1, enumerable: false })
+    class Exotic {}
+    class Sub extends Array {}
+    const { proxy: revoked, revoke } = Proxy.revocable(function Object() {}, {})
+    revoke()
+    const impostorProto = { constructor: function Object() {} }
+    const lossy = [
+      { f: () => 1 }, () => 1, -0, Infinity, NaN, Array(2), [1, , 3], cyclic, new Exotic(), throwing, new Date(), extra,
+      new Map(), new Sub(), [undefined], { value: undefined }, { [Symbol()]: true }, hidden, undefined, 1n, Symbol('s'),
+      Object.create(impostorProto), revoked,
+    ]
+    for (const v of lossy) expect(encodeLossless(v)).toBeUndefined()
+    let reads = 0
+    const counted = {}
+    Object.defineProperty(counted, 'x', { enumerable: true, get: () => ++reads })
+    expect(encodeLossless(counted)).toBe('{"x":1}')
+    expect(reads).toBe(1)
+    const shrinking = [1, 2, 3]
+    Object.defineProperty(shrinking, 0, { enumerable: true, get() { shrinking.length = 1; return 1 } })
+    expect(encodeLossless(shrinking)).toBeUndefined()
+    // Genuine intrinsics of another realm pass.
+    expect(encodeLossless(vm.runInNewContext('({ a: [1, 2], b: Object.create(null) })'))).toBe('{"a":[1,2],"b":{}}')
+  })
+})

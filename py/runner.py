@@ -1,0 +1,582 @@
+"""code-runtime-native: the body of the Python child (python-runtime.md §8.3, §9).
+
+`bootstrap.py` (the entry, `__main__`) imports this module and calls `main()`, which reads `boot`,
+re-asserts the limits the host applied before exec, builds the namespaces, acknowledges, reads
+`run`, runs the program as the body of `async def __dsh_main__()` and sends exactly one `done`.
+
+Everything the settlement path uses is a local of `main()` (so a closure cell for the nested
+functions) or a default argument, bound before the program runs: neither rebinding `__main__`
+nor this module's globals can reach it. The module is also removed from `sys.modules`.
+"""
+
+import os
+
+import protocol as P
+
+
+def main(
+    P=P, BaseException=BaseException, Exception=Exception, KeyError=KeyError, TypeError=TypeError,
+    ValueError=ValueError, RuntimeError=RuntimeError, AttributeError=AttributeError,
+    OSError=OSError, isinstance=isinstance, type=type, len=len, str=str, dict=dict, list=list,
+    bool=bool, id=id, getattr=getattr,
+    _write=os.write, _read=os.read, _exit=os._exit, _getpid=os.getpid, _kill=os.kill,
+):
+    # Everything used later is a local here (so a closure cell for the nested functions), builtins
+    # included: the program may rebind builtins or any module global it can reach.
+    import builtins
+    import signal
+    import sys
+
+    memoryview, setattr, min, sum, set, int, bytes, exec, compile = (
+        builtins.memoryview, builtins.setattr, builtins.min, builtins.sum, builtins.set,
+        builtins.int, builtins.bytes, builtins.exec, builtins.compile,
+    )
+
+    import ast
+    import asyncio
+    import io
+    import linecache
+    import resource
+    import threading
+    import traceback
+
+    FD = P.PROTOCOL_FD
+    encode, decode, quote = P.encode, P.decode, P.quote
+    string_cost = P.string_cost
+    FIXED_DONE = b'{"type":"done","error":{"kind":"exception","message":"<unrenderable>"}}\n'
+    TRUNCATED = "\u2026 [truncated]"  # 15 bytes
+
+    # ---- the channel: one residual buffer shared by the blocking and the asynchronous reader --
+    state = {"buf": bytearray(), "pos": 0}
+    # Frames are written whole under one lock. It is re-entrant so that a signal handler which
+    # logs while this thread is mid-frame cannot deadlock; its frame waits for the current one.
+    write_lock = threading.RLock()
+    writing = [False]
+    deferred = []
+
+    def send_bytes(data):
+        with write_lock:
+            if writing[0]:
+                deferred.append(data)
+                return
+            writing[0] = True
+            try:
+                queue = [data]
+                while queue:
+                    view = memoryview(queue.pop(0))
+                    while view:
+                        view = view[_write(FD, view):]
+                    queue.extend(deferred)
+                    deferred.clear()
+            finally:
+                writing[0] = False
+
+    def send(frame):
+        send_bytes((encode(frame) + "\n").encode("utf-8"))
+
+    def take_line():
+        buf, pos = state["buf"], state["pos"]
+        nl = buf.find(b"\n", pos)
+        if nl < 0:
+            if pos:
+                del buf[:pos]
+                state["pos"] = 0
+            return None
+        line = bytes(buf[pos:nl])
+        state["pos"] = nl + 1
+        if state["pos"] > 65536 and state["pos"] * 2 > len(buf):
+            del buf[:state["pos"]]
+            state["pos"] = 0
+        return line
+
+    def read_frame_blocking():
+        """The next frame, or None at EOF (a partial line at EOF is dropped)."""
+        while True:
+            line = take_line()
+            if line is not None:
+                if line:
+                    return decode(line.decode("utf-8"))
+                continue
+            chunk = _read(FD, 65536)
+            if not chunk:
+                return None
+            state["buf"] += chunk
+
+    boot = read_frame_blocking()
+    if not isinstance(boot, dict) or boot.get("type") != "boot":
+        raise RuntimeError("bootstrap: expected boot frame on fd 3")
+    max_log_bytes = boot["maxLogBytes"]
+    max_value_bytes = boot["maxValueBytes"]
+
+    # ---- limits (python-runtime.md §11): already applied by the host before exec; re-asserting
+    # them is idempotent, and the budget re-check needs the effective soft RLIMIT_AS -------------
+    INF = resource.RLIM_INFINITY
+
+    def clamped(wanted, inherited, cpu):
+        def ceil(v, limit):
+            return v if limit == INF else min(v, limit)
+
+        hard = ceil(wanted[1], inherited[1])
+        soft = min(ceil(wanted[0], inherited[0]), hard)
+        if cpu and soft == hard and hard != INF and hard >= 2:
+            soft = hard - 1
+        return soft, hard
+
+    def apply_limits():
+        cpu, space = int(boot["cpuSeconds"]), int(boot["addressSpaceBytes"])
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_CPU, clamped((cpu, cpu + 1), resource.getrlimit(resource.RLIMIT_CPU), True))
+        if sys.platform == "darwin":
+            return
+        resource.setrlimit(resource.RLIMIT_AS, clamped((space, space), resource.getrlimit(resource.RLIMIT_AS), False))
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft == INF:
+            return
+        for key, budget in (("maxLogBytes", max_log_bytes), ("maxValueBytes", max_value_bytes)):
+            if budget * 12 >= soft - 67108864:
+                raise RuntimeError(
+                    f"config.{key} is too large for the inherited RLIMIT_AS of {soft} bytes (a near-budget "
+                    "output would breach it during encode); lower the budget or raise the inherited "
+                    "address-space limit"
+                )
+
+    def cpu_post_check():
+        """A program that trapped SIGXCPU, or burned CPU in reaped children, still times out.
+        The limit is the one in force at boot: each caught SIGXCPU makes Linux raise the soft limit
+        by a second, so re-reading it would forgive exactly the programs this check is for."""
+        soft = cpu_limit[0]
+        if soft == INF:
+            return
+        me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        used = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+        # The kernel's CPU-timer clock can run a few ms ahead of getrusage, so a caught SIGXCPU is
+        # also recognized by the raised soft limit it leaves behind.
+        if used >= soft or resource.getrlimit(resource.RLIMIT_CPU)[0] != soft:
+            signal.signal(signal.SIGXCPU, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGXCPU})
+            _kill(_getpid(), signal.SIGXCPU)
+            _exit(1)
+
+    def exception_only(exc):
+        return "".join(traceback.format_exception_only(type(exc), exc)).rstrip("\n")
+
+    cpu_limit = [INF]
+    try:
+        apply_limits()
+        cpu_limit[0] = resource.getrlimit(resource.RLIMIT_CPU)[0]
+    except BaseException as exc:
+        message = "bootstrap: applying resource limits failed\n" + exception_only(exc)
+        send({"type": "done", "error": {"kind": "exception", "message": message}})
+        _exit(0)
+
+    # ---- logs: one LogBuffer, one re-entrant lock, two line-coalescing streams -----------------
+    class LogBuffer:
+        """One ledger for both streams. Its lock is re-entrant, and a call that re-enters on the
+        same thread (a signal handler printing mid-write) is queued and run right after the
+        interrupted one, so neither deadlocks nor loses or splits text."""
+
+        def __init__(self):
+            self.lock = threading.RLock()
+            self.remaining = max_log_bytes - 1
+            self.parts = []
+            self.pending = 0
+            self.opened = False  # the current line already has an admitted open fragment
+            self.stopped = False  # the marker was sent
+            self.closed = False  # the run settled
+            self.busy = False
+            self.nested = []
+
+        def _serialized(self, op, arg):
+            with self.lock:
+                if self.busy:
+                    self.nested.append((op, arg))
+                    return
+                self.busy = True
+                try:
+                    op(arg)
+                    while self.nested:
+                        nested_op, nested_arg = self.nested.pop(0)
+                        nested_op(nested_arg)
+                finally:
+                    self.busy = False
+
+        def write(self, s):
+            self._serialized(self._write, s)
+
+        def flush_line(self):
+            self._serialized(self._flush_line, None)
+
+        def settle(self):
+            """Commits an unterminated tail and closes: nothing is logged after `done`."""
+            self._serialized(self._settle, None)
+
+        def _write(self, s):
+            with self.lock:
+                if self.stopped or self.closed or not s:
+                    return
+                start = 0
+                while True:
+                    nl = s.find("\n", start)
+                    if nl < 0:
+                        break
+                    piece = s[start:nl]
+                    if self.parts:
+                        self.parts.append(piece)
+                        piece = "".join(self.parts)
+                        self.parts, self.pending = [], 0
+                    self.push(piece, False)
+                    start = nl + 1
+                    if self.stopped:
+                        return  # the ledger is exhausted: stop scanning
+                rest = s[start:] if start else s
+                if not rest:
+                    return
+                self.parts.append(rest)
+                self.pending += len(rest)
+                if self.pending > self.remaining:
+                    # A newline-free flood: push a budget-sized prefix, which cannot fit.
+                    text = "".join(self.parts)
+                    self.parts, self.pending = [], 0
+                    self.push(text[:self.remaining + 4], False)
+                elif len(self.parts) > 64:
+                    self.parts = ["".join(self.parts)]
+
+        def _flush_line(self, _):
+            with self.lock:
+                if self.parts and not self.stopped and not self.closed:
+                    text = "".join(self.parts)
+                    self.parts, self.pending = [], 0
+                    self.push(text, True)
+
+        def push(self, text, open_):
+            with self.lock:
+                if self.stopped or self.closed:
+                    return
+                text = P.replace_lone_surrogates(text)
+                if self.opened:
+                    fits = len(text) <= self.remaining and (cost := string_cost(text) - 2) <= self.remaining
+                else:
+                    fits = len(text) + 3 <= self.remaining and (cost := string_cost(text) + 1) <= self.remaining
+                if not fits:
+                    self.stopped = True
+                    self.parts, self.pending = [], 0
+                    send({"type": "log", "text": P.log_truncation_marker(max_log_bytes), "truncated": True})
+                    return
+                self.remaining -= cost
+                self.opened = open_
+                send({"type": "log", "text": text, "open": True} if open_ else {"type": "log", "text": text})
+
+        def _settle(self, _):
+            with self.lock:
+                if self.parts and not self.stopped and not self.closed:
+                    text = "".join(self.parts)
+                    self.parts, self.pending = [], 0
+                    self.push(text, False)
+                self.closed = True
+
+    class LogStream(io.TextIOBase):
+        def __init__(self, name):
+            self._name = name
+
+        @property
+        def name(self):
+            return self._name
+
+        @property
+        def encoding(self):
+            return "utf-8"
+
+        @property
+        def errors(self):
+            return "strict"
+
+        def writable(self):
+            return True
+
+        def isatty(self):
+            return False
+
+        def write(self, s):
+            if not isinstance(s, str):
+                raise TypeError(f"write() argument must be str, not {type(s).__name__}")
+            log.write(s)
+            return len(s)
+
+        def flush(self):
+            log.flush_line()
+
+    log = LogBuffer()
+
+    # ---- namespaces and typed errors ----------------------------------------------------------
+    pending = {}
+    pending_lock = threading.Lock()
+    next_id = [0]
+
+    def error_factory(spec):
+        error_class = spec.get("errorClass")
+        if error_class is None:
+            return None, lambda member, message: RuntimeError(message)
+        member_property = error_class["memberNameProperty"]
+
+        def __init__(self, member, message):
+            Exception.__init__(self, message)
+            setattr(self, member_property, member)
+
+        cls = type(error_class["name"], (Exception,), {
+            "__init__": __init__, "__module__": "builtins", "__qualname__": error_class["name"],
+        })
+        return cls, cls
+
+    def make_binding(global_name, name, make_error):
+        async def binding(args, /):
+            reason = P.lossless_reason(args)
+            if reason is not None:
+                raise make_error(name, f"binding arguments must be lossless JSON ({reason})")
+            loop = asyncio.get_running_loop()
+            with pending_lock:
+                call_id = next_id[0]
+                future = loop.create_future()
+                pending[call_id] = (loop, future)
+                try:
+                    frame = ('{"type":"call","id":' + str(call_id) + ',"global":' + quote(global_name)
+                             + ',"name":' + quote(name) + ',"args":' + encode(args) + "}\n")
+                    send_bytes(frame.encode("utf-8"))
+                except (TypeError, ValueError) as exc:
+                    del pending[call_id]
+                    raise make_error(name, f"binding arguments must be lossless JSON: {exc}") from None
+                next_id[0] = call_id + 1
+            ok, payload = await future
+            if ok:
+                return payload
+            raise make_error(name, payload)
+
+        binding.__qualname__ = f"{global_name}.{name}"
+        binding.__name__ = name
+        return binding
+
+    def make_namespace(global_name, names, make_error):
+        members = {name: make_binding(global_name, name, make_error) for name in names}
+
+        def missing(key):
+            return f"tool {key!r} is not declared in namespace {global_name!r}"
+
+        class Namespace:
+            __slots__ = ()
+
+            def __getattribute__(self, attr):
+                binding = members.get(attr)
+                if binding is None:
+                    raise AttributeError(missing(attr))
+                return binding
+
+            def __getitem__(self, key):
+                binding = members.get(key) if type(key) is str else None
+                if binding is None:
+                    raise KeyError(missing(key))
+                return binding
+
+            def __dir__(self):
+                return list(members)
+
+            def __repr__(self):
+                return f"<namespace {global_name}>"
+
+        return Namespace()
+
+    program_globals = {"__name__": "__main__", "__builtins__": builtins}
+    for spec in boot["namespaces"]:
+        cls, make_error = error_factory(spec)
+        program_globals[spec["global"]] = make_namespace(spec["global"], spec["names"], make_error)
+        if cls is not None:
+            program_globals[spec["errorClass"]["name"]] = cls
+
+    send({"type": "boot-ack"})
+
+    run = read_frame_blocking()
+    if not isinstance(run, dict) or run.get("type") != "run":
+        raise RuntimeError("bootstrap: expected run frame on fd 3")
+    source = run["program"]
+
+    # ---- completion ---------------------------------------------------------------------------
+    def cap_message(lines, chain_cut):
+        """Joins lines lazily up to maxValueBytes serialized bytes, then cuts with the suffix."""
+        out = ["[code-runtime-native] exception chain truncated at 100 links\n"] if chain_cut else []
+        used = sum(string_cost(x) - 2 for x in out)
+        for line in lines:
+            out.append(line)
+            used += string_cost(line) - 2
+            if used > max_value_bytes + 2:  # the final newline (2 bytes escaped) is dropped below
+                break
+        text = "".join(out)
+        if text.endswith("\n"):
+            text = text[:-1]
+        if string_cost(text) - 2 <= max_value_bytes:
+            return text
+        budget = max_value_bytes - 15
+        if budget < 0:
+            return TRUNCATED
+        lo, hi = 0, len(text)
+        while lo < hi:  # the longest prefix within budget
+            mid = (lo + hi + 1) // 2
+            if string_cost(text[:mid]) - 2 <= budget:
+                lo = mid
+            else:
+                hi = mid - 1
+        return text[:lo] + TRUNCATED
+
+    def render_exception(exc):
+        try:
+            te = traceback.TracebackException(type(exc), exc, exc.__traceback__, compact=True)
+            # Keep only the program's own frames, across the whole chain and every group member.
+            seen, todo = set(), [te]
+            while todo:
+                node = todo.pop()
+                if node is None or id(node) in seen:
+                    continue
+                seen.add(id(node))
+                node.stack = traceback.StackSummary.from_list([f for f in node.stack if f.filename == "<model>"])
+                todo.append(node.__cause__)
+                todo.append(node.__context__)
+                todo.extend(getattr(node, "exceptions", None) or ())
+            # Cap the chain at 100 links, keeping the ones nearest the final exception.
+            node, links, chain_cut = te, 1, False
+            while node is not None:
+                if node.__cause__ is not None:
+                    nxt = node.__cause__
+                elif node.__context__ is not None and not node.__suppress_context__:
+                    nxt = node.__context__
+                else:
+                    break
+                if links == 100:
+                    node.__cause__ = node.__context__ = None
+                    chain_cut = True
+                    break
+                node, links = nxt, links + 1
+            return cap_message(te.format(chain=True), chain_cut)
+        except BaseException:
+            try:
+                name = type(exc).__name__
+                name = name[:200] if type(name) is str else "<unknown>"
+                return f"{name}: <diagnostic rendering failed>"
+            except BaseException:
+                return "<diagnostic rendering failed>"
+
+    def flush_all():
+        for stream in (sys.__stdout__, sys.__stderr__):
+            try:
+                stream.flush()
+            except BaseException:
+                pass
+
+    def finish(ok, payload, _send_bytes=send_bytes, _fixed=FIXED_DONE):
+        """Sends exactly one `done`, then ends the process (the host tears the group down)."""
+        try:
+            if ok:
+                cpu_post_check()
+                log.settle()
+                flush_all()
+                problem = P.check_done_value(payload, max_value_bytes)
+                if problem is None:
+                    data = '{"type": "done", "value": ' + encode(payload) + "}\n"
+                else:
+                    data = encode({"type": "done", "error": {"kind": problem[0], "message": problem[1]}}) + "\n"
+            else:
+                log.settle()
+                flush_all()
+                message = render_exception(payload)
+                data = encode({"type": "done", "error": {"kind": "exception", "message": message}}) + "\n"
+            with log.lock:
+                _send_bytes(data.encode("utf-8"))
+        except BaseException:
+            try:
+                _write(FD, _fixed)
+            except BaseException:
+                pass
+        _exit(0)
+
+    # ---- the program --------------------------------------------------------------------------
+    try:
+        tree = ast.parse(source, filename="<model>", mode="exec")
+        futures = []
+        body = tree.body
+        while body and isinstance(body[0], ast.ImportFrom) and body[0].module == "__future__":
+            futures.append(body.pop(0))
+        fields = {"name": "__dsh_main__", "args": ast.arguments(
+            posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
+            "body": body or [ast.Pass()], "decorator_list": [], "returns": None, "type_comment": None}
+        if "type_params" in ast.AsyncFunctionDef._fields:
+            fields["type_params"] = []
+        main_def = ast.AsyncFunctionDef(**fields)
+        # Statements keep their own locations, so line numbers are the user's; the wrapper spans them.
+        main_def.lineno, main_def.col_offset, main_def.end_col_offset = 1, 0, 0
+        main_def.end_lineno = max([getattr(n, "end_lineno", None) or n.lineno for n in body] or [1])
+        module = ast.fix_missing_locations(ast.Module(body=futures + [main_def], type_ignores=[]))
+        code = compile(module, "<model>", "exec", dont_inherit=True)
+    except BaseException as exc:
+        finish(False, exc)
+
+    linecache.cache["<model>"] = (len(source), None, source.splitlines(True), "<model>")
+    sys.stdout = LogStream("<stdout>")
+    sys.stderr = LogStream("<stderr>")
+    try:
+        exec(code, program_globals)
+    except BaseException as exc:
+        finish(False, exc)
+    main = program_globals["__dsh_main__"]
+
+    def on_readable(loop):
+        """The reply pump: frames other than known replies are ignored."""
+        try:
+            chunk = _read(FD, 65536)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            loop.remove_reader(FD)
+            return
+        state["buf"] += chunk
+        while True:
+            line = take_line()
+            if line is None:
+                return
+            try:
+                frame = decode(line.decode("utf-8"))
+            except BaseException:
+                continue
+            if type(frame) is not dict or frame.get("type") != "reply":
+                continue
+            with pending_lock:
+                entry = pending.pop(frame.get("id"), None) if type(frame.get("id")) is int else None
+            if entry is None:
+                continue
+            owner, future = entry
+            ok = bool(frame.get("ok"))
+            payload = frame.get("value") if ok else frame.get("message")
+            try:
+                owner.call_soon_threadsafe(complete, future, ok, payload)
+            except RuntimeError:
+                pass  # that loop has closed
+
+    def complete(future, ok, payload):
+        if not future.done():
+            future.set_result((ok, payload))
+
+    async def runner():
+        loop = asyncio.get_running_loop()
+        loop.add_reader(FD, on_readable, loop)
+        try:
+            value = await main()
+        except BaseException as exc:
+            outcome = (False, exc)
+        else:
+            outcome = (True, value)
+        try:
+            loop.remove_reader(FD)
+        except BaseException:
+            pass
+        finish(*outcome)
+
+    try:
+        asyncio.run(runner())
+    except BaseException as exc:
+        finish(False, exc)
+    finish(False, RuntimeError("bootstrap: the program's event loop ended before it settled"))

@@ -1,0 +1,257 @@
+//! Rebuilding child frames field by field (python-runtime.md §8.4 step 5). Every line is hostile:
+//! anything that does not match a frame's shape is dropped silently, extra fields are stripped.
+
+use super::meter::Metered;
+use super::scan::{key_is, scan_line, Kind, Member};
+
+/// The three kinds a child may report in `done.error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DoneKind {
+    Exception,
+    InvalidOutput,
+    OutputLimit,
+}
+
+impl DoneKind {
+    fn parse(units: &[u16]) -> Option<DoneKind> {
+        [
+            ("exception", DoneKind::Exception),
+            ("invalid-output", DoneKind::InvalidOutput),
+            ("output-limit", DoneKind::OutputLimit),
+        ]
+        .into_iter()
+        .find(|(name, _)| key_is(units, name))
+        .map(|(_, k)| k)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DoneKind::Exception => "exception",
+            DoneKind::InvalidOutput => "invalid-output",
+            DoneKind::OutputLimit => "output-limit",
+        }
+    }
+}
+
+/// A completion value: where its text is in the line, and how it metered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DoneValue {
+    pub range: (usize, usize),
+    pub metered: Metered,
+}
+
+/// A child frame after validation. Strings are UTF-16, as JavaScript would hold them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChildFrame {
+    BootAck,
+    Log {
+        text: Vec<u16>,
+        truncated: bool,
+        open: bool,
+    },
+    /// `args` is the byte range of the argument's JSON text in the line.
+    Call {
+        id: f64,
+        global: Vec<u16>,
+        name: Vec<u16>,
+        args: (usize, usize),
+    },
+    /// Both may be present; the consumer checks `error` first.
+    Done {
+        value: Option<DoneValue>,
+        error: Option<(DoneKind, Vec<u16>)>,
+    },
+}
+
+fn member<'m>(ms: &'m [Member], key: &str) -> Option<&'m Member> {
+    ms.iter().find(|m| key_is(&m.key, key))
+}
+
+fn string<'m>(ms: &'m [Member], key: &str) -> Option<&'m Vec<u16>> {
+    match &member(ms, key)?.kind {
+        Kind::Str(Some(units)) => Some(units),
+        _ => None,
+    }
+}
+
+fn literally_true(ms: &[Member], key: &str) -> bool {
+    member(ms, key).is_some_and(|m| m.kind == Kind::Bool(true))
+}
+
+/// Parses and rebuilds one line; `None` drops it.
+pub fn decode_frame(line: &[u8], value_budget: usize) -> Option<ChildFrame> {
+    let ms = scan_line(line, value_budget)?;
+    let ty = string(&ms, "type")?;
+    if key_is(ty, "boot-ack") {
+        return Some(ChildFrame::BootAck);
+    }
+    if key_is(ty, "log") {
+        let text = string(&ms, "text")?.clone();
+        return Some(ChildFrame::Log {
+            text,
+            truncated: literally_true(&ms, "truncated"),
+            open: literally_true(&ms, "open"),
+        });
+    }
+    if key_is(ty, "call") {
+        let id = match member(&ms, "id")?.kind {
+            Kind::Num(v) if v.is_finite() && !(v == 0.0 && v.is_sign_negative()) => v,
+            _ => return None,
+        };
+        let global = string(&ms, "global")?.clone();
+        let name = string(&ms, "name")?.clone();
+        let args = member(&ms, "args")?;
+        if args.metered.is_none_or(|m| m.lossy) {
+            return None;
+        }
+        return Some(ChildFrame::Call { id, global, name, args: args.range });
+    }
+    if key_is(ty, "done") {
+        let error = match member(&ms, "error") {
+            None => None,
+            Some(e) if e.kind == Kind::Object => {
+                let field = |k: &str| e.fields.iter().find(|(key, _)| key_is(key, k)).map(|(_, v)| v);
+                let kind = match field("kind") {
+                    Some(Kind::Str(Some(units))) => DoneKind::parse(units)?,
+                    _ => return None,
+                };
+                let message = match field("message") {
+                    Some(Kind::Str(Some(units))) => units.clone(),
+                    _ => return None,
+                };
+                Some((kind, message))
+            }
+            Some(_) => return None,
+        };
+        let value = member(&ms, "value")
+            .map(|v| DoneValue { range: v.range, metered: v.metered.expect("value members are always metered") });
+        return Some(ChildFrame::Done { value, error });
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(s: &str) -> Option<ChildFrame> {
+        decode_frame(s.as_bytes(), 1000)
+    }
+    fn u(s: &str) -> Vec<u16> {
+        s.encode_utf16().collect()
+    }
+
+    #[test]
+    fn boot_ack_is_rebuilt_without_extras() {
+        assert_eq!(d(r#"{"type":"boot-ack","extra":[1,{"x":2}]}"#), Some(ChildFrame::BootAck));
+    }
+
+    #[test]
+    fn log_fields() {
+        assert_eq!(
+            d(r#"{"type":"log","text":"hi","truncated":true,"open":true,"x":1}"#),
+            Some(ChildFrame::Log { text: u("hi"), truncated: true, open: true })
+        );
+        for (t, o) in [("1", "\"true\""), ("\"yes\"", "false"), ("null", "{}")] {
+            assert_eq!(
+                d(&format!(r#"{{"type":"log","text":"hi","truncated":{t},"open":{o}}}"#)),
+                Some(ChildFrame::Log { text: u("hi"), truncated: false, open: false }),
+                "only literal true is kept"
+            );
+        }
+        assert_eq!(d(r#"{"type":"log","text":1}"#), None);
+        assert_eq!(d(r#"{"type":"log"}"#), None);
+    }
+
+    #[test]
+    fn call_fields() {
+        let line = r#"{"type":"call","id":3,"global":"tools","name":"echo","args":{"a":[1,"x"]},"junk":1}"#;
+        let Some(ChildFrame::Call { id, global, name, args }) = d(line) else { panic!("call dropped") };
+        assert_eq!((id, global, name), (3.0, u("tools"), u("echo")));
+        assert_eq!(&line[args.0..args.1], r#"{"a":[1,"x"]}"#);
+        assert!(d(r#"{"type":"call","id":0,"global":"t","name":"n","args":null}"#).is_some(), "null args is present");
+        for bad in [
+            r#"{"type":"call","id":"0","global":"t","name":"n","args":1}"#,
+            r#"{"type":"call","id":0,"global":1,"name":"n","args":1}"#,
+            r#"{"type":"call","id":0,"global":"t","name":null,"args":1}"#,
+            r#"{"type":"call","id":0,"global":"t","name":"n"}"#,
+            r#"{"type":"call","global":"t","name":"n","args":1}"#,
+        ] {
+            assert_eq!(d(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn call_with_non_lossless_args_or_negative_zero_id() {
+        assert_eq!(d(r#"{"type":"call","id":0,"global":"t","name":"n","args":{"x":[1,[1e999]]}}"#), None);
+        assert_eq!(d(r#"{"type":"call","id":0,"global":"t","name":"n","args":[-0]}"#), None);
+        assert_eq!(d(r#"{"type":"call","id":0,"global":"t","name":"n","args":-0.0}"#), None);
+        assert_eq!(d(r#"{"type":"call","id":-0,"global":"t","name":"n","args":1}"#), None);
+        assert!(d(r#"{"type":"call","id":0,"global":"t","name":"n","args":[0,-1,1e300]}"#).is_some());
+    }
+
+    #[test]
+    fn done_fields() {
+        assert_eq!(d(r#"{"type":"done"}"#), Some(ChildFrame::Done { value: None, error: None }));
+        let Some(ChildFrame::Done { value: Some(v), error: None }) = d(r#"{"type":"done","value":[1,2]}"#) else {
+            panic!()
+        };
+        assert_eq!(v.metered, Metered { over: false, size: 5, lossy: false });
+        // Both kept; the consumer checks error first.
+        assert_eq!(
+            d(r#"{"type":"done","value":1,"error":{"kind":"exception","message":"boom","x":1}}"#),
+            Some(ChildFrame::Done {
+                value: Some(DoneValue { range: (23, 24), metered: Metered { over: false, size: 1, lossy: false } }),
+                error: Some((DoneKind::Exception, u("boom")))
+            })
+        );
+        for ok in ["exception", "invalid-output", "output-limit"] {
+            assert!(d(&format!(r#"{{"type":"done","error":{{"kind":"{ok}","message":""}}}}"#)).is_some());
+        }
+    }
+
+    #[test]
+    fn malformed_done_is_dropped() {
+        for bad in [
+            r#"{"type":"done","error":"boom"}"#,
+            r#"{"type":"done","error":null}"#,
+            r#"{"type":"done","error":["exception","m"]}"#,
+            r#"{"type":"done","error":{"kind":"exception","message":1}}"#,
+            r#"{"type":"done","error":{"kind":"exception"}}"#,
+            r#"{"type":"done","error":{"kind":"timeout","message":"m"}}"#,
+            r#"{"type":"done","error":{"message":"m"}}"#,
+        ] {
+            assert_eq!(d(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn non_objects_and_unknown_types() {
+        for bad in [
+            "null",
+            "1",
+            "\"done\"",
+            "[{\"type\":\"done\"}]",
+            "[1,2,null]",
+            "{\"type\":\"boot\"}",
+            "{\"type\":\"reply\"}",
+            "{}",
+            "{\"type\":1}",
+        ] {
+            assert_eq!(d(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn done_values_pass_untouched() {
+        // Non-lossless and over-budget values reach the consumer with their metering.
+        let Some(ChildFrame::Done { value: Some(v), .. }) =
+            decode_frame(br#"{"type":"done","value":[1e400,"xxxxxxxxxxxx"]}"#, 4)
+        else {
+            panic!()
+        };
+        assert!(v.metered.over);
+        let Some(ChildFrame::Done { value: Some(v), .. }) = d(r#"{"type":"done","value":{"a":-0}}"#) else { panic!() };
+        assert!(v.metered.lossy && !v.metered.over);
+    }
+}

@@ -1,0 +1,40 @@
+//! The child's exit status and resource usage, reaped with `wait4`.
+
+use nix::sys::signal::Signal;
+
+/// How the child ended, and what it used (its own and its reaped children's).
+pub struct Exit {
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+    pub cpu_ms: f64,
+    pub max_rss_bytes: f64,
+}
+
+/// `wait4(pid, WNOHANG)`.
+pub fn try_reap(pid: i32) -> Option<Exit> {
+    let mut status = 0;
+    // SAFETY: rusage is plain data.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+    if r != pid {
+        return None;
+    }
+    let ms = |t: libc::timeval| t.tv_sec as f64 * 1000.0 + t.tv_usec as f64 / 1000.0;
+    let (code, signal) = if libc::WIFEXITED(status) {
+        (Some(libc::WEXITSTATUS(status)), None)
+    } else if libc::WIFSIGNALED(status) {
+        (None, Some(libc::WTERMSIG(status)))
+    } else {
+        return None;
+    };
+    Some(Exit {
+        code,
+        signal,
+        cpu_ms: ms(usage.ru_utime) + ms(usage.ru_stime),
+        max_rss_bytes: usage.ru_maxrss as f64 * if cfg!(target_os = "macos") { 1.0 } else { 1024.0 },
+    })
+}
+
+pub fn signal_name(sig: i32) -> String {
+    Signal::try_from(sig).map(|s| s.as_str().to_string()).unwrap_or_else(|_| sig.to_string())
+}

@@ -1,0 +1,107 @@
+//! A run's JavaScript-facing handle and its thread: commands in (replies, aborts, an immediate
+//! kill for an exiting host), and a guard so that even a panicking run resolves and leaves no child.
+
+use std::io::Write;
+use std::os::unix::net::UnixStream;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use nix::sys::signal::Signal;
+
+use super::events::{emit_settled, failure, Events, Tracked};
+use super::run::{Run, RunSpec};
+use super::teardown::signal_group;
+
+/// Commands from JavaScript.
+pub enum Command {
+    /// `payload` is the resolution's JSON text (`ok`) or the rejection message as a JSON string.
+    Reply {
+        id: f64,
+        ok: bool,
+        payload: String,
+    },
+    Abort {
+        message: Vec<u16>,
+    },
+}
+
+/// The child's process group while it may be alive: pid, start time (for the pid-reuse guard)
+/// and the staging directory.
+pub type Group = Arc<Mutex<Option<(i32, Option<u64>, PathBuf)>>>;
+
+/// The JavaScript handle's side of a run.
+pub struct Control {
+    tx: Sender<Command>,
+    /// The waker's write end; the run closes it when it ends, so no descriptor waits for GC.
+    wake: Arc<Mutex<Option<UnixStream>>>,
+    group: Group,
+}
+
+impl Control {
+    /// Never fails: after the run ends, commands are dropped.
+    pub fn send(&self, cmd: Command) {
+        if self.tx.send(cmd).is_ok() {
+            if let Some(wake) = self.wake.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+                let _ = (&*wake).write(&[1]);
+            }
+        }
+    }
+
+    /// SIGKILLs the group and removes the staging directory at once, from the calling thread: for
+    /// a host that is exiting and cannot wait for the run's own teardown. A no-op once it is gone.
+    pub fn kill_now(&self) {
+        if let Some((pid, start, dir)) = self.group.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            signal_group(*pid, *start, Signal::SIGKILL);
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// Starts a run on its own thread.
+pub fn start(spec: RunSpec, events: Box<dyn Events>) -> std::io::Result<Control> {
+    let group: Group = Arc::new(Mutex::new(None));
+    let run_group = group.clone();
+    let (tx, rx) = mpsc::channel();
+    let (wake, wake_rx) = UnixStream::pair()?;
+    wake.set_nonblocking(true)?;
+    wake_rx.set_nonblocking(true)?;
+    let wake = Arc::new(Mutex::new(Some(wake)));
+    let run_wake = wake.clone();
+    std::thread::Builder::new().name("crn-python-run".into()).stack_size(1 << 20).spawn(move || {
+        guarded(spec, events, rx, wake_rx, run_group);
+        *run_wake.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    })?;
+    Ok(Control { tx, wake, group })
+}
+
+/// Runs one run; should it ever panic (a bug), the group is killed, the staging directory removed
+/// and the run still resolves, so neither a child nor a pending promise outlives the failure.
+fn guarded(spec: RunSpec, events: Box<dyn Events>, rx: Receiver<Command>, wake: UnixStream, group: Group) {
+    let began = Instant::now();
+    let shared: Arc<dyn Events> = Arc::from(events);
+    let settled = Arc::new(AtomicBool::new(false));
+    let tracked = Box::new(Tracked { inner: shared.clone(), settled: settled.clone() });
+    let outcome = catch_unwind(AssertUnwindSafe(|| Run::execute(spec, tracked, rx, wake, group.clone())));
+    let Err(panic) = outcome else { return };
+    if let Some((pid, start, dir)) = group.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        signal_group(pid, start, Signal::SIGKILL);
+        let _ = std::fs::remove_dir_all(dir);
+        std::thread::spawn(move || unsafe {
+            let mut status = 0;
+            libc::waitpid(pid, &mut status, 0);
+        });
+    }
+    if !settled.load(Ordering::SeqCst) {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        let message = format!("python host failure: {what}");
+        emit_settled(&*shared, &[], &failure("worker-exit", &message), None, began);
+    }
+}

@@ -1,0 +1,196 @@
+//! The JavaScript surface of the Python backend.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi_derive::napi;
+
+use super::events::Events;
+use super::handle::{self, Command, Control};
+use super::interp::{self, CachedFile};
+use super::logs::log_truncation_marker;
+use super::roster::ROSTER;
+use super::run::RunSpec;
+use super::scan::decode_json_string;
+
+#[napi(object)]
+pub struct PythonInterpreter {
+    /// `pythonBin` resolved to an absolute path.
+    pub resolved: String,
+    /// The path runs spawn: the probe's `sys.executable` when usable, else `resolved`.
+    pub executable: String,
+    /// `cpython 3 11 7`
+    pub version: String,
+}
+
+#[napi(object)]
+pub struct PythonLoad {
+    pub interpreter: Option<PythonInterpreter>,
+    /// The load-time error, without the package prefix.
+    pub error: Option<String>,
+}
+
+/// Resolves `pythonBin` (against `cwd` or the absolute entries of `path`) and probes it.
+#[napi]
+pub fn python_load_interpreter(bin: String, path: Option<String>, cwd: String, tmpdir: String) -> PythonLoad {
+    match interp::load(&bin, path.as_deref(), Path::new(&cwd), &tmpdir) {
+        Ok(i) => PythonLoad {
+            interpreter: Some(PythonInterpreter {
+                resolved: i.resolved.to_string_lossy().into_owned(),
+                executable: i.executable.to_string_lossy().into_owned(),
+                version: i.version,
+            }),
+            error: None,
+        },
+        Err(e) => PythonLoad { interpreter: None, error: Some(e) },
+    }
+}
+
+/// The child's modules compiled once per load by the chosen interpreter.
+#[napi]
+pub struct PythonPycache {
+    files: Arc<Vec<CachedFile>>,
+}
+
+#[napi]
+impl PythonPycache {
+    /// Relative paths of the cached files, e.g. `__pycache__/protocol.cpython-311.pyc`.
+    #[napi(getter)]
+    pub fn files(&self) -> Vec<String> {
+        self.files.iter().map(|(rel, _)| rel.clone()).collect()
+    }
+}
+
+/// Compiles `py/` with the interpreter runs will use; `null` when it cannot (runs still work).
+#[napi]
+pub fn python_precompile(executable: String, py_dir: String, tmpdir: String) -> Option<PythonPycache> {
+    interp::precompile(Path::new(&executable), Path::new(&py_dir), &tmpdir)
+        .map(|files| PythonPycache { files: Arc::new(files) })
+}
+
+#[napi(object)]
+pub struct PythonProtocolInfo {
+    pub protocol_fd: i32,
+    /// `[frame, required, optional]` rows.
+    pub roster: Vec<Vec<String>>,
+}
+
+/// The host's protocol constants, for the mirror test against `py/protocol.py`.
+#[napi]
+pub fn python_protocol_info() -> PythonProtocolInfo {
+    PythonProtocolInfo {
+        protocol_fd: super::PROTOCOL_FD,
+        roster: ROSTER.iter().map(|(name, req, opt)| vec![name.to_string(), req.join(","), opt.join(",")]).collect(),
+    }
+}
+
+/// `[code-runtime-native] log capture truncated at <N> bytes`, as the host writes it.
+#[napi]
+pub fn python_log_truncation_marker(max_bytes: u32) -> String {
+    log_truncation_marker(max_bytes as usize)
+}
+
+#[napi(object)]
+pub struct PythonRunOptions {
+    pub executable: String,
+    pub py_dir: String,
+    pub tmpdir: String,
+    pub cpu_seconds: f64,
+    pub address_space_bytes: f64,
+    pub max_log_bytes: f64,
+    pub max_value_bytes: f64,
+    pub max_wall_ms: f64,
+    pub grace_ms: f64,
+    pub frame_cap: f64,
+    /// The boot frame's `namespaces`, as JSON.
+    pub namespaces_json: String,
+    /// Per namespace: its global then its member names, each as a JSON string literal (so lone
+    /// surrogates survive).
+    pub dispatch: Vec<Vec<String>>,
+    /// The program as a JSON string literal.
+    pub program_json: String,
+    pub stream_logs: bool,
+}
+
+type EventFn = ThreadsafeFunction<String, (), String, Status, false>;
+
+struct JsEvents {
+    tsfn: EventFn,
+}
+
+impl Events for JsEvents {
+    fn emit(&self, json: String) {
+        self.tsfn.call(json, ThreadsafeFunctionCallMode::NonBlocking);
+    }
+}
+
+/// One run. Methods never throw; after the run ends they do nothing.
+#[napi]
+pub struct PythonRun {
+    control: Control,
+}
+
+#[napi]
+impl PythonRun {
+    /// Settles binding call `id`: `payload` is the resolution's JSON text, or the message as a JSON string.
+    #[napi]
+    pub fn reply(&self, id: f64, ok: bool, payload: String) {
+        self.control.send(Command::Reply { id, ok, payload });
+    }
+
+    /// SIGKILLs the run's process group now (for a host that is exiting); the run still settles.
+    #[napi]
+    pub fn kill(&self) {
+        self.control.kill_now();
+    }
+
+    /// Ends the run as `abort` with the message (a JSON string literal).
+    #[napi]
+    pub fn abort(&self, message_json: String) {
+        let message = decode_json_string(&message_json).unwrap_or_else(|| message_json.encode_utf16().collect());
+        self.control.send(Command::Abort { message });
+    }
+}
+
+fn decode(text: &str) -> Result<Vec<u16>> {
+    decode_json_string(text).ok_or_else(|| Error::from_reason(format!("not a JSON string: {text}")))
+}
+
+/// Starts a run; `on_event` receives JSON texts (`call`, `log`, then one `settled`).
+#[napi(
+    ts_args_type = "options: PythonRunOptions, pycache: PythonPycache | null | undefined, onEvent: (event: string) => void"
+)]
+pub fn python_start_run(
+    options: PythonRunOptions,
+    pycache: Option<&PythonPycache>,
+    on_event: EventFn,
+) -> Result<PythonRun> {
+    let mut namespaces = Vec::with_capacity(options.dispatch.len());
+    for row in &options.dispatch {
+        let (global, names) = row.split_first().ok_or_else(|| Error::from_reason("empty dispatch row"))?;
+        namespaces.push((decode(global)?, names.iter().map(|n| decode(n)).collect::<Result<Vec<_>>>()?));
+    }
+    let spec = RunSpec {
+        executable: PathBuf::from(options.executable),
+        py_dir: PathBuf::from(options.py_dir),
+        pycache: pycache.map_or_else(|| Arc::new(Vec::new()), |p| p.files.clone()),
+        tmpdir: options.tmpdir,
+        cpu_seconds: options.cpu_seconds,
+        address_space_bytes: options.address_space_bytes,
+        max_log_bytes: options.max_log_bytes as usize,
+        max_value_bytes: options.max_value_bytes as usize,
+        max_wall_ms: options.max_wall_ms,
+        grace_ms: options.grace_ms,
+        frame_cap: options.frame_cap as usize,
+        namespaces_json: options.namespaces_json,
+        namespaces,
+        program_json: options.program_json,
+        stream_logs: options.stream_logs,
+    };
+    let events = JsEvents { tsfn: on_event };
+    let control = handle::start(spec, Box::new(events))
+        .map_err(|e| Error::from_reason(format!("code-runtime-native: could not start a run thread: {e}")))?;
+    Ok(PythonRun { control })
+}

@@ -1,0 +1,557 @@
+//! One run, from staging to a confirmed-empty process group (python-runtime.md §7–§8, §10, §12–§13).
+//!
+//! Each run owns a thread that polls the child's fd 3, stdout, stderr and exit (a pidfd on Linux),
+//! plus a waker for commands from JavaScript (binding replies, aborts). It decides the outcome on
+//! the first terminal event, tears the group down (SIGTERM → grace → SIGKILL, with the pid-reuse
+//! guard), settles when the child has closed (or at the close deadline), waits for the group to be
+//! gone, and only then emits the result — so a run never resolves while its substrate is alive.
+
+use std::io::Read;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::sync::mpsc::{Receiver, TryRecvError};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::Signal;
+
+use super::codec::{decode_frame, ChildFrame, DoneKind};
+use super::events::{emit_settled, failure, Decided, Events};
+use super::exit::{signal_name, try_reap, Exit};
+use super::handle::{Command, Group};
+use super::limits::LimitPlan;
+use super::lines::LineSplitter;
+use super::logs::LogLedger;
+use super::spawn::{spawn, Spawned, Staging};
+use super::stray::Stray;
+use super::teardown::{group_alive, signal_group};
+use super::wire::{self, cap_message, str16, unknown_binding};
+use super::writer::{WriteKind, Writer};
+use crate::ledger::meter::number_to_string;
+
+/// Pending-reply and in-flight-call caps.
+pub const BACKLOG_CAP: usize = 1024;
+const CHUNK: usize = 64 * 1024;
+const REAP_POLL: Duration = Duration::from_millis(50);
+const CLOSE_SLACK: Duration = Duration::from_millis(2000);
+/// Without a pidfd, exit is polled this often.
+const EXIT_POLL: Duration = Duration::from_millis(10);
+
+/// Everything one run needs, resolved by the JavaScript layer.
+pub struct RunSpec {
+    pub executable: PathBuf,
+    pub py_dir: PathBuf,
+    /// Precompiled modules staged with the sources (empty: the child compiles them).
+    pub pycache: std::sync::Arc<Vec<super::interp::CachedFile>>,
+    pub tmpdir: String,
+    pub cpu_seconds: f64,
+    pub address_space_bytes: f64,
+    pub max_log_bytes: usize,
+    pub max_value_bytes: usize,
+    pub max_wall_ms: f64,
+    pub grace_ms: f64,
+    pub frame_cap: usize,
+    /// The boot frame's `namespaces` array, as JSON.
+    pub namespaces_json: String,
+    /// Each namespace's global and its dispatchable member names, in boot order.
+    pub namespaces: Vec<(Vec<u16>, Vec<Vec<u16>>)>,
+    /// The program as a JSON string.
+    pub program_json: String,
+    pub stream_logs: bool,
+}
+
+/// A frame read from fd 3, owned (its line is gone).
+enum Inbound {
+    BootAck,
+    Log { text: Vec<u16>, truncated: bool, open: bool },
+    Call { id: f64, global: Vec<u16>, name: Vec<u16>, args: String },
+    Done { value: Option<(String, super::meter::Metered)>, error: Option<(DoneKind, Vec<u16>)> },
+}
+
+fn inbound(line: &[u8], budget: usize) -> Option<Inbound> {
+    let text = |r: (usize, usize)| String::from_utf8_lossy(&line[r.0..r.1]).into_owned();
+    Some(match decode_frame(line, budget)? {
+        ChildFrame::BootAck => Inbound::BootAck,
+        ChildFrame::Log { text, truncated, open } => Inbound::Log { text, truncated, open },
+        ChildFrame::Call { id, global, name, args } => Inbound::Call { id, global, name, args: text(args) },
+        ChildFrame::Done { value, error } => Inbound::Done { value: value.map(|v| (text(v.range), v.metered)), error },
+    })
+}
+
+/// A host pipe end being read; `None` once at EOF (or destroyed at the close deadline).
+type Pipe = Option<OwnedFd>;
+
+fn read_chunk(fd: &OwnedFd, buf: &mut [u8]) -> Result<usize, ()> {
+    // SAFETY: reading into our own buffer from our own descriptor.
+    let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+    if n > 0 {
+        return Ok(n as usize);
+    }
+    if n == 0 {
+        return Err(()); // EOF
+    }
+    let e = std::io::Error::last_os_error();
+    match e.kind() {
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted => Ok(0),
+        _ => Err(()), // an error ends the stream; close is authoritative
+    }
+}
+
+pub struct Run {
+    spec: RunSpec,
+    /// Shared with the JavaScript handle for `kill_now`; cleared once the group is gone.
+    group: Group,
+    events: Box<dyn Events>,
+    rx: Receiver<Command>,
+    wake: UnixStream,
+    staging: Staging,
+    pid: i32,
+    spawned_at: Option<u64>,
+    began: Instant,
+    /// The protocol socket; it stays open for writes after its read side reaches EOF.
+    fd3: Pipe,
+    fd3_eof: bool,
+    stdout: Pipe,
+    stderr: Pipe,
+    pidfd: Option<OwnedFd>,
+    exit: Option<Exit>,
+    lines: LineSplitter,
+    /// fd-3 input is discarded after a frame-cap breach.
+    discard_fd3: bool,
+    ledger: LogLedger,
+    stray: Stray,
+    writer: Writer,
+    run_queued: bool,
+    next_call_id: f64,
+    in_flight: usize,
+    decided: Option<Decided>,
+    wall_deadline: Option<Instant>,
+    grace_deadline: Option<Instant>,
+    close_deadline: Option<Instant>,
+}
+
+impl Run {
+    pub fn execute(spec: RunSpec, events: Box<dyn Events>, rx: Receiver<Command>, wake: UnixStream, group: Group) {
+        let began = Instant::now();
+        let staging = match Staging::create(&spec.tmpdir, &spec.py_dir, &spec.pycache) {
+            Ok(s) => s,
+            Err(m) => {
+                let msg = format!("failed to stage the python bootstrap: {m}");
+                return emit_settled(&*events, &[], &failure("worker-exit", &msg), None, began);
+            }
+        };
+        let plan = LimitPlan::for_host(spec.cpu_seconds as u64, spec.address_space_bytes as u64);
+        let spawned = match spawn(&spec.executable, &staging.bootstrap(), &spec.tmpdir, plan) {
+            Ok(s) => s,
+            Err(m) => {
+                staging.remove();
+                return emit_settled(
+                    &*events,
+                    &[],
+                    &failure("worker-exit", &format!("python spawn error: {m}")),
+                    None,
+                    began,
+                );
+            }
+        };
+        let Spawned { pid, start_time, fd3, stdout, stderr, pidfd } = spawned;
+        *group.lock().unwrap_or_else(|p| p.into_inner()) = Some((pid, start_time, staging.dir.clone()));
+        let boot = wire::boot_frame(
+            spec.cpu_seconds,
+            spec.address_space_bytes,
+            spec.max_log_bytes,
+            spec.max_value_bytes,
+            &spec.namespaces_json,
+        );
+        let wall = Duration::from_secs_f64(spec.max_wall_ms / 1000.0);
+        let run = Run {
+            lines: LineSplitter::new(spec.frame_cap),
+            ledger: LogLedger::new(spec.max_log_bytes),
+            writer: Writer::new(boot),
+            spec,
+            events,
+            rx,
+            wake,
+            staging,
+            pid,
+            spawned_at: start_time,
+            group,
+            began,
+            fd3: Some(fd3),
+            fd3_eof: false,
+            stdout: Some(stdout),
+            stderr: Some(stderr),
+            pidfd,
+            exit: None,
+            discard_fd3: false,
+            stray: Stray::default(),
+            run_queued: false,
+            next_call_id: 0.0,
+            in_flight: 0,
+            decided: None,
+            wall_deadline: Some(began + wall),
+            grace_deadline: None,
+            close_deadline: None,
+        };
+        run.event_loop();
+    }
+
+    fn emit_logs(&self, committed: Vec<usize>) {
+        if !self.spec.stream_logs {
+            return;
+        }
+        for i in committed {
+            self.events.emit(format!("{{\"type\":\"log\",\"text\":{}}}", str16(&self.ledger.logs()[i])));
+        }
+    }
+
+    /// First terminal event wins: record it, stop the wall timer, commit a held log prefix, and
+    /// start tearing the group down.
+    fn finish(&mut self, decided: Decided) {
+        if self.decided.is_some() {
+            return;
+        }
+        self.decided = Some(decided);
+        self.wall_deadline = None;
+        let committed = self.ledger.commit_held().into_iter().collect();
+        self.emit_logs(committed);
+        signal_group(self.pid, self.spawned_at, Signal::SIGTERM);
+        let grace = Duration::from_secs_f64(self.spec.grace_ms / 1000.0);
+        let now = Instant::now();
+        self.grace_deadline = Some(now + grace);
+        self.close_deadline = Some(now + grace + CLOSE_SLACK);
+    }
+
+    fn closed(&self) -> bool {
+        self.exit.is_some() && self.fd3_eof && self.stdout.is_none() && self.stderr.is_none()
+    }
+
+    fn on_inbound(&mut self, frame: Inbound) {
+        match frame {
+            Inbound::BootAck => {
+                // `run` goes out once, only after the first boot-ack.
+                if !self.run_queued && self.decided.is_none() && !self.writer.is_dead() {
+                    self.writer.queue_run(wire::run_frame(&self.spec.program_json));
+                    self.run_queued = true;
+                }
+            }
+            Inbound::Log { text, truncated, open } => {
+                let was_stopped = self.ledger.stopped();
+                let committed = self.ledger.frame(text, open, truncated);
+                if self.ledger.stopped() && !was_stopped {
+                    self.stray.clear();
+                }
+                self.emit_logs(committed);
+            }
+            Inbound::Call { id, global, name, args } => {
+                if self.decided.is_some() || id != self.next_call_id {
+                    return;
+                }
+                self.next_call_id += 1.0;
+                let found = self
+                    .spec
+                    .namespaces
+                    .iter()
+                    .enumerate()
+                    .find(|(_, (g, _))| *g == global)
+                    .and_then(|(ni, (_, names))| names.iter().position(|n| *n == name).map(|fi| (ni, fi)));
+                match found {
+                    Some((ni, fi)) => {
+                        self.in_flight += 1;
+                        self.events.emit(format!(
+                            "{{\"type\":\"call\",\"id\":{},\"ns\":{ni},\"fn\":{fi},\"args\":{args}}}",
+                            wire::num(id)
+                        ));
+                    }
+                    None => {
+                        let message = unknown_binding(&global, &name, self.spec.max_value_bytes);
+                        self.queue_reply(id, false, str16(&message));
+                    }
+                }
+            }
+            Inbound::Done { value, error } => {
+                if self.decided.is_some() {
+                    return;
+                }
+                if self.check_call_backlog() {
+                    return;
+                }
+                let decided = match (error, value) {
+                    (Some((kind, message)), _) => {
+                        Decided::Failure(kind.as_str(), cap_message(&message, self.spec.max_value_bytes))
+                    }
+                    (None, None) => Decided::Success(None),
+                    (None, Some((_, m))) if m.over => failure(
+                        "output-limit",
+                        &format!("completion value exceeded {} bytes", self.spec.max_value_bytes),
+                    ),
+                    (None, Some((_, m))) if m.lossy => {
+                        failure("invalid-output", "completion value contained a non-lossless number")
+                    }
+                    (None, Some((text, _))) => Decided::Success(Some(text)),
+                };
+                self.finish(decided);
+            }
+        }
+    }
+
+    /// True when the backlog cap ended the run.
+    fn check_call_backlog(&mut self) -> bool {
+        if self.in_flight > BACKLOG_CAP && self.decided.is_none() {
+            self.finish(failure(
+                "worker-exit",
+                "call backlog exceeded 1024 in-flight binding calls (a binding never settled)",
+            ));
+            return true;
+        }
+        false
+    }
+
+    fn queue_reply(&mut self, id: f64, ok: bool, payload: String) {
+        if self.decided.is_some() || self.writer.is_dead() {
+            return;
+        }
+        if self.writer.queued_replies() >= BACKLOG_CAP {
+            self.finish(failure(
+                "worker-exit",
+                "reply queue exceeded 1024 pending frames on fd 3 (the child stopped consuming its replies)",
+            ));
+            return;
+        }
+        self.writer.queue_reply(id, ok, payload);
+    }
+
+    fn read_fd3(&mut self, buf: &mut [u8]) {
+        let Some(fd) = self.fd3.as_ref().filter(|_| !self.fd3_eof) else {
+            return;
+        };
+        let n = match read_chunk(fd, buf) {
+            Ok(n) => n,
+            Err(()) => {
+                self.fd3_eof = true;
+                return;
+            }
+        };
+        if n == 0 || self.discard_fd3 {
+            return;
+        }
+        let budget = self.spec.max_value_bytes;
+        let mut frames = Vec::new();
+        let pushed = self.lines.push(&buf[..n], |line| {
+            if !line.is_empty() {
+                if let Some(f) = inbound(line, budget) {
+                    frames.push(f);
+                }
+            }
+        });
+        for f in frames {
+            self.on_inbound(f);
+        }
+        if pushed.is_err() {
+            self.discard_fd3 = true;
+            self.lines = LineSplitter::new(0);
+            let message = format!("protocol frame exceeded {} bytes on fd 3", self.spec.frame_cap);
+            self.finish(failure("worker-exit", &message));
+        }
+        self.check_call_backlog();
+    }
+
+    fn read_stray(&mut self, which: usize, buf: &mut [u8]) {
+        let fd = if which == 0 { self.stdout.as_ref() } else { self.stderr.as_ref() };
+        let Some(fd) = fd else { return };
+        match read_chunk(fd, buf) {
+            Ok(0) => {}
+            Ok(n) => {
+                let committed = self.stray.chunk(which, &buf[..n], &mut self.ledger);
+                self.emit_logs(committed);
+            }
+            Err(()) => {
+                if which == 0 {
+                    self.stdout = None;
+                } else {
+                    self.stderr = None;
+                }
+                let committed = self.stray.end(which, &mut self.ledger);
+                self.emit_logs(committed);
+            }
+        }
+    }
+
+    fn drain_commands(&mut self) {
+        let mut sink = [0u8; 256];
+        while matches!((&self.wake).read(&mut sink), Ok(n) if n > 0) {}
+        loop {
+            match self.rx.try_recv() {
+                Ok(Command::Reply { id, ok, payload }) => {
+                    self.in_flight = self.in_flight.saturating_sub(1);
+                    self.queue_reply(id, ok, payload);
+                }
+                Ok(Command::Abort { message }) => self.finish(Decided::Failure("abort", message)),
+                Err(TryRecvError::Empty) | Err(TryRecvError::Disconnected) => break,
+            }
+        }
+    }
+
+    fn on_write_error(&mut self, kind: WriteKind, err: std::io::Error) {
+        if kind != WriteKind::Reply {
+            let message = format!("failed to boot python subprocess: {}", super::errors::syscall("write", &err));
+            self.finish(failure("worker-exit", &message));
+        }
+        // Reply write errors are swallowed: the close path settles the run.
+    }
+
+    fn reap(&mut self) {
+        if self.exit.is_none() {
+            self.exit = try_reap(self.pid);
+            if self.exit.is_some() {
+                self.pidfd = None;
+            }
+        }
+    }
+
+    fn next_timeout(&self) -> Option<Duration> {
+        let now = Instant::now();
+        let mut soonest: Option<Duration> = None;
+        for d in [self.wall_deadline, self.grace_deadline, self.close_deadline].into_iter().flatten() {
+            let left = d.saturating_duration_since(now);
+            soonest = Some(soonest.map_or(left, |s| s.min(left)));
+        }
+        if self.exit.is_none() && self.pidfd.is_none() {
+            soonest = Some(soonest.map_or(EXIT_POLL, |s| s.min(EXIT_POLL)));
+        }
+        soonest
+    }
+
+    fn event_loop(mut self) {
+        let mut buf = vec![0u8; CHUNK];
+        loop {
+            if self.closed() {
+                // The child exited and every pipe reached EOF: a `done` written before exit was read.
+                let decided = match &self.exit {
+                    Some(Exit { signal: Some(s), .. }) if *s == libc::SIGXCPU => failure(
+                        "timeout",
+                        &format!(
+                            "CPU time exhausted (limit at most the configured {}s; a stricter inherited RLIMIT_CPU can fire sooner)",
+                            number_to_string(self.spec.cpu_seconds)
+                        ),
+                    ),
+                    Some(Exit { code, signal, .. }) => {
+                        let code = code.map_or("null".to_string(), |c| c.to_string());
+                        let signal = signal.map_or("null".to_string(), signal_name);
+                        failure("worker-exit", &format!("python exited (code={code}, signal={signal}) before completing"))
+                    }
+                    None => unreachable!("closed implies exited"),
+                };
+                self.finish(decided);
+                return self.settle();
+            }
+            let mut fds: Vec<libc::pollfd> = Vec::with_capacity(6);
+            let mut slot = |fd: RawFd, events: libc::c_short| {
+                fds.push(libc::pollfd { fd, events, revents: 0 });
+                fds.len() - 1
+            };
+            let wake_i = slot(self.wake.as_raw_fd(), libc::POLLIN);
+            let fd3_i = self.fd3.as_ref().and_then(|fd| {
+                let read = if self.fd3_eof { 0 } else { libc::POLLIN };
+                let write = if self.writer.pending() { libc::POLLOUT } else { 0 };
+                (read | write != 0).then(|| slot(fd.as_raw_fd(), read | write))
+            });
+            let out_i = self.stdout.as_ref().map(|fd| slot(fd.as_raw_fd(), libc::POLLIN));
+            let err_i = self.stderr.as_ref().map(|fd| slot(fd.as_raw_fd(), libc::POLLIN));
+            let pid_i = self.pidfd.as_ref().map(|fd| slot(fd.as_raw_fd(), libc::POLLIN));
+            let timeout = self.next_timeout().map_or(-1, |d| d.as_millis().min(i32::MAX as u128) as i32 + 1);
+            // SAFETY: fds is a valid array of pollfd for the call's duration.
+            let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
+            let ready = |i: Option<usize>| n > 0 && i.is_some_and(|i| fds[i].revents != 0);
+            let writable = |i: Option<usize>| {
+                n > 0 && i.is_some_and(|i| fds[i].revents & (libc::POLLOUT | libc::POLLERR | libc::POLLHUP) != 0)
+            };
+            let (fd3_ready, fd3_writable) = (ready(fd3_i), writable(fd3_i));
+            let (out_ready, err_ready, pid_ready, wake_ready) =
+                (ready(out_i), ready(err_i), ready(pid_i), ready(Some(wake_i)));
+            if fd3_ready {
+                self.read_fd3(&mut buf);
+            }
+            if out_ready {
+                self.read_stray(0, &mut buf);
+            }
+            if err_ready {
+                self.read_stray(1, &mut buf);
+            }
+            if wake_ready {
+                self.drain_commands();
+            }
+            if fd3_writable || (self.fd3.is_some() && self.writer.pending()) {
+                if let Some(fd) = self.fd3.as_ref().map(|f| f.as_raw_fd()) {
+                    if let Err((kind, e)) = self.writer.flush(fd) {
+                        self.on_write_error(kind, e);
+                    }
+                }
+            }
+            if pid_ready || self.pidfd.is_none() {
+                self.reap();
+            }
+            let now = Instant::now();
+            if self.wall_deadline.is_some_and(|d| now >= d) {
+                let message = format!("wall-clock ceiling reached ({}ms)", number_to_string(self.spec.max_wall_ms));
+                self.finish(failure("timeout", &message));
+            }
+            if self.grace_deadline.is_some_and(|d| now >= d) {
+                self.grace_deadline = None;
+                signal_group(self.pid, self.spawned_at, Signal::SIGKILL);
+            }
+            if self.close_deadline.is_some_and(|d| now >= d) {
+                // An escaped descendant keeps the pipes open: flush what they held and let go.
+                let committed = self.stray.flush_all(&mut self.ledger);
+                self.emit_logs(committed);
+                self.fd3 = None;
+                self.fd3_eof = true;
+                self.stdout = None;
+                self.stderr = None;
+                return self.settle();
+            }
+        }
+    }
+
+    /// Removes the staging directory, waits for the group to be gone (SIGKILLing it again after
+    /// `graceMs + 2000` and giving up after two more seconds), reaps the leader, then emits.
+    fn settle(mut self) {
+        self.staging.remove();
+        let wall_ms = self.began.elapsed().as_secs_f64() * 1000.0;
+        let decided = self.decided.take().expect("settle after a decision");
+        let grace = Duration::from_secs_f64(self.spec.grace_ms / 1000.0);
+        let started = Instant::now();
+        let (kill_at, give_up_at) = (started + grace + CLOSE_SLACK, started + grace + CLOSE_SLACK * 2);
+        let mut killed_again = false;
+        loop {
+            self.reap();
+            if !group_alive(self.pid) {
+                break;
+            }
+            let now = Instant::now();
+            if now >= give_up_at {
+                break;
+            }
+            if now >= kill_at && !killed_again {
+                killed_again = true;
+                signal_group(self.pid, self.spawned_at, Signal::SIGKILL);
+            }
+            std::thread::sleep(REAP_POLL);
+        }
+        self.reap();
+        if self.exit.is_none() {
+            // Still running past the hard bound: reap it off-thread whenever it finally exits.
+            let pid = self.pid;
+            std::thread::spawn(move || unsafe {
+                let mut status = 0;
+                libc::waitpid(pid, &mut status, 0);
+            });
+        }
+        // From here on the pid may be reused: nothing may signal it any more.
+        *self.group.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        let stats =
+            self.exit.as_ref().map(|e| (e.cpu_ms, wall_ms, e.max_rss_bytes)).unwrap_or((f64::NAN, wall_ms, f64::NAN));
+        let logs = std::mem::replace(&mut self.ledger, LogLedger::new(0)).into_logs();
+        emit_settled(&*self.events, &logs, &decided, Some(stats), self.began);
+    }
+}

@@ -1,0 +1,185 @@
+//! Writing JSON text: host frames for fd 3 (python-runtime.md §8.2) and the events the JavaScript
+//! layer receives. Strings are UTF-16 as JavaScript holds them and are escaped as `JSON.stringify`
+//! does (well-formed: lone surrogates as `\uXXXX`), so nothing is lost crossing into JavaScript.
+
+use super::numbers::wire_number;
+
+/// Appends `JSON.stringify(units)`.
+pub fn push_str16(out: &mut String, units: &[u16]) {
+    out.push('"');
+    for r in char::decode_utf16(units.iter().copied()) {
+        match r {
+            Ok(c) => push_char(out, c),
+            Err(e) => out.push_str(&format!("\\u{:04x}", e.unpaired_surrogate())),
+        }
+    }
+    out.push('"');
+}
+
+/// Appends `JSON.stringify(s)`.
+pub fn push_str(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        push_char(out, c);
+    }
+    out.push('"');
+}
+
+fn push_char(out: &mut String, c: char) {
+    match c {
+        '"' => out.push_str("\\\""),
+        '\\' => out.push_str("\\\\"),
+        '\u{8}' => out.push_str("\\b"),
+        '\u{c}' => out.push_str("\\f"),
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+        c => out.push(c),
+    }
+}
+
+pub fn str16(units: &[u16]) -> String {
+    let mut s = String::new();
+    push_str16(&mut s, units);
+    s
+}
+
+/// UTF-8 bytes of a code unit sequence as `Buffer.byteLength` counts them (a lone surrogate is
+/// written as U+FFFD, 3 bytes).
+fn utf8_width(units: &[u16], i: usize) -> (usize, usize) {
+    let u = units[i];
+    match u {
+        0..=0x7f => (1, 1),
+        0x80..=0x7ff => (2, 1),
+        0xd800..=0xdbff if units.get(i + 1).is_some_and(|n| (0xdc00..=0xdfff).contains(n)) => (4, 2),
+        _ => (3, 1),
+    }
+}
+
+const TRUNCATED: &str = "… [truncated]";
+
+/// The host message cap (§10.3): at most `max(maxValueBytes, 15)` raw UTF-8 bytes; a longer message
+/// keeps its longest code-point-aligned prefix that leaves room for `… [truncated]`.
+pub fn cap_message(units: &[u16], max_value_bytes: usize) -> Vec<u16> {
+    let bound = max_value_bytes.max(TRUNCATED.len());
+    let (mut i, mut bytes) = (0, 0);
+    let mut cut = None;
+    while i < units.len() {
+        let (w, n) = utf8_width(units, i);
+        if cut.is_none() && bytes + w > bound - TRUNCATED.len() {
+            cut = Some(i);
+        }
+        bytes += w;
+        if bytes > bound {
+            let mut out = units[..cut.unwrap_or(i)].to_vec();
+            out.extend(TRUNCATED.encode_utf16());
+            return out;
+        }
+        i += n;
+    }
+    units.to_vec()
+}
+
+/// `unknown binding ${json(first 1024 code units of "<global>.<name>")}`, each part first sliced
+/// to `maxValueBytes` code units, then capped.
+pub fn unknown_binding(global: &[u16], name: &[u16], max_value_bytes: usize) -> Vec<u16> {
+    let mut joined: Vec<u16> = global[..global.len().min(max_value_bytes)].to_vec();
+    joined.push(b'.' as u16);
+    joined.extend_from_slice(&name[..name.len().min(max_value_bytes)]);
+    joined.truncate(1024);
+    let mut message: Vec<u16> = "unknown binding ".encode_utf16().collect();
+    message.extend(str16(&joined).encode_utf16());
+    cap_message(&message, max_value_bytes)
+}
+
+/// Integers on the wire.
+pub fn num(v: f64) -> String {
+    wire_number(v)
+}
+
+/// `{"type":"boot",…}` with the namespaces' JSON as the JavaScript layer encoded it.
+pub fn boot_frame(
+    cpu_seconds: f64,
+    address_space_bytes: f64,
+    max_log_bytes: usize,
+    max_value_bytes: usize,
+    namespaces_json: &str,
+) -> Vec<u8> {
+    format!(
+        "{{\"type\":\"boot\",\"cpuSeconds\":{},\"addressSpaceBytes\":{},\"maxLogBytes\":{max_log_bytes},\"maxValueBytes\":{max_value_bytes},\"namespaces\":{namespaces_json}}}\n",
+        num(cpu_seconds),
+        num(address_space_bytes),
+    )
+    .into_bytes()
+}
+
+/// `{"type":"run","program":…}` with the program already a JSON string.
+pub fn run_frame(program_json: &str) -> Vec<u8> {
+    format!("{{\"type\":\"run\",\"program\":{program_json}}}\n").into_bytes()
+}
+
+/// A reply, encoded when it is about to be written: `payload` is the value's JSON text, or the
+/// message as a JSON string.
+pub fn reply_frame(id: f64, ok: bool, payload: &str) -> Vec<u8> {
+    let field = if ok { "value" } else { "message" };
+    format!("{{\"type\":\"reply\",\"id\":{},\"ok\":{ok},\"{field}\":{payload}}}\n", num(id)).into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn u(s: &str) -> Vec<u16> {
+        s.encode_utf16().collect()
+    }
+
+    #[test]
+    fn json_strings_match_json_stringify() {
+        assert_eq!(str16(&u("a\"\\\u{8}\u{c}\n\r\t\u{1}\u{1f}é😀")), "\"a\\\"\\\\\\b\\f\\n\\r\\t\\u0001\\u001fé😀\"");
+        assert_eq!(str16(&[0xd800, 0x61, 0xdc00]), "\"\\ud800a\\udc00\"");
+    }
+
+    #[test]
+    fn message_cap() {
+        assert_eq!(cap_message(&u("short"), 100), u("short"));
+        let long = u(&"x".repeat(40));
+        let capped = cap_message(&long, 20);
+        assert_eq!(String::from_utf16_lossy(&capped), "xxxxx… [truncated]");
+        assert_eq!(String::from_utf16_lossy(&capped).len(), 20);
+        // Exactly at the bound is untouched; one byte over is cut.
+        assert_eq!(cap_message(&u(&"x".repeat(20)), 20), u(&"x".repeat(20)));
+        // The bound is at least 15 bytes, and cuts never split a character.
+        assert_eq!(String::from_utf16_lossy(&cap_message(&u(&"y".repeat(30)), 3)), "… [truncated]");
+        assert_eq!(String::from_utf16_lossy(&cap_message(&u(&"😀".repeat(10)), 22)), "😀… [truncated]");
+    }
+
+    #[test]
+    fn unknown_binding_message() {
+        assert_eq!(
+            String::from_utf16_lossy(&unknown_binding(&u("tools"), &u("nope"), 1000)),
+            "unknown binding \"tools.nope\""
+        );
+        let long = unknown_binding(&u(&"g".repeat(5000)), &u("n"), 100_000);
+        assert_eq!(long.len(), "unknown binding ".len() + 1026);
+        // Under a small maxValueBytes the parts are sliced first, then the message is capped.
+        let small = String::from_utf16_lossy(&unknown_binding(&u(&"g".repeat(2000)), &u("n"), 1000));
+        assert!(small.ends_with("… [truncated]") && small.len() <= 1000 && small.len() > 980, "{small}");
+    }
+
+    #[test]
+    fn frames() {
+        assert_eq!(
+            String::from_utf8(reply_frame(3.0, true, "[1]")).unwrap(),
+            "{\"type\":\"reply\",\"id\":3,\"ok\":true,\"value\":[1]}\n"
+        );
+        assert_eq!(
+            String::from_utf8(reply_frame(0.0, false, "\"nope\"")).unwrap(),
+            "{\"type\":\"reply\",\"id\":0,\"ok\":false,\"message\":\"nope\"}\n"
+        );
+        assert_eq!(
+            String::from_utf8(boot_frame(60.0, 536870912.0, 65536, 32768, "[]")).unwrap(),
+            "{\"type\":\"boot\",\"cpuSeconds\":60,\"addressSpaceBytes\":536870912,\"maxLogBytes\":65536,\"maxValueBytes\":32768,\"namespaces\":[]}\n"
+        );
+    }
+}
