@@ -58,6 +58,11 @@ export declare class PythonCodeRuntime extends Service implements CodeRuntime {
   readonly isolation: 'process'
   /** Validates the config and probes the interpreter; throws synchronously when either fails. */
   constructor(ctx: Context, config?: PythonCodeRuntimeConfig)
+  /**
+   * The interpreter resolved and probed at load: the `pythonBin` it resolved to, the real
+   * executable runs spawn (`sys.executable`, so a pyenv/asdf shim is bypassed), and its version.
+   */
+  readonly interpreter: Readonly<{ resolved: string; executable: string; version: string }>
   run(request: CodeRunRequest): Promise<CodeRunResult>
   lastRunStats(): CodeRunStats | undefined
 }

@@ -39,5 +39,8 @@ export async function usage(ctx: Context): Promise<string> {
   const { IsolateCodeRuntime: Hosted } = defineCodeRuntimes(HostBase)
   const hosted = new Hosted(ctx, config)
   const hostedLanguage: 'typescript' = hosted.language
+  const python = new PythonCodeRuntime(ctx, { cpuSeconds: 5, pythonBin: 'python3' })
+  const executable: string = python.interpreter.executable
+  void executable
   return `${kind} ${language} ${same} ${reserved} ${hostedLanguage}`
 }
