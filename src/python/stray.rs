@@ -4,7 +4,7 @@
 //! newline-free flood is flushed (and truncated) as soon as it could no longer fit.
 
 use super::logs::LogLedger;
-use crate::ledger::meter::unit_cost;
+use crate::ledger::meter::{json_str_cost, QUOTES};
 
 #[derive(Default)]
 struct PipeBuf {
@@ -37,8 +37,9 @@ fn cost_complete(bytes: &[u8]) -> (usize, usize) {
     }
 }
 
+/// JSON string cost of `s` without its quotes.
 fn str_cost(s: &str) -> usize {
-    s.chars().map(|c| if (c as u32) > 0xffff { 4 } else { unit_cost(c as u32) }).sum()
+    json_str_cost(s) - QUOTES
 }
 
 fn decode_lossy(bytes: &[u8]) -> Vec<u16> {
