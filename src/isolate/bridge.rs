@@ -13,8 +13,12 @@ pub const ARGUMENTS_INVALID: &str = "binding arguments must be lossless JSON";
 const STACK_FRAMES: usize = 10;
 
 /// Builds one namespace object: a null-prototype object with one enumerable, non-writable,
-/// non-configurable callable per declared name.
-pub fn namespace_object<'s>(scope: &mut v8::PinScope<'s, '_>, ns: u32, names: &[String]) -> v8::Local<'s, v8::Object> {
+/// non-configurable callable per declared name. `None` when the isolate is terminating.
+pub fn namespace_object<'s>(
+    scope: &mut v8::PinScope<'s, '_>,
+    ns: u32,
+    names: &[String],
+) -> Option<v8::Local<'s, v8::Object>> {
     let null = v8::null(scope).into();
     let object = v8::Object::with_prototype_and_properties(scope, null, &[], &[]);
     for (i, name) in names.iter().enumerate() {
@@ -23,18 +27,17 @@ pub fn namespace_object<'s>(scope: &mut v8::PinScope<'s, '_>, ns: u32, names: &[
             .data(data)
             .length(1)
             .constructor_behavior(v8::ConstructorBehavior::Throw)
-            .build(scope)
-            .expect("binding function");
-        let key = v8::String::new(scope, name).expect("binding name").into();
-        function.set_name(v8::String::new(scope, name).expect("binding name"));
+            .build(scope)?;
+        let key = v8::String::new(scope, name)?;
+        function.set_name(key);
         object.define_own_property(
             scope,
-            key,
+            key.into(),
             function.into(),
             v8::PropertyAttribute::READ_ONLY | v8::PropertyAttribute::DONT_DELETE,
-        );
+        )?;
     }
-    object
+    Some(object)
 }
 
 /// The program calls `ns.name(arg)`: snapshot the first argument, then dispatch or reject.

@@ -71,13 +71,13 @@ pub fn native_callbacks() -> Vec<v8::FunctionCallback> {
 /// snapshot.
 /// `None` means the isolate is terminating (a budget or abort fired during setup).
 pub fn install_runtime<'s>(scope: &mut v8::PinScope<'s, '_>, mode: Compile) -> Option<v8::Local<'s, v8::Object>> {
-    let console_natives = natives::object(scope, &console::natives());
+    let console_natives = natives::object(scope, &console::natives())?;
     let inspect = natives::run_script(scope, &CONSOLE_JS, mode, console_natives.into())?;
-    let web_natives = natives::object(scope, &web::natives());
+    let web_natives = natives::object(scope, &web::natives())?;
     let define_custom_inspect = natives::get(scope, inspect, "defineCustomInspect")?;
     natives::put(scope, web_natives, "defineCustomInspect", define_custom_inspect);
     let web = natives::run_script(scope, &WEB_JS, mode, web_natives.into())?;
-    let runtime_natives = natives::object(scope, &runtime_natives());
+    let runtime_natives = natives::object(scope, &runtime_natives())?;
     for (name, from) in [("createConsole", inspect), ("TextDecoder", web)] {
         let value = natives::get(scope, from, name)?;
         natives::put(scope, runtime_natives, name, value);
@@ -91,14 +91,14 @@ pub fn install_runtime<'s>(scope: &mut v8::PinScope<'s, '_>, mode: Compile) -> O
     let mut globals: Vec<(&str, v8::Local<v8::Value>)> = vec![("console", console), ("process", process)];
     let mut performance_now = None;
     for (name, callback) in timers {
-        let function = natives::function(scope, name, 1, callback);
+        let function = natives::function(scope, name, 1, callback)?;
         if name == "now" {
             performance_now = Some(function);
         } else {
             globals.push((name, function.into()));
         }
     }
-    let performance = natives::object(scope, &Table::new());
+    let performance = natives::object(scope, &Table::new())?;
     natives::put(scope, performance, "now", performance_now?.into());
     globals.push(("performance", performance.into()));
     for name in WEB_GLOBALS {
@@ -140,7 +140,7 @@ pub fn install_program_scope<'s>(
     let mut args = ProgramArgs { names: Vec::new(), values: Vec::new() };
     for (i, ns) in namespaces.iter().enumerate() {
         args.names.push(ns.global.clone());
-        args.values.push(namespace_object(scope, i as u32, &ns.names).into());
+        args.values.push(namespace_object(scope, i as u32, &ns.names)?.into());
     }
     let run = state(scope);
     for (i, ns) in namespaces.iter().enumerate() {

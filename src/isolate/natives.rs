@@ -16,31 +16,30 @@ macro_rules! table {
 }
 pub(crate) use table;
 
-/// A native function that cannot be called with `new`.
+/// A native function that cannot be called with `new`; `None` when the isolate is terminating.
 pub fn function<'s>(
     scope: &mut v8::PinScope<'s, '_>,
     name: &str,
     length: i32,
     callback: v8::FunctionCallback,
-) -> v8::Local<'s, v8::Function> {
+) -> Option<v8::Local<'s, v8::Function>> {
     let function = v8::Function::builder_raw(callback)
         .length(length)
         .constructor_behavior(v8::ConstructorBehavior::Throw)
-        .build(scope)
-        .expect("native function");
-    function.set_name(v8::String::new(scope, name).expect("short name"));
-    function
+        .build(scope)?;
+    function.set_name(v8::String::new(scope, name)?);
+    Some(function)
 }
 
 /// A null-prototype object holding the natives of `table`.
-pub fn object<'s>(scope: &mut v8::PinScope<'s, '_>, table: &Table) -> v8::Local<'s, v8::Object> {
+pub fn object<'s>(scope: &mut v8::PinScope<'s, '_>, table: &Table) -> Option<v8::Local<'s, v8::Object>> {
     let null = v8::null(scope).into();
     let object = v8::Object::with_prototype_and_properties(scope, null, &[], &[]);
     for &(name, callback) in table {
-        let f = function(scope, name, 0, callback);
+        let f = function(scope, name, 0, callback)?;
         put(scope, object, name, f.into());
     }
-    object
+    Some(object)
 }
 
 /// Sets `object[name] = value` as an own data property.

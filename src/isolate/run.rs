@@ -47,7 +47,19 @@ pub struct RunConfig {
 pub fn run_thread(config: RunConfig, shared: Arc<RunShared>, events: Receiver<IsolateEvent>, host: Arc<HostFn>) {
     let started = Instant::now();
     let cpu_start = budget::thread_cpu_ns(budget::current_thread_clock());
-    let (result, heap) = execute(&config, &shared, &events, &host, started);
+    // A panic in the runtime's own code must still settle the run (callbacks V8 calls never
+    // panic: a panic there would abort the process).
+    let outcome =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| execute(&config, &shared, &events, &host, started)));
+    let (result, heap) = outcome.unwrap_or_else(|panic| {
+        let reason = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown failure".into());
+        let message = Text::new(&format!("the isolate thread failed: {reason}"));
+        (OutputLedger::new(config.max_output_bytes).finish_failure(FailureKind::WorkerExit, message), (0, 0))
+    });
     let stats = RunStats {
         cpu_ms: (budget::thread_cpu_ns(budget::current_thread_clock()) - cpu_start)
             .saturating_sub(shared.excluded_cpu_ns()) as f64

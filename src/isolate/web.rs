@@ -408,8 +408,8 @@ fn form_serialize<'s>(
     set_str(scope, &mut rv, &serializer.finish());
 }
 
-/// Fills a buffer from the OS random source.
-fn os_random(buf: &mut [u8]) {
+/// Fills a buffer from the OS random source; false if the OS refuses.
+fn os_random(buf: &mut [u8]) -> bool {
     let mut filled = 0;
     while filled < buf.len() {
         // SAFETY: the pointer and length describe the unfilled tail of `buf`.
@@ -417,8 +417,16 @@ fn os_random(buf: &mut [u8]) {
         if n > 0 {
             filled += n as usize;
         } else if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            panic!("the OS random source failed");
+            return false;
         }
+    }
+    true
+}
+
+fn throw_random_failure(scope: &mut v8::PinScope) {
+    if let Some(message) = v8::String::new(scope, "the operating system's random source failed") {
+        let error = v8::Exception::error(scope, message);
+        scope.throw_exception(error);
     }
 }
 
@@ -428,7 +436,7 @@ const RANDOM_QUOTA: usize = 65536;
 /// `randomFill(view)` for crypto.getRandomValues: 0 when filled, 1 when the value is not an
 /// integer typed array, 2 when it is longer than the quota.
 fn random_fill<'s>(
-    _scope: &mut v8::PinScope<'s, '_>,
+    scope: &mut v8::PinScope<'s, '_>,
     args: v8::FunctionCallbackArguments<'s>,
     mut rv: v8::ReturnValue<'s, v8::Value>,
 ) {
@@ -450,8 +458,11 @@ fn random_fill<'s>(
         rv.set_int32(2);
         return;
     }
-    os_random(view_bytes(view));
-    rv.set_int32(0);
+    if os_random(view_bytes(view)) {
+        rv.set_int32(0);
+    } else {
+        throw_random_failure(scope);
+    }
 }
 
 /// `randomUUID()`: an RFC 9562 version 4 UUID in lowercase.
@@ -461,7 +472,10 @@ fn random_uuid<'s>(
     mut rv: v8::ReturnValue<'s, v8::Value>,
 ) {
     let mut b = [0u8; 16];
-    os_random(&mut b);
+    if !os_random(&mut b) {
+        throw_random_failure(scope);
+        return;
+    }
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
     let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
