@@ -255,3 +255,131 @@ mod tests {
         assert!(v.metered.lossy && !v.metered.over);
     }
 }
+
+#[cfg(test)]
+mod hostile_input {
+    use super::decode_frame;
+
+    /// A small deterministic generator (xorshift), so the test is repeatable.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn pick<'a>(&mut self, items: &'a [&'a [u8]]) -> &'a [u8] {
+            items[(self.next() % items.len() as u64) as usize]
+        }
+    }
+
+    /// Frames built from JSON fragments, truncated, spliced and byte-flipped: the decoder must
+    /// answer every one (a frame or a drop) without panicking.
+    #[test]
+    fn never_panics_on_mangled_frames() {
+        let fragments: &[&[u8]] = &[
+            b"{",
+            b"}",
+            b"[",
+            b"]",
+            b",",
+            b":",
+            b"\"",
+            b"\\",
+            b"\"type\"",
+            b"\"call\"",
+            b"\"done\"",
+            b"\"log\"",
+            b"\"value\"",
+            b"\"args\"",
+            b"\"id\"",
+            b"\"error\"",
+            b"\"kind\"",
+            b"\"message\"",
+            b"\"text\"",
+            b"0",
+            b"-0",
+            b"1e400",
+            b"9007199254740993",
+            b"-1.5e-3",
+            b"null",
+            b"true",
+            b"false",
+            b"\\u0000",
+            b"\\ud800",
+            b"\\uDC00",
+            b"\xff",
+            b"\xc3\x28",
+            b"\xe2\x82",
+            b" ",
+            b"\n",
+            b"\"truncated\"",
+            b"\"open\"",
+            b"\"boot-ack\"",
+        ];
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        for _ in 0..20_000 {
+            let mut line = Vec::new();
+            for _ in 0..(rng.next() % 40) {
+                line.extend_from_slice(rng.pick(fragments));
+            }
+            if !line.is_empty() && rng.next().is_multiple_of(3) {
+                let at = (rng.next() % line.len() as u64) as usize;
+                line[at] ^= (rng.next() & 0xff) as u8;
+            }
+            let _ = decode_frame(&line, (rng.next() % 64) as usize);
+        }
+        // Well-formed frames with random values: nesting, duplicate keys, escapes, big numbers.
+        fn value(rng: &mut Rng, depth: u32, out: &mut Vec<u8>) {
+            let scalars: &[&[u8]] = &[
+                b"0",
+                b"-0",
+                b"1.5",
+                b"1e308",
+                b"1e400",
+                b"18446744073709551616",
+                b"\"\\ud800x\"",
+                b"\"\\n\"",
+                b"null",
+                b"true",
+            ];
+            match if depth > 6 { 0 } else { rng.next() % 3 } {
+                0 => out.extend_from_slice(rng.pick(scalars)),
+                1 => {
+                    out.push(b'[');
+                    for i in 0..(rng.next() % 4) {
+                        if i > 0 {
+                            out.push(b',');
+                        }
+                        value(rng, depth + 1, out);
+                    }
+                    out.push(b']');
+                }
+                _ => {
+                    out.push(b'{');
+                    for i in 0..(rng.next() % 4) {
+                        if i > 0 {
+                            out.push(b',');
+                        }
+                        out.extend_from_slice(rng.pick(&[b"\"a\":", b"\"b\":", b"\"\\u0061\":", b"\"__proto__\":"]));
+                        value(rng, depth + 1, out);
+                    }
+                    out.push(b'}');
+                }
+            }
+        }
+        for _ in 0..5_000 {
+            let mut v = Vec::new();
+            value(&mut rng, 0, &mut v);
+            let head: &[u8] = rng.pick(&[
+                b"{\"type\":\"done\",\"value\":",
+                b"{\"type\":\"call\",\"id\":0,\"global\":\"t\",\"name\":\"f\",\"args\":",
+                b"{\"type\":\"log\",\"text\":\"x\",\"extra\":",
+            ]);
+            let _ = decode_frame(&[head, &v, b"}"].concat(), (rng.next() % 200) as usize);
+        }
+        let deep = [b"[".repeat(100_000), b"]".repeat(100_000)].concat();
+        let _ = decode_frame(&[b"{\"type\":\"done\",\"value\":".as_slice(), &deep, b"}"].concat(), 1 << 20);
+    }
+}
