@@ -194,6 +194,8 @@ export interface PythonInterpreter {
   executable: string
   /** `cpython 3 11 7` */
   version: string
+  /** The installation's directories (`sys.prefix` and friends), which a sandboxed child may read. */
+  prefixes: Array<string>
 }
 
 export interface PythonLoad {
@@ -208,8 +210,11 @@ export declare function pythonLoadInterpreter(bin: string, path: string | undefi
 /** `[code-runtime-native] log capture truncated at <N> bytes`, as the host writes it. */
 export declare function pythonLogTruncationMarker(maxBytes: number): string
 
-/** Compiles `py/` with the interpreter runs will use; `null` when it cannot (runs still work). */
-export declare function pythonPrecompile(executable: string, pyDir: string, tmpdir: string): PythonPycache | null
+/**
+ * Compiles the child's modules (the addon's embedded copies) with the interpreter runs will use;
+ * `null` when it cannot (runs still work).
+ */
+export declare function pythonPrecompile(executable: string, tmpdir: string): PythonPycache | null
 
 /** The host's protocol constants, for the mirror test against `py/protocol.py`. */
 export declare function pythonProtocolInfo(): PythonProtocolInfo
@@ -222,7 +227,8 @@ export interface PythonProtocolInfo {
 
 export interface PythonRunOptions {
   executable: string
-  pyDir: string
+  /** What the child may read of the interpreter's installation. */
+  interpreterPaths: Array<string>
   tmpdir: string
   cpuSeconds: number
   addressSpaceBytes: number
@@ -242,6 +248,21 @@ export interface PythonRunOptions {
   programJson: string
   streamLogs: boolean
 }
+
+/** Which layers hold around a child, as one real spawn through the sandbox showed them. */
+export interface PythonSandbox {
+  /** The sandbox helper was found beside the addon. */
+  helper: boolean
+  namespaces: boolean
+  /** The Landlock ABI enforced (0: none). */
+  landlock: number
+  seccomp: boolean
+  /** A per-run process cap holds (RLIMIT_NPROC in the run's user namespace, or a cgroup). */
+  processCap: boolean
+}
+
+/** Spawns one child the way runs do, reads the helper's report, and kills it. */
+export declare function pythonSandboxLayers(executable: string, interpreterPaths: Array<string>, tmpdir: string): PythonSandbox
 
 /** Starts a run; `on_event` receives JSON texts (`call`, `log`, then one `settled`). */
 export declare function pythonStartRun(options: PythonRunOptions, pycache: PythonPycache | null | undefined, onEvent: (event: string) => void): PythonRun

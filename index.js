@@ -843,6 +843,7 @@ module.exports.pythonLoadInterpreter = nativeBinding.pythonLoadInterpreter
 module.exports.pythonLogTruncationMarker = nativeBinding.pythonLogTruncationMarker
 module.exports.pythonPrecompile = nativeBinding.pythonPrecompile
 module.exports.pythonProtocolInfo = nativeBinding.pythonProtocolInfo
+module.exports.pythonSandboxLayers = nativeBinding.pythonSandboxLayers
 module.exports.pythonStartRun = nativeBinding.pythonStartRun
 module.exports.reservedSets = nativeBinding.reservedSets
 module.exports.startIsolateRun = nativeBinding.startIsolateRun

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest'
 import { PythonCodeRuntime } from '../lib/index.mjs'
 import PythonDefault from '../lib/python.mjs'
 import { pythonFrameCap, validatePythonConfig } from '../lib/python-runtime.mjs'
-import { PATH_PYTHON, PYTHON, URLS, childJson, fakePython, liveProcesses, load, privateTmpdir, runNode, script, unreapedChildren } from './python-helpers.mjs'
+import { PATH_PYTHON, PYTHON, URLS, probeAnswer, childJson, fakePython, liveProcesses, load, privateTmpdir, runNode, script, unreapedChildren } from './python-helpers.mjs'
 
 vi.setConfig({ testTimeout: 20_000, hookTimeout: 20_000 })
 const TMP = privateTmpdir('py-config')
@@ -277,7 +277,7 @@ describe('interpreter resolution and probe (§4)', () => {
     const shadow = fs.mkdtempSync(path.join(dir, 'shadow-'))
     fs.mkdirSync(path.join(shadow, 'python3'), { mode: 0o755 })
     const wrapper = (marker) =>
-      `#!/bin/sh\nif [ "$1" = "-I" ] && [ "$2" = "-c" ]; then printf 'cpython 3 11 7\\n\\n'; exit 0; fi\nexport MARKER=${marker}\nexec ${PYTHON} "$@"\n`
+      `#!/bin/sh\nif [ "$1" = "-I" ] && [ "$2" = "-c" ]; then ${probeAnswer('cpython 3 11 7')}; exit 0; fi\nexport MARKER=${marker}\nexec ${PYTHON} "$@"\n`
     script(first, 'python3', wrapper('first'))
     script(second, 'python3', wrapper('second'))
     script(dir, 'python3', wrapper('relative'))

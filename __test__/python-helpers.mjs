@@ -16,6 +16,7 @@ export const URLS = {
   cordis: pathToFileURL(createRequire(import.meta.url).resolve('cordis')).href,
   index: pathToFileURL(path.join(REPO, 'lib/index.mjs')).href,
   pythonRuntime: pathToFileURL(path.join(REPO, 'lib/python-runtime.mjs')).href,
+  helpers: pathToFileURL(path.join(REPO, '__test__/python-helpers.mjs')).href,
 }
 
 /** Parses a child's JSON stdout, reporting its stderr when it did not print any. */
@@ -32,6 +33,18 @@ export function childJson(out) {
 const realInterpreter = (bin) => execFileSync(bin, ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim()
 export const PATH_PYTHON = realInterpreter('python3')
 export const PYTHON = process.env.CRN_TEST_PYTHON ? realInterpreter(process.env.CRN_TEST_PYTHON) : PATH_PYTHON
+
+/** The real interpreter's installation prefixes, as its version probe reports them. */
+const PREFIXES = execFileSync(PYTHON, ['-c', 'import sys; print(sys.prefix); print(sys.base_prefix)'], { encoding: 'utf8' })
+  .trim()
+  .split('\n')
+
+/**
+ * A fake interpreter's answer to the version probe: `version`, an empty sys.executable line (so
+ * runs spawn the fake itself), and the real interpreter's prefixes (what a sandboxed child may
+ * read, since the fake execs the real interpreter).
+ */
+export const probeAnswer = (version) => `printf '${[version, '', ...PREFIXES].join('\\n')}\\n'`
 
 /**
  * Gives this test file its own TMPDIR. Every run stages under it, so a child's command line
@@ -115,7 +128,7 @@ export function script(dir, name, body) {
  * so runs spawn the script itself), then runs `run` for the per-run invocation.
  */
 export function fakePython(dir, name, { version = 'cpython 3 11 7', probe, run = 'exit 0' } = {}) {
-  const probeBody = probe ?? `printf '%s\\n\\n' '${version}'; exit 0`
+  const probeBody = probe ?? `${probeAnswer(version)}; exit 0`
   return script(dir, name, `#!/bin/sh\nif [ "$1" = "-I" ] && [ "$2" = "-c" ]; then\n${probeBody}\nfi\n${run}\n`)
 }
 

@@ -6,7 +6,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { PythonCodeRuntime } from '../lib/index.mjs'
-import { TOOLS, isAlive, liveProcesses, load, privateTmpdir, sleep, stagingDirs, unreapedChildren } from './python-helpers.mjs'
+import { TOOLS, liveProcesses, load, privateTmpdir, sleep, stagingDirs, unreapedChildren } from './python-helpers.mjs'
 
 vi.setConfig({ testTimeout: 20_000, hookTimeout: 20_000 })
 const TMP = privateTmpdir('py-hostile')
@@ -25,8 +25,6 @@ afterAll(async () => {
 })
 
 const run = (program, bindings = [], extra = {}) => R.run({ program, bindings, ...extra })
-const pidFile = () => path.join(fs.mkdtempSync(path.join(TMP, 'pids-')), 'pids')
-const readPids = (file) => fs.readFileSync(file, 'utf8').split(/\s+/).filter(Boolean).map(Number)
 /** Tracebacks as CPython renders them, without the position carets newer versions add. */
 const noCarets = (message) => message.replace(/\n *[~^]+ *(?=\n)/g, '')
 
@@ -259,9 +257,30 @@ return "returned"`
   })
 })
 
-describe('process group teardown (§13)', () => {
+describe('process teardown (§13): the run is its own PID namespace', () => {
+  // Everything a run starts carries the run's staging path (under TMP) or a test's marker in its
+  // command line: the sandbox helper, the namespace's init, the interpreter and its forks.
+  const marker = () => path.join(TMP, `marker-${Math.random().toString(36).slice(2)}`)
+  const ready = `
+import os
+def fork_ready(child):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        child(w)
+        os._exit(0)
+    os.close(w)
+    os.read(r, 1)
+    return pid
+`
+
+  it('the layers are active on this machine', () => {
+    expect(R.sandbox).toEqual({ process: true, helper: true, namespaces: true, landlock: R.sandbox.landlock, seccomp: true, processCap: R.sandbox.processCap })
+    expect(R.sandbox.landlock).toBeGreaterThanOrEqual(6)
+  })
+
   it('a bounded fork storm of 50 sleeping children dies with the run (58)', async () => {
-    const file = pidFile()
     const program = `
 import os, time
 pids = []
@@ -271,120 +290,95 @@ for _ in range(50):
         time.sleep(60)
         os._exit(0)
     pids.append(pid)
-open(${JSON.stringify(file)}, "w").write(" ".join(map(str, pids)))
-return len(pids)`
+return len(set(pids))`
     expect(await run(program)).toEqual({ logs: [], value: 50 })
-    const pids = readPids(file)
-    expect(pids).toHaveLength(50)
-    expect(pids.filter(isAlive)).toEqual([])
+    expect(liveProcesses(TMP)).toEqual([])
   })
 
   it('grandchildren are gone after a timeout and after an abort (58)', async () => {
     const { runtime, fiber: f } = await load(PythonCodeRuntime, { maxWallMs: 2000, graceMs: 300 })
     for (const mode of ['timeout', 'abort']) {
-      const file = pidFile()
+      const tag = marker()
       const program = `
 import asyncio, subprocess, sys
 grandparent = r"""
-import os, subprocess, sys, time
-g = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-open(sys.argv[1], "w").write(f"{os.getpid()} {g.pid}")
+import subprocess, sys, time
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", sys.argv[1]])
 time.sleep(60)
 """
-subprocess.Popen([sys.executable, "-c", grandparent, ${JSON.stringify(file)}])
+subprocess.Popen([sys.executable, "-c", grandparent, ${JSON.stringify(tag)}])
 await asyncio.sleep(30)`
       const controller = new AbortController()
       const pending = runtime.run({ program, bindings: [], signal: controller.signal })
       // Both modes wait until the grandchild exists, then end the run by abort or by the wall clock.
-      while (!fs.existsSync(file) || readPids(file).length < 2) await sleep(20)
+      while (liveProcesses(tag).length < 2) await sleep(20)
       if (mode === 'abort') controller.abort(new Error('stop now'))
       const r = await pending
       expect(r.error).toEqual(
         mode === 'abort' ? { kind: 'abort', message: 'stop now' } : { kind: 'timeout', message: 'wall-clock ceiling reached (2000ms)' },
       )
-      const pids = readPids(file)
-      expect(pids).toHaveLength(2)
-      expect(pids.filter(isAlive)).toEqual([])
+      expect(liveProcesses(tag)).toEqual([])
+      expect(liveProcesses(TMP)).toEqual([])
     }
     await f.dispose()
   })
 
-  it('a SIGTERM-ignoring child is SIGKILLed after graceMs (58)', async () => {
-    const file = pidFile()
-    const program = `
-import os, signal, time
-pid = os.fork()
-if pid == 0:
+  it('a descendant that ignores SIGTERM and closes its descriptors dies when the program ends (58)', async () => {
+    const program = `${ready}
+import signal, time
+def child(w):
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     for fd in (0, 1, 2, 3):
         os.close(fd)
-    open(${JSON.stringify(file)}, "w").write(str(os.getpid()))
+    os.write(w, b"1")
     time.sleep(60)
-    os._exit(0)
-while not os.path.exists(${JSON.stringify(file)}) or not open(${JSON.stringify(file)}).read():
-    time.sleep(0.01)
+fork_ready(child)
 return "parent done"`
-    const started = Date.now()
     expect(await run(program)).toEqual({ logs: [], value: 'parent done' })
-    const elapsed = Date.now() - started
-    expect(elapsed).toBeGreaterThanOrEqual(300)
-    expect(readPids(file).filter(isAlive)).toEqual([])
+    expect(liveProcesses(TMP)).toEqual([])
   })
 
-  it('documented limitation: a descendant that setsid()s escapes the group; the run settles at the close deadline', async () => {
-    const file = pidFile()
-    const program = `
-import os, time
-pid = os.fork()
-if pid == 0:
+  it('a program that ignores SIGTERM itself is SIGKILLed after graceMs (58)', async () => {
+    const { runtime, fiber: f } = await load(PythonCodeRuntime, { maxWallMs: 500, graceMs: 300 })
+    const started = Date.now()
+    const r = await runtime.run({ program: 'import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(60)', bindings: [] })
+    expect(r).toEqual({ logs: [], error: { kind: 'timeout', message: 'wall-clock ceiling reached (500ms)' } })
+    expect(Date.now() - started).toBeGreaterThanOrEqual(800)
+    expect(liveProcesses(TMP)).toEqual([])
+    await f.dispose()
+  })
+
+  it('a descendant that setsid()s dies with the run: no escape, no close-deadline wait', async () => {
+    const program = `${ready}
+import time
+def child(w):
     os.setsid()
-    open(${JSON.stringify(file)}, "w").write(str(os.getpid()))
+    os.write(w, b"1")
     time.sleep(30)
-    os._exit(0)
-while not os.path.exists(${JSON.stringify(file)}) or not open(${JSON.stringify(file)}).read():
-    time.sleep(0.01)
+pid = fork_ready(child)
 print("escapee", pid)
 return "escaped"`
     const started = Date.now()
     const r = await run(program)
-    const elapsed = Date.now() - started
-    const [pid] = readPids(file)
-    try {
-      // It kept stdout/stderr/fd 3 open, so close never came: the host gave up at graceMs + 2000.
-      expect(r).toEqual({ logs: [`escapee ${pid}`], value: 'escaped' })
-      expect(elapsed).toBeGreaterThanOrEqual(2300)
-      expect(elapsed).toBeLessThan(6000)
-      expect(isAlive(pid)).toBe(true)
-    } finally {
-      process.kill(pid, 'SIGKILL')
-    }
+    expect(r).toEqual({ logs: [expect.stringMatching(/^escapee \d+$/)], value: 'escaped' })
+    // It held stdout, stderr and fd 3, yet the run did not wait for the close deadline (graceMs + 2000).
+    expect(Date.now() - started).toBeLessThan(2300)
+    expect(liveProcesses(TMP)).toEqual([])
   })
 
-  it('an escapee that closes its descriptors does not delay settlement', async () => {
-    const file = pidFile()
-    const program = `
-import os, time
-pid = os.fork()
-if pid == 0:
+  it('an escapee that closes its descriptors dies with the run too', async () => {
+    const program = `${ready}
+import time
+def child(w):
     os.setsid()
     for fd in (0, 1, 2, 3):
         os.close(fd)
-    open(${JSON.stringify(file)}, "w").write(str(os.getpid()))
+    os.write(w, b"1")
     time.sleep(30)
-    os._exit(0)
-while not os.path.exists(${JSON.stringify(file)}) or not open(${JSON.stringify(file)}).read():
-    time.sleep(0.01)
+fork_ready(child)
 return "quick"`
-    const started = Date.now()
-    const r = await run(program)
-    const [pid] = readPids(file)
-    try {
-      expect(r).toEqual({ logs: [], value: 'quick' })
-      expect(Date.now() - started).toBeLessThan(2000)
-      expect(isAlive(pid)).toBe(true)
-    } finally {
-      process.kill(pid, 'SIGKILL')
-    }
+    expect(await run(program)).toEqual({ logs: [], value: 'quick' })
+    expect(liveProcesses(TMP)).toEqual([])
   })
 })
 
@@ -485,24 +479,20 @@ describe('abort and disposal (§12, seam §9)', () => {
 
   it('dispose settles live runs as abort and resolves only once their groups are empty (62)', async () => {
     const { runtime, fiber: f } = await load(PythonCodeRuntime, { graceMs: 500 })
-    const file = pidFile()
+    const tag = path.join(TMP, `dispose-${Math.random().toString(36).slice(2)}`)
+    // The program ignores SIGTERM itself, and so does a child it started.
     const program = `
-import os, signal, time
-pid = os.fork()
-if pid == 0:
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    open(${JSON.stringify(file)}, "w").write(str(os.getpid()))
-    time.sleep(60)
-    os._exit(0)
+import signal, subprocess, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+subprocess.Popen([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)", ${JSON.stringify(tag)}])
 time.sleep(60)`
     const pending = [runtime.run({ program, bindings: [] }), runtime.run({ program: 'import time\ntime.sleep(60)', bindings: [] })]
-    while (!fs.existsSync(file) || !fs.readFileSync(file, 'utf8')) await sleep(20)
+    while (liveProcesses(tag).length < 1) await sleep(20)
     const started = Date.now()
     await f.dispose()
-    // The SIGTERM-ignoring child held the group until the grace SIGKILL.
+    // The SIGTERM-ignoring program held the run until the grace SIGKILL.
     expect(Date.now() - started).toBeGreaterThanOrEqual(500)
-    const [pid] = readPids(file)
-    expect(isAlive(pid)).toBe(false)
+    expect(liveProcesses(tag)).toEqual([])
     for (const r of await Promise.all(pending)) expect(r).toEqual({ logs: [], error: { kind: 'abort', message: 'runtime disposed' } })
     await expect(runtime.run({ program: 'return 1', bindings: [] })).rejects.toThrow(/after disposal/)
   })

@@ -5,7 +5,7 @@ import path from 'node:path'
 import vm from 'node:vm'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { PythonCodeRuntime } from '../lib/index.mjs'
-import { TOOLS, liveProcesses, load, privateTmpdir, stagingDirs, unreapedChildren } from './python-helpers.mjs'
+import { REPO, TOOLS, liveProcesses, load, privateTmpdir, stagingDirs, unreapedChildren } from './python-helpers.mjs'
 
 vi.setConfig({ testTimeout: 20_000, hookTimeout: 20_000 })
 const TMP = privateTmpdir('py-run')
@@ -144,19 +144,26 @@ describe('staging (§7.1)', () => {
     expect(a.value[0]).not.toBe(b.value[0])
   })
 
-  it('a program that rewrites its own bootstrap affects only its own run (43)', async () => {
+  it('a program cannot rewrite its own bootstrap, and the next run is untouched (43)', async () => {
+    // The staging directory is read-only to the child (Landlock); only its scratch TMPDIR is writable.
     const r = await run(
-      'import sys, os\nd = os.path.dirname(sys.modules["__main__"].__file__)\nfor n in ("bootstrap.py", "protocol.py"):\n    open(os.path.join(d, n), "w").write("raise SystemExit(9)")\nreturn "rewritten"',
+      'import sys, os\nd = os.path.dirname(sys.modules["__main__"].__file__)\nout = []\nfor n in ("bootstrap.py", "protocol.py", "tmp/mine.txt"):\n    try:\n        open(os.path.join(d, n), "w").write("raise SystemExit(9)")\n        out.append("wrote " + n)\n    except PermissionError:\n        out.append("denied " + n)\nreturn out',
     )
-    expect(r).toEqual({ logs: [], value: 'rewritten' })
+    expect(r).toEqual({ logs: [], value: ['denied bootstrap.py', 'denied protocol.py', 'wrote tmp/mine.txt'] })
     expect(await run('return "still fine"')).toEqual({ logs: [], value: 'still fine' })
+  })
+
+  it('the package directory is out of reach: the bootstrap comes from the addon itself (43)', async () => {
+    const target = path.join(REPO, 'py', 'bootstrap.py')
+    const r = await run(`try:\n    open(${JSON.stringify(target)}, "a").write("#")\n    return "wrote"\nexcept PermissionError:\n    return "denied"`)
+    expect(r).toEqual({ logs: [], value: 'denied' })
   })
 
   it('stages the sources and the modules precompiled at load', async () => {
     const r = await run('import sys, os\nd = os.path.dirname(sys.modules["__main__"].__file__)\nreturn [sorted(os.listdir(d)), sorted(os.listdir(os.path.join(d, "__pycache__")))]')
     const tag = R.interpreter.version.split(' ').slice(1, 3).join('')
     expect(r.value).toEqual([
-      ['__pycache__', 'bootstrap.py', 'protocol.py', 'runner.py'],
+      ['__pycache__', 'bootstrap.py', 'protocol.py', 'runner.py', 'tmp'],
       [`protocol.cpython-${tag}.pyc`, `runner.cpython-${tag}.pyc`],
     ])
   })
@@ -561,7 +568,18 @@ describe('isolation, concurrency and stats', () => {
     const fds = () => fs.readdirSync('/proc/self/fd').length
     const threads = () => Number(fs.readFileSync('/proc/self/status', 'utf8').match(/^Threads:\s+(\d+)/m)[1])
     await run('return 0')
-    const before = [fds(), threads()]
+    // A run's thread emits the result, then closes its waker and ends: wait until that settles.
+    const steady = async () => {
+      let last = [fds(), threads()]
+      for (let i = 0; i < 50; i++) {
+        await new Promise((r) => setTimeout(r, 20))
+        const now = [fds(), threads()]
+        if (now[0] === last[0] && now[1] === last[1]) return now
+        last = now
+      }
+      return last
+    }
+    const before = await steady()
     const results = await Promise.all(Array.from({ length: 24 }, (_, i) => run(`print(${i})\nreturn ${i}`)))
     expect(results.map((r) => r.value)).toEqual(Array.from({ length: 24 }, (_, i) => i))
     for (let i = 0; i < 10; i++) await run('import os\nos._exit(1)')

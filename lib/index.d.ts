@@ -63,6 +63,19 @@ export declare class PythonCodeRuntime extends Service implements CodeRuntime {
    * executable runs spawn (`sys.executable`, so a pyenv/asdf shim is bypassed), and its version.
    */
   readonly interpreter: Readonly<{ resolved: string; executable: string; version: string }>
+  /**
+   * Which kernel layers hold around each child on this machine, measured at load by one child
+   * spawned as runs are: the sandbox helper was found, new user/PID/mount/network/IPC namespaces,
+   * the enforced Landlock ABI (0 when absent), the seccomp filter, and a per-run process cap.
+   */
+  readonly sandbox: Readonly<{
+    process: true
+    helper: boolean
+    namespaces: boolean
+    landlock: number
+    seccomp: boolean
+    processCap: boolean
+  }>
   run(request: CodeRunRequest): Promise<CodeRunResult>
   lastRunStats(): CodeRunStats | undefined
 }

@@ -139,12 +139,23 @@ export function definePythonRuntime(Base) {
       const load = native.pythonLoadInterpreter(resolved.pythonBin, process.env.PATH, process.cwd(), os.tmpdir())
       if (load.error != null) fail(load.error)
       // Compile the child's modules once with that interpreter, so runs skip it (best effort).
-      const pycache = native.pythonPrecompile(load.interpreter.executable, PY_DIR, os.tmpdir())
+      const pycache = native.pythonPrecompile(load.interpreter.executable, os.tmpdir())
+      const { executable, prefixes } = load.interpreter
+      // What a sandboxed child may read of the interpreter's installation.
+      const interpreterPaths = Object.freeze([...prefixes, executable])
+      // One child spawned as runs are shows which kernel layers hold on this machine.
+      const sandbox = native.pythonSandboxLayers(executable, interpreterPaths, os.tmpdir())
       super(ctx, 'codeRuntime')
       const state = {
         config: Object.freeze({ ...resolved }),
         frameCap,
-        interpreter: Object.freeze({ ...load.interpreter }),
+        interpreter: Object.freeze({
+          resolved: load.interpreter.resolved,
+          executable,
+          version: load.interpreter.version,
+        }),
+        interpreterPaths,
+        sandbox: Object.freeze({ process: true, ...sandbox }),
         pycache,
         disposed: false,
         live: new Set(),
@@ -165,6 +176,14 @@ export function definePythonRuntime(Base) {
     /** The interpreter resolved at load: `{ resolved, executable, version }`. */
     get interpreter() {
       return this[STATE].interpreter
+    }
+
+    /**
+     * The kernel layers around each child, as measured at load: `{ process, helper, namespaces,
+     * landlock, seccomp, processCap }` (`landlock` is the enforced ABI, 0 when absent).
+     */
+    get sandbox() {
+      return this[STATE].sandbox
     }
 
     /** `{ cpuMs, wallMs, maxRssBytes? }` of the last settled run, if any. */
@@ -275,7 +294,7 @@ function startRun(state, namespaces, program, signal, onLog, onStats, resolve) {
     run.handle = native.pythonStartRun(
       {
         executable: interpreter.executable,
-        pyDir: PY_DIR,
+        interpreterPaths: state.interpreterPaths,
         tmpdir: os.tmpdir(),
         cpuSeconds: config.cpuSeconds,
         addressSpaceBytes: config.addressSpaceMb * 1048576,

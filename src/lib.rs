@@ -3,4 +3,6 @@
 pub mod isolate;
 pub mod ledger;
 pub mod python;
+#[cfg(unix)]
+pub mod sandbox;
 pub mod seam;

@@ -16,12 +16,14 @@ use super::errors;
 pub const PROBE_TIMEOUT: Duration = Duration::from_millis(5000);
 const PROBE_OUTPUT_CAP: usize = 1024;
 
-/// Runs on Python 2 and 3: implementation, major, minor, micro on line one; `sys.executable` on two.
+/// Runs on Python 2 and 3: implementation, major, minor, micro on line one; `sys.executable` on two;
+/// then the installation's prefixes, one per line (what a sandboxed child may read).
 pub const PROBE: &str = "import sys\n\
 i = getattr(sys, 'implementation', None)\n\
 n = i.name if i is not None else ('pypy' if hasattr(sys, 'pypy_version_info') else 'cpython')\n\
 v = sys.version_info\n\
-sys.stdout.write('%s %d %d %d\\n%s\\n' % (n, v[0], v[1], v[2], sys.executable or ''))\n";
+p = [getattr(sys, k, '') or '' for k in ('prefix', 'base_prefix', 'exec_prefix', 'base_exec_prefix')]\n\
+sys.stdout.write('%s %d %d %d\\n%s\\n%s\\n' % (n, v[0], v[1], v[2], sys.executable or '', '\\n'.join(p)))\n";
 
 /// The frozen result of resolution and probing.
 #[derive(Debug, Clone)]
@@ -32,6 +34,8 @@ pub struct Interpreter {
     pub executable: PathBuf,
     /// `cpython 3 11 7`
     pub version: String,
+    /// The installation's directories (`sys.prefix` and friends, absolute, deduplicated).
+    pub prefixes: Vec<PathBuf>,
 }
 
 fn executable_regular_file(p: &Path) -> bool {
@@ -186,9 +190,12 @@ fn hex_decode(s: &str) -> Option<Vec<u8>> {
 }
 
 /// Best effort: `None` when the interpreter cannot produce the cache (runs then compile from source).
-pub fn precompile(executable: &Path, py_dir: &Path, tmpdir: &str) -> Option<Vec<CachedFile>> {
-    let dir = py_dir.to_str()?;
-    let out = run_capture(executable, PRECOMPILE, &[dir], tmpdir, 4 << 20).ok()?;
+pub fn precompile(executable: &Path, tmpdir: &str) -> Option<Vec<CachedFile>> {
+    // The sources are the addon's own copies, written out once for the compiler.
+    let sources = super::spawn::Staging::create(tmpdir, &[]).ok()?;
+    let out = run_capture(executable, PRECOMPILE, &[sources.dir.to_str()?], tmpdir, 4 << 20);
+    sources.remove();
+    let out = out.ok()?;
     let text = String::from_utf8(out).ok()?;
     let mut files = Vec::new();
     for line in text.lines() {
@@ -240,7 +247,14 @@ pub fn load(bin: &str, path: Option<&str>, cwd: &Path, tmpdir: &str) -> Result<I
     } else {
         resolved.clone()
     };
-    Ok(Interpreter { resolved, executable, version: format!("{imp} {maj} {min} {mic}") })
+    let mut prefixes: Vec<PathBuf> = Vec::new();
+    for line in lines.filter(|l| l.starts_with('/')) {
+        let p = PathBuf::from(line);
+        if !prefixes.contains(&p) {
+            prefixes.push(p);
+        }
+    }
+    Ok(Interpreter { resolved, executable, version: format!("{imp} {maj} {min} {mic}"), prefixes })
 }
 
 #[cfg(test)]
@@ -249,10 +263,9 @@ mod tests {
 
     #[test]
     fn precompile_with_the_real_interpreter() {
-        let py_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("py");
         let python =
             resolve("python3", std::env::var("PATH").ok().as_deref(), Path::new("/")).expect("python3 on PATH");
-        let files = precompile(&python, &py_dir, "/tmp").expect("cache");
+        let files = precompile(&python, "/tmp").expect("cache");
         let names: Vec<&str> = files.iter().map(|(rel, _)| rel.as_str()).collect();
         assert!(
             names[0].starts_with("__pycache__/protocol.") && names[1].starts_with("__pycache__/runner."),
@@ -260,7 +273,7 @@ mod tests {
         );
         // An unchecked hash-based pyc: flags word 0b01 after the magic number.
         assert!(files.iter().all(|(_, bytes)| bytes.len() > 16 && bytes[4..8] == [1, 0, 0, 0]));
-        assert!(precompile(Path::new("/bin/false"), &py_dir, "/tmp").is_none());
+        assert!(precompile(Path::new("/bin/false"), "/tmp").is_none());
     }
 
     #[test]

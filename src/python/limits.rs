@@ -33,6 +33,8 @@ pub struct LimitPlan {
     pub cpu: Pair,
     /// `None` on macOS, where `RLIMIT_AS` is never applied.
     pub address_space: Option<Pair>,
+    /// The largest file the child may write (its scratch directory's size cap).
+    pub file_size: Pair,
 }
 
 fn inherited(r: Resource) -> Pair {
@@ -40,19 +42,21 @@ fn inherited(r: Resource) -> Pair {
 }
 
 impl LimitPlan {
-    pub fn for_host(cpu_seconds: u64, address_space_bytes: u64) -> Self {
+    pub fn for_host(cpu_seconds: u64, address_space_bytes: u64, file_size_bytes: u64) -> Self {
         let cpu = clamped((cpu_seconds, cpu_seconds.saturating_add(1)), inherited(Resource::RLIMIT_CPU), true);
         let address_space = if cfg!(target_os = "macos") {
             None
         } else {
             Some(clamped((address_space_bytes, address_space_bytes), inherited(Resource::RLIMIT_AS), false))
         };
-        LimitPlan { cpu, address_space }
+        let file_size = clamped((file_size_bytes, file_size_bytes), inherited(Resource::RLIMIT_FSIZE), false);
+        LimitPlan { cpu, address_space, file_size }
     }
 
     /// Applies the plan in the child between fork and exec (async-signal-safe: setrlimit only).
     pub fn apply(&self) -> nix::Result<()> {
         setrlimit(Resource::RLIMIT_CORE, 0, 0)?;
+        setrlimit(Resource::RLIMIT_FSIZE, self.file_size.0, self.file_size.1)?;
         setrlimit(Resource::RLIMIT_CPU, self.cpu.0, self.cpu.1)?;
         if let Some((soft, hard)) = self.address_space {
             setrlimit(Resource::RLIMIT_AS, soft, hard)?;

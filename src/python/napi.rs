@@ -23,6 +23,8 @@ pub struct PythonInterpreter {
     pub executable: String,
     /// `cpython 3 11 7`
     pub version: String,
+    /// The installation's directories (`sys.prefix` and friends), which a sandboxed child may read.
+    pub prefixes: Vec<String>,
 }
 
 #[napi(object)]
@@ -41,6 +43,7 @@ pub fn python_load_interpreter(bin: String, path: Option<String>, cwd: String, t
                 resolved: i.resolved.to_string_lossy().into_owned(),
                 executable: i.executable.to_string_lossy().into_owned(),
                 version: i.version,
+                prefixes: i.prefixes.iter().map(|p| p.to_string_lossy().into_owned()).collect(),
             }),
             error: None,
         },
@@ -63,11 +66,38 @@ impl PythonPycache {
     }
 }
 
-/// Compiles `py/` with the interpreter runs will use; `null` when it cannot (runs still work).
+/// Compiles the child's modules (the addon's embedded copies) with the interpreter runs will use;
+/// `null` when it cannot (runs still work).
 #[napi]
-pub fn python_precompile(executable: String, py_dir: String, tmpdir: String) -> Option<PythonPycache> {
-    interp::precompile(Path::new(&executable), Path::new(&py_dir), &tmpdir)
-        .map(|files| PythonPycache { files: Arc::new(files) })
+pub fn python_precompile(executable: String, tmpdir: String) -> Option<PythonPycache> {
+    interp::precompile(Path::new(&executable), &tmpdir).map(|files| PythonPycache { files: Arc::new(files) })
+}
+
+/// Which layers hold around a child, as one real spawn through the sandbox showed them.
+#[napi(object)]
+pub struct PythonSandbox {
+    /// The sandbox helper was found beside the addon.
+    pub helper: bool,
+    pub namespaces: bool,
+    /// The Landlock ABI enforced (0: none).
+    pub landlock: u32,
+    pub seccomp: bool,
+    /// A per-run process cap holds (RLIMIT_NPROC in the run's user namespace, or a cgroup).
+    pub process_cap: bool,
+}
+
+/// Spawns one child the way runs do, reads the helper's report, and kills it.
+#[napi]
+pub fn python_sandbox_layers(executable: String, interpreter_paths: Vec<String>, tmpdir: String) -> PythonSandbox {
+    let paths: Vec<PathBuf> = interpreter_paths.into_iter().map(PathBuf::from).collect();
+    let layers = super::spawn::probe_layers(Path::new(&executable), &paths, &tmpdir);
+    PythonSandbox {
+        helper: crate::sandbox::helper::path().is_some(),
+        namespaces: layers.is_some_and(|l| l.namespaces),
+        landlock: layers.map_or(0, |l| l.landlock),
+        seccomp: layers.is_some_and(|l| l.seccomp),
+        process_cap: layers.is_some_and(|l| l.process_cap),
+    }
 }
 
 #[napi(object)]
@@ -95,7 +125,8 @@ pub fn python_log_truncation_marker(max_bytes: u32) -> String {
 #[napi(object)]
 pub struct PythonRunOptions {
     pub executable: String,
-    pub py_dir: String,
+    /// What the child may read of the interpreter's installation.
+    pub interpreter_paths: Vec<String>,
     pub tmpdir: String,
     pub cpu_seconds: f64,
     pub address_space_bytes: f64,
@@ -174,7 +205,7 @@ pub fn python_start_run(
     }
     let spec = RunSpec {
         executable: PathBuf::from(options.executable),
-        py_dir: PathBuf::from(options.py_dir),
+        interpreter_paths: options.interpreter_paths.into_iter().map(PathBuf::from).collect(),
         pycache: pycache.map_or_else(|| Arc::new(Vec::new()), |p| p.files.clone()),
         tmpdir: options.tmpdir,
         cpu_seconds: options.cpu_seconds,

@@ -22,7 +22,7 @@ use super::handle::{Command, Group};
 use super::limits::LimitPlan;
 use super::lines::LineSplitter;
 use super::logs::LogLedger;
-use super::spawn::{spawn, Spawned, Staging};
+use super::spawn::{spawn, Confinement, Spawned, Staging, SCRATCH_BYTES};
 use super::stray::Stray;
 use super::teardown::{group_alive, signal_group};
 use super::wire::{self, cap_message, str16, unknown_binding};
@@ -40,7 +40,8 @@ const EXIT_POLL: Duration = Duration::from_millis(10);
 /// Everything one run needs, resolved by the JavaScript layer.
 pub struct RunSpec {
     pub executable: PathBuf,
-    pub py_dir: PathBuf,
+    /// What the child may read of the interpreter's installation.
+    pub interpreter_paths: Vec<PathBuf>,
     /// Precompiled modules staged with the sources (empty: the child compiles them).
     pub pycache: std::sync::Arc<Vec<super::interp::CachedFile>>,
     pub tmpdir: String,
@@ -125,6 +126,8 @@ pub struct Run {
     next_call_id: f64,
     in_flight: usize,
     decided: Option<Decided>,
+    /// The outcome came from the child's own `done`: the kernel's CPU accounting still overrules it.
+    child_decided: bool,
     wall_deadline: Option<Instant>,
     grace_deadline: Option<Instant>,
     close_deadline: Option<Instant>,
@@ -133,15 +136,17 @@ pub struct Run {
 impl Run {
     pub fn execute(spec: RunSpec, events: Box<dyn Events>, rx: Receiver<Command>, wake: UnixStream, group: Group) {
         let began = Instant::now();
-        let staging = match Staging::create(&spec.tmpdir, &spec.py_dir, &spec.pycache) {
+        let staging = match Staging::create(&spec.tmpdir, &spec.pycache) {
             Ok(s) => s,
             Err(m) => {
                 let msg = format!("failed to stage the python bootstrap: {m}");
                 return emit_settled(&*events, &[], &failure("worker-exit", &msg), None, began);
             }
         };
-        let plan = LimitPlan::for_host(spec.cpu_seconds as u64, spec.address_space_bytes as u64);
-        let spawned = match spawn(&spec.executable, &staging.bootstrap(), &spec.tmpdir, plan) {
+        let plan = LimitPlan::for_host(spec.cpu_seconds as u64, spec.address_space_bytes as u64, SCRATCH_BYTES);
+        let confine =
+            Confinement { helper: crate::sandbox::helper::path(), interpreter_paths: &spec.interpreter_paths };
+        let spawned = match spawn(&spec.executable, &staging, plan, &confine) {
             Ok(s) => s,
             Err(m) => {
                 staging.remove();
@@ -154,7 +159,7 @@ impl Run {
                 );
             }
         };
-        let Spawned { pid, start_time, fd3, stdout, stderr, pidfd } = spawned;
+        let Spawned { pid, start_time, fd3, stdout, stderr, pidfd, layers: _ } = spawned;
         *group.lock().unwrap_or_else(|p| p.into_inner()) = Some((pid, start_time, staging.dir.clone()));
         let boot = wire::boot_frame(
             spec.cpu_seconds,
@@ -189,6 +194,7 @@ impl Run {
             next_call_id: 0.0,
             in_flight: 0,
             decided: None,
+            child_decided: false,
             wall_deadline: Some(began + wall),
             grace_deadline: None,
             close_deadline: None,
@@ -290,6 +296,7 @@ impl Run {
                     }
                     (None, Some((text, _))) => Decided::Success(Some(text)),
                 };
+                self.child_decided = true;
                 self.finish(decided);
             }
         }
@@ -400,6 +407,26 @@ impl Run {
         // Reply write errors are swallowed: the close path settles the run.
     }
 
+    /// Whether the child's exit shows the CPU budget spent: killed by SIGXCPU, or its group's CPU
+    /// time (wait4 rusage, reaped descendants included) reached the soft limit, whatever it did
+    /// to its own signal handlers or `resource` module.
+    fn cpu_exhausted(&self) -> bool {
+        match &self.exit {
+            Some(exit) => exit.signal == Some(libc::SIGXCPU) || exit.cpu_ms >= self.spec.cpu_seconds * 1000.0,
+            None => false,
+        }
+    }
+
+    fn cpu_timeout(&self) -> Decided {
+        failure(
+            "timeout",
+            &format!(
+                "CPU time exhausted (limit at most the configured {}s; a stricter inherited RLIMIT_CPU can fire sooner)",
+                number_to_string(self.spec.cpu_seconds)
+            ),
+        )
+    }
+
     fn reap(&mut self) {
         if self.exit.is_none() {
             self.exit = try_reap(self.pid);
@@ -427,18 +454,20 @@ impl Run {
         loop {
             if self.closed() {
                 // The child exited and every pipe reached EOF: a `done` written before exit was read.
+                if self.cpu_exhausted() && (self.decided.is_none() || self.child_decided) {
+                    // The kernel's accounting decides, whatever the child reported (python §11).
+                    self.decided = None;
+                    self.finish(self.cpu_timeout());
+                    return self.settle();
+                }
                 let decided = match &self.exit {
-                    Some(Exit { signal: Some(s), .. }) if *s == libc::SIGXCPU => failure(
-                        "timeout",
-                        &format!(
-                            "CPU time exhausted (limit at most the configured {}s; a stricter inherited RLIMIT_CPU can fire sooner)",
-                            number_to_string(self.spec.cpu_seconds)
-                        ),
-                    ),
                     Some(Exit { code, signal, .. }) => {
                         let code = code.map_or("null".to_string(), |c| c.to_string());
                         let signal = signal.map_or("null".to_string(), signal_name);
-                        failure("worker-exit", &format!("python exited (code={code}, signal={signal}) before completing"))
+                        failure(
+                            "worker-exit",
+                            &format!("python exited (code={code}, signal={signal}) before completing"),
+                        )
                     }
                     None => unreachable!("closed implies exited"),
                 };

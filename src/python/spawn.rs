@@ -1,10 +1,12 @@
-//! Per-run staging and spawn (python-runtime.md §7).
+//! Per-run staging and spawn (python-runtime.md §7), through the sandbox helper when it is there
+//! (src/sandbox): namespaces, Landlock, seccomp and limits around the interpreter.
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use nix::fcntl::OFlag;
 use nix::unistd::{pipe2, setsid};
@@ -13,28 +15,44 @@ use super::errors;
 use super::interp::CachedFile;
 use super::limits::LimitPlan;
 use super::teardown::start_time;
+use crate::sandbox::{Layers, Plan, RlimitKind};
 
-/// The files copied into each run's directory (the entry first).
-pub const BOOTSTRAP_FILES: [&str; 3] = ["bootstrap.py", "protocol.py", "runner.py"];
+/// The child's scripts (the entry first), compiled into the addon: each run's copy comes from
+/// here, never from the package directory, so nothing a run writes reaches the next one.
+pub const BOOTSTRAP_FILES: [(&str, &str); 3] = [
+    ("bootstrap.py", include_str!("../../py/bootstrap.py")),
+    ("protocol.py", include_str!("../../py/protocol.py")),
+    ("runner.py", include_str!("../../py/runner.py")),
+];
 
-/// A run's private copy of the bootstrap, removed at settlement.
+/// The run's scratch directory inside its staging directory: the child's `TMPDIR`, the only place
+/// it may write (a size-capped tmpfs of its own when namespaces are available).
+const SCRATCH: &str = "tmp";
+/// Size cap of the scratch tmpfs, and `RLIMIT_FSIZE` of the child.
+pub const SCRATCH_BYTES: u64 = 64 << 20;
+
+/// A run's private copy of the bootstrap and its scratch directory, removed at settlement.
 pub struct Staging {
     pub dir: PathBuf,
 }
 
 impl Staging {
-    /// `mkdtemp(<tmpdir>/code-runtime-native-python-)`, a synchronous copy of the scripts, and the
-    /// precompiled modules when the load produced them.
-    pub fn create(tmpdir: &str, py_dir: &Path, cache: &[CachedFile]) -> Result<Staging, String> {
+    /// `mkdtemp(<tmpdir>/code-runtime-native-python-)`, the scripts written from the addon, the
+    /// precompiled modules when the load produced them, and the scratch directory.
+    pub fn create(tmpdir: &str, cache: &[CachedFile]) -> Result<Staging, String> {
         let template = format!("{}/code-runtime-native-python-XXXXXX", tmpdir.trim_end_matches('/'));
         let dir = mkdtemp(&template).map_err(|e| errors::fs("mkdtemp", &template, &e))?;
         let staging = Staging { dir };
-        for name in BOOTSTRAP_FILES {
-            let (src, dst) = (py_dir.join(name), staging.dir.join(name));
-            if let Err(e) = std::fs::copy(&src, &dst) {
+        for (name, text) in BOOTSTRAP_FILES {
+            let dst = staging.dir.join(name);
+            if let Err(e) = std::fs::write(&dst, text) {
                 staging.remove();
-                return Err(errors::fs2("copyfile", &src.to_string_lossy(), &dst.to_string_lossy(), &e));
+                return Err(errors::fs("write", &dst.to_string_lossy(), &e));
             }
+        }
+        if let Err(e) = std::fs::create_dir(staging.scratch()) {
+            staging.remove();
+            return Err(errors::fs("mkdir", &staging.scratch().to_string_lossy(), &e));
         }
         if !cache.is_empty() {
             let pycache = staging.dir.join("__pycache__");
@@ -54,7 +72,11 @@ impl Staging {
     }
 
     pub fn bootstrap(&self) -> PathBuf {
-        self.dir.join(BOOTSTRAP_FILES[0])
+        self.dir.join(BOOTSTRAP_FILES[0].0)
+    }
+
+    pub fn scratch(&self) -> PathBuf {
+        self.dir.join(SCRATCH)
     }
 
     /// Errors are ignored: the directory is best-effort garbage once the run settles.
@@ -79,6 +101,7 @@ fn mkdtemp(template: &str) -> std::io::Result<PathBuf> {
 
 /// A spawned child and the host ends of its pipes (all non-blocking and close-on-exec).
 pub struct Spawned {
+    /// The host's child: the interpreter itself, or the sandbox helper that mirrors its exit.
     pub pid: i32,
     /// `/proc/<pid>/stat` field 22 at spawn, for the pid-reuse guard.
     pub start_time: Option<u64>,
@@ -87,6 +110,84 @@ pub struct Spawned {
     pub stderr: OwnedFd,
     /// Readable when the child exits (Linux); otherwise exit is polled.
     pub pidfd: Option<OwnedFd>,
+    /// What the sandbox helper reported it applied (`None`: started without the helper).
+    pub layers: Option<Layers>,
+}
+
+/// How a child is confined: the helper (when shipped) and what the interpreter may read.
+pub struct Confinement<'a> {
+    pub helper: Option<&'a Path>,
+    /// The interpreter's installation (`sys.prefix` and friends) and executable.
+    pub interpreter_paths: &'a [PathBuf],
+}
+
+/// System files every dynamically linked interpreter reads, read-only.
+const SYSTEM_READ_ONLY: &[&str] =
+    &["/usr", "/lib", "/lib64", "/lib32", "/libx32", "/etc/ld.so.cache", "/etc/localtime", "/dev/urandom"];
+/// Processes (and threads) one run may have at once inside its user namespace.
+pub const PROCESS_CAP: u64 = 256;
+
+fn sandbox_plan(confine: &Confinement, interpreter: &Path, staging: &Staging) -> Plan {
+    let scratch = staging.scratch();
+    let mut read_only: Vec<PathBuf> = SYSTEM_READ_ONLY.iter().map(PathBuf::from).collect();
+    read_only.extend(confine.interpreter_paths.iter().cloned());
+    read_only.push(staging.dir.clone());
+    Plan {
+        namespaces: true,
+        tmpfs: Some((scratch.clone(), SCRATCH_BYTES)),
+        private_proc: true,
+        read_only,
+        read_write: vec![scratch.clone(), PathBuf::from("/dev/null")],
+        rlimits: vec![(RlimitKind::Nproc, PROCESS_CAP, PROCESS_CAP)],
+        cgroup: None,
+        env: vec![("TMPDIR".into(), scratch.into_os_string())],
+        status_fd: STATUS_FD,
+        argv: vec![interpreter.as_os_str().to_os_string(), "-u".into(), "-I".into(), staging.bootstrap().into()],
+    }
+}
+
+/// The helper's report descriptor in the child.
+const STATUS_FD: i32 = 4;
+/// How long the helper may take to report (it reports right before the interpreter starts).
+const REPORT_DEADLINE: Duration = Duration::from_secs(5);
+
+/// What the helper reported: the layers, or the errno of an exec that failed.
+enum Report {
+    Started(Option<Layers>),
+    ExecFailed(i32),
+}
+
+/// Reads the helper's report lines until the descriptor closes (at the interpreter's exec).
+fn read_report(fd: OwnedFd) -> Report {
+    let deadline = Instant::now() + REPORT_DEADLINE;
+    let mut text = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || text.len() > 4096 {
+            break;
+        }
+        let mut pfd = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        // SAFETY: one valid pollfd.
+        if unsafe { libc::poll(&mut pfd, 1, left.as_millis().max(1) as i32) } <= 0 {
+            continue;
+        }
+        let mut chunk = [0u8; 512];
+        // SAFETY: reading into our own buffer.
+        let n = unsafe { libc::read(fd.as_raw_fd(), chunk.as_mut_ptr().cast(), chunk.len()) };
+        if n <= 0 {
+            break;
+        }
+        text.extend_from_slice(&chunk[..n as usize]);
+    }
+    let text = String::from_utf8_lossy(&text);
+    if let Some(errno) = text.lines().find_map(crate::sandbox::plan::parse_exec_error) {
+        return Report::ExecFailed(errno);
+    }
+    let layers = text.lines().find_map(Layers::parse).map(|mut layers| {
+        layers.init_pid = text.lines().find_map(|l| l.strip_prefix("init ")?.parse().ok()).unwrap_or(0);
+        layers
+    });
+    Report::Started(layers)
 }
 
 fn nonblocking(fd: &OwnedFd) {
@@ -109,13 +210,13 @@ fn pidfd_open(_pid: i32) -> Option<OwnedFd> {
     None
 }
 
-/// Marks every descriptor from 4 up close-on-exec, in the child before exec. Marking rather than
-/// closing keeps the standard library's exec-error pipe working.
-fn cloexec_from_4() -> std::io::Result<()> {
+/// Marks every descriptor from `first` up close-on-exec, in the child before exec. Marking rather
+/// than closing keeps the standard library's exec-error pipe working.
+fn cloexec_from(first: RawFd) -> std::io::Result<()> {
     #[cfg(target_os = "linux")]
     {
         // SAFETY: close_range only changes descriptor flags.
-        let r = unsafe { libc::syscall(libc::SYS_close_range, 4u32, u32::MAX, libc::CLOSE_RANGE_CLOEXEC) };
+        let r = unsafe { libc::syscall(libc::SYS_close_range, first as u32, u32::MAX, libc::CLOSE_RANGE_CLOEXEC) };
         if r == 0 {
             return Ok(());
         }
@@ -123,30 +224,49 @@ fn cloexec_from_4() -> std::io::Result<()> {
     // Older kernels: walk the table (bounded, since the host may have raised RLIMIT_NOFILE a lot).
     // SAFETY: sysconf and fcntl are async-signal-safe.
     let max = unsafe { libc::sysconf(libc::_SC_OPEN_MAX) }.clamp(4, 65536) as RawFd;
-    for fd in 4..max {
+    for fd in first..max {
         unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
     }
     Ok(())
 }
 
-/// `<interpreter> -u -I <bootstrap>` with `{ TMPDIR }`, in a new session, fds 0–3 as pipes (fd 3 a
-/// socket pair, since the protocol goes both ways), nothing else inherited, limits applied pre-exec.
-pub fn spawn(interpreter: &Path, bootstrap: &Path, tmpdir: &str, plan: LimitPlan) -> Result<Spawned, String> {
+/// `<interpreter> -u -I <bootstrap>` with `{ TMPDIR: <scratch> }`, in a new session, fds 0–3 as
+/// pipes (fd 3 a socket pair, since the protocol goes both ways), nothing else inherited, limits
+/// applied pre-exec; through the sandbox helper when there is one.
+pub fn spawn(interpreter: &Path, staging: &Staging, plan: LimitPlan, confine: &Confinement) -> Result<Spawned, String> {
     let sys = |e: nix::Error| errors::syscall("spawn", &e.into());
     let (stdin_r, stdin_w) = pipe2(OFlag::O_CLOEXEC).map_err(sys)?;
     let (out_r, out_w) = pipe2(OFlag::O_CLOEXEC).map_err(sys)?;
     let (err_r, err_w) = pipe2(OFlag::O_CLOEXEC).map_err(sys)?;
     let (host3, child3) = UnixStream::pair().map_err(|e| errors::syscall("spawn", &e))?;
+    // Both child-side descriptors sit above the slots they move to, so neither move clobbers the other.
+    let child3 = high_fd(&child3).map_err(|e| errors::syscall("spawn", &e))?;
+    let report = match confine.helper {
+        Some(_) => {
+            let (r, w) = pipe2(OFlag::O_CLOEXEC).map_err(sys)?;
+            Some((r, high_fd(&w).map_err(|e| errors::syscall("spawn", &e))?))
+        }
+        None => None,
+    };
     let child3_raw = child3.as_raw_fd();
-    let mut cmd = Command::new(interpreter);
-    cmd.arg("-u")
-        .arg("-I")
-        .arg(bootstrap)
-        .env_clear()
-        .env("TMPDIR", tmpdir)
-        .stdin(Stdio::from(stdin_r))
-        .stdout(Stdio::from(out_w))
-        .stderr(Stdio::from(err_w));
+    let report_raw = report.as_ref().map_or(-1, |(_, w)| w.as_raw_fd());
+    let mut cmd = match confine.helper {
+        Some(helper) => {
+            let mut cmd = Command::new(helper);
+            cmd.args(sandbox_plan(confine, interpreter, staging).to_args());
+            cmd
+        }
+        None => {
+            let mut cmd = Command::new(interpreter);
+            cmd.arg("-u").arg("-I").arg(staging.bootstrap());
+            cmd
+        }
+    };
+    cmd.env_clear();
+    if confine.helper.is_none() {
+        cmd.env("TMPDIR", staging.scratch());
+    }
+    cmd.stdin(Stdio::from(stdin_r)).stdout(Stdio::from(out_w)).stderr(Stdio::from(err_w));
     // SAFETY: only async-signal-safe calls between fork and exec.
     unsafe {
         cmd.pre_exec(move || {
@@ -158,27 +278,82 @@ pub fn spawn(interpreter: &Path, bootstrap: &Path, tmpdir: &str, plan: LimitPlan
             libc::sigemptyset(&mut set);
             libc::sigaddset(&mut set, libc::SIGXCPU);
             libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-            // fd 3 is the protocol socket; dup2 clears close-on-exec, or clear it when already 3.
-            if child3_raw == 3 {
-                if libc::fcntl(3, libc::F_SETFD, 0) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-            } else if libc::dup2(child3_raw, 3) < 0 {
-                return Err(std::io::Error::last_os_error());
+            place_fd(child3_raw, 3)?;
+            if report_raw >= 0 {
+                place_fd(report_raw, STATUS_FD)?;
             }
-            cloexec_from_4()
+            cloexec_from(if report_raw >= 0 { STATUS_FD + 1 } else { 4 })
         });
     }
-    let child = cmd.spawn().map_err(|e| errors::syscall(&format!("spawn {}", interpreter.display()), &e))?;
+    let program = confine.helper.unwrap_or(interpreter);
+    let child = cmd.spawn().map_err(|e| errors::syscall(&format!("spawn {}", program.display()), &e))?;
     drop(cmd);
     drop(stdin_w); // the child reads EOF on fd 0
     drop(child3);
     let pid = child.id() as i32;
     let start_time = start_time(pid);
     let pidfd = pidfd_open(pid);
+    let layers = match report.map(|(r, w)| {
+        drop(w);
+        read_report(r)
+    }) {
+        None => None,
+        Some(Report::Started(layers)) => layers,
+        Some(Report::ExecFailed(errno)) => {
+            // The helper could not start the interpreter: a spawn error, as if spawned directly.
+            super::teardown::signal_group(pid, start_time, nix::sys::signal::Signal::SIGKILL);
+            // SAFETY: reaping our own child.
+            unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+            let err = std::io::Error::from_raw_os_error(errno);
+            return Err(errors::syscall(&format!("spawn {}", interpreter.display()), &err));
+        }
+    };
     let fd3 = OwnedFd::from(host3);
     for fd in [&fd3, &out_r, &err_r] {
         nonblocking(fd);
     }
-    Ok(Spawned { pid, start_time, fd3, stdout: out_r, stderr: err_r, pidfd })
+    Ok(Spawned { pid, start_time, fd3, stdout: out_r, stderr: err_r, pidfd, layers })
+}
+
+/// A close-on-exec duplicate numbered 10 or above.
+fn high_fd(fd: &impl AsRawFd) -> std::io::Result<OwnedFd> {
+    // SAFETY: F_DUPFD_CLOEXEC returns a new descriptor we own, or -1.
+    let n = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 10) };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: just created.
+    Ok(unsafe { OwnedFd::from_raw_fd(n) })
+}
+
+/// Puts `fd` at `target` without close-on-exec (dup2 clears it; an fd already there needs fcntl).
+fn place_fd(fd: RawFd, target: RawFd) -> std::io::Result<()> {
+    // SAFETY: descriptor calls in the child between fork and exec.
+    let r = unsafe {
+        if fd == target {
+            libc::fcntl(target, libc::F_SETFD, 0)
+        } else {
+            libc::dup2(fd, target)
+        }
+    };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// One child spawned exactly as a run's (then killed at once): the layers the helper reports.
+pub fn probe_layers(interpreter: &Path, interpreter_paths: &[PathBuf], tmpdir: &str) -> Option<Layers> {
+    let helper = crate::sandbox::helper::path()?;
+    let staging = Staging::create(tmpdir, &[]).ok()?;
+    let confine = Confinement { helper: Some(helper), interpreter_paths };
+    let plan = LimitPlan::for_host(10, 1 << 30, SCRATCH_BYTES);
+    let spawned = spawn(interpreter, &staging, plan, &confine);
+    if let Ok(child) = &spawned {
+        super::teardown::signal_group(child.pid, child.start_time, nix::sys::signal::Signal::SIGKILL);
+        // SAFETY: reaping our own child.
+        unsafe { libc::waitpid(child.pid, std::ptr::null_mut(), 0) };
+    }
+    staging.remove();
+    spawned.ok()?.layers
 }

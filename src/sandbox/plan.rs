@@ -1,0 +1,227 @@
+//! What the host asks the sandbox helper to do, as the helper's argument vector. Compiled into
+//! both the addon (which writes it) and the helper executable (which reads it); the host is the
+//! only writer, so parsing is strict and fails closed.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::PathBuf;
+
+/// One resource limit for the program process: `(resource, soft, hard)`.
+pub type Rlimit = (RlimitKind, u64, u64);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RlimitKind {
+    Cpu,
+    As,
+    Core,
+    Fsize,
+    Nproc,
+}
+
+impl RlimitKind {
+    fn name(self) -> &'static str {
+        match self {
+            RlimitKind::Cpu => "cpu",
+            RlimitKind::As => "as",
+            RlimitKind::Core => "core",
+            RlimitKind::Fsize => "fsize",
+            RlimitKind::Nproc => "nproc",
+        }
+    }
+
+    fn parse(name: &str) -> Option<Self> {
+        [RlimitKind::Cpu, RlimitKind::As, RlimitKind::Core, RlimitKind::Fsize, RlimitKind::Nproc]
+            .into_iter()
+            .find(|k| k.name() == name)
+    }
+}
+
+/// The helper's instructions for one child.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Plan {
+    /// Try user, PID, mount, network and IPC namespaces (the run goes on without them if the
+    /// kernel refuses, and the report says so).
+    pub namespaces: bool,
+    /// A size-capped tmpfs mounted here inside the mount namespace (the directory must exist).
+    pub tmpfs: Option<(PathBuf, u64)>,
+    /// Read-only `/proc` for the program, granted only when the helper mounted a fresh one that
+    /// shows nothing but the run's own PID namespace.
+    pub private_proc: bool,
+    /// Landlock: read and execute beneath these paths.
+    pub read_only: Vec<PathBuf>,
+    /// Landlock: read, write, create and remove beneath these paths.
+    pub read_write: Vec<PathBuf>,
+    /// Limits set on the program process just before it starts.
+    pub rlimits: Vec<Rlimit>,
+    /// A cgroup directory the helper moves itself into before anything else (process and
+    /// memory caps a host with cgroup access set up).
+    pub cgroup: Option<PathBuf>,
+    /// The program's whole environment.
+    pub env: Vec<(OsString, OsString)>,
+    /// The descriptor the helper writes its layer report to (closed before the program starts).
+    pub status_fd: i32,
+    /// The program and its arguments.
+    pub argv: Vec<OsString>,
+}
+
+fn path_arg(p: &std::path::Path) -> OsString {
+    p.as_os_str().to_os_string()
+}
+
+impl Plan {
+    /// `exec [options] -- argv…`, the arguments after the helper's own name.
+    pub fn to_args(&self) -> Vec<OsString> {
+        let mut out: Vec<OsString> = vec!["exec".into()];
+        let mut push = |parts: &[OsString]| out.extend(parts.iter().cloned());
+        if self.namespaces {
+            push(&["--ns".into()]);
+        }
+        if let Some((dir, bytes)) = &self.tmpfs {
+            push(&["--tmpfs".into(), path_arg(dir), bytes.to_string().into()]);
+        }
+        if self.private_proc {
+            push(&["--proc".into()]);
+        }
+        for p in &self.read_only {
+            push(&["--ro".into(), path_arg(p)]);
+        }
+        for p in &self.read_write {
+            push(&["--rw".into(), path_arg(p)]);
+        }
+        for (kind, soft, hard) in &self.rlimits {
+            push(&["--rlimit".into(), kind.name().into(), soft.to_string().into(), hard.to_string().into()]);
+        }
+        if let Some(dir) = &self.cgroup {
+            push(&["--cgroup".into(), path_arg(dir)]);
+        }
+        for (k, v) in &self.env {
+            let mut kv = k.clone();
+            kv.push("=");
+            kv.push(v);
+            push(&["--env".into(), kv]);
+        }
+        push(&["--status".into(), self.status_fd.to_string().into(), "--".into()]);
+        out.extend(self.argv.iter().cloned());
+        out
+    }
+
+    /// The inverse of `to_args`; `None` for anything it would not have written.
+    pub fn from_args(args: &[OsString]) -> Option<Plan> {
+        let mut it = args.iter();
+        if it.next()?.as_bytes() != b"exec" {
+            return None;
+        }
+        let mut plan = Plan { status_fd: -1, ..Plan::default() };
+        let text = |s: &OsString| std::str::from_utf8(s.as_bytes()).ok().map(str::to_string);
+        let number = |s: &OsString| text(s)?.parse::<u64>().ok();
+        loop {
+            let flag = it.next()?;
+            match flag.as_bytes() {
+                b"--ns" => plan.namespaces = true,
+                b"--tmpfs" => plan.tmpfs = Some((PathBuf::from(it.next()?), number(it.next()?)?)),
+                b"--proc" => plan.private_proc = true,
+                b"--ro" => plan.read_only.push(PathBuf::from(it.next()?)),
+                b"--rw" => plan.read_write.push(PathBuf::from(it.next()?)),
+                b"--rlimit" => {
+                    let kind = RlimitKind::parse(&text(it.next()?)?)?;
+                    plan.rlimits.push((kind, number(it.next()?)?, number(it.next()?)?));
+                }
+                b"--cgroup" => plan.cgroup = Some(PathBuf::from(it.next()?)),
+                b"--env" => {
+                    let kv = it.next()?.as_bytes();
+                    let eq = kv.iter().position(|b| *b == b'=')?;
+                    plan.env.push((OsString::from_vec(kv[..eq].to_vec()), OsString::from_vec(kv[eq + 1..].to_vec())));
+                }
+                b"--status" => plan.status_fd = text(it.next()?)?.parse().ok()?,
+                b"--" => break,
+                _ => return None,
+            }
+        }
+        plan.argv = it.cloned().collect();
+        (!plan.argv.is_empty()).then_some(plan)
+    }
+}
+
+/// The line the helper writes when the program could not be started: the errno's number.
+pub fn exec_error_line(errno: i32) -> String {
+    format!("exec-error {errno}\n")
+}
+
+/// The errno of an `exec-error` line.
+pub fn parse_exec_error(line: &str) -> Option<i32> {
+    line.strip_prefix("exec-error ")?.trim_end().parse().ok()
+}
+
+/// The helper's one-line layer report: what it could apply, and the pid (in the host's PID
+/// namespace) of the process that is the sandbox's init, when it made one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Layers {
+    pub namespaces: bool,
+    /// The Landlock ABI the kernel enforced for the program (0: none).
+    pub landlock: u32,
+    pub seccomp: bool,
+    /// The process cap came from a cgroup (`pids.max`) or from `RLIMIT_NPROC` in a user namespace.
+    pub process_cap: bool,
+    pub init_pid: i32,
+}
+
+impl Layers {
+    pub fn line(&self) -> String {
+        format!(
+            "layers namespaces={} landlock={} seccomp={} process_cap={} init={}\n",
+            self.namespaces as u8, self.landlock, self.seccomp as u8, self.process_cap as u8, self.init_pid
+        )
+    }
+
+    pub fn parse(line: &str) -> Option<Layers> {
+        let mut parts = line.trim_end_matches('\n').split(' ');
+        if parts.next()? != "layers" {
+            return None;
+        }
+        let mut layers = Layers::default();
+        for part in parts {
+            let (key, value) = part.split_once('=')?;
+            let n: i64 = value.parse().ok()?;
+            match key {
+                "namespaces" => layers.namespaces = n == 1,
+                "landlock" => layers.landlock = u32::try_from(n).ok()?,
+                "seccomp" => layers.seccomp = n == 1,
+                "process_cap" => layers.process_cap = n == 1,
+                "init" => layers.init_pid = i32::try_from(n).ok()?,
+                _ => return None,
+            }
+        }
+        Some(layers)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip() {
+        let plan = Plan {
+            namespaces: true,
+            tmpfs: Some(("/tmp/x/tmp".into(), 1 << 26)),
+            private_proc: true,
+            read_only: vec!["/usr".into(), "/tmp/x".into()],
+            read_write: vec!["/tmp/x/tmp".into()],
+            rlimits: vec![(RlimitKind::Cpu, 1, 2), (RlimitKind::Fsize, 5, 5)],
+            cgroup: Some("/sys/fs/cgroup/pids/crn-1".into()),
+            env: vec![("TMPDIR".into(), "/tmp/x/tmp".into())],
+            status_fd: 4,
+            argv: vec!["/usr/bin/python3".into(), "-u".into(), "--".into()],
+        };
+        assert_eq!(Plan::from_args(&plan.to_args()), Some(plan));
+        assert_eq!(Plan::from_args(&["exec".into(), "--bogus".into()]), None);
+        assert_eq!(Plan::from_args(&["exec".into(), "--status".into(), "4".into(), "--".into()]), None);
+    }
+
+    #[test]
+    fn layer_lines() {
+        let layers = Layers { namespaces: true, landlock: 7, seccomp: true, process_cap: false, init_pid: 42 };
+        assert_eq!(Layers::parse(&layers.line()), Some(layers));
+        assert_eq!(Layers::parse("layers bogus=1"), None);
+    }
+}
