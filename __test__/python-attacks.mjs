@@ -1,0 +1,124 @@
+// The attacks of __test__/python-sandbox.test.mjs as a plain module (no test framework), so a host
+// process of another user can import and run them too.
+import path from 'node:path'
+
+/** The attacks: a program each, and what the host must see. `hostPid` and `port` are filled in. */
+export const ATTACKS = {
+  signalsToParentAndHost: ({ hostPid }) => `
+import os, signal
+out = []
+for target in (os.getppid(), 1, ${hostPid}):
+    for sig in (signal.SIGKILL, signal.SIGSTOP):
+        try:
+            os.kill(target, sig)
+            out.append("sent")
+        except (PermissionError, ProcessLookupError) as e:
+            out.append(type(e).__name__)
+return sorted(set(out))`,
+  hostProc: ({ hostPid }) => `
+out = []
+for p in ("/proc/%d/environ" % ${hostPid}, "/proc/%d/mem" % ${hostPid}, "/proc/%d/maps" % ${hostPid}, "/proc/1/environ", "/proc/1/mem"):
+    try:
+        with open(p, "rb") as f:
+            f.read(1)
+        out.append("read " + p)
+    except OSError as e:
+        out.append(type(e).__name__)
+return out`,
+  hostFiles: ({ repo }) => `
+import os
+out = []
+for p in (${JSON.stringify(path.join(repo, 'py', 'bootstrap.py'))}, ${JSON.stringify(path.join(repo, 'package.json'))}, "/etc/passwd"):
+    try:
+        open(p, "rb").read(1)
+        out.append("read")
+    except OSError as e:
+        out.append(type(e).__name__)
+    try:
+        open(p, "ab").write(b"#")
+        out.append("wrote")
+    except OSError as e:
+        out.append(type(e).__name__)
+return out`,
+  leaveAFile: () => `
+import os, tempfile
+path = os.path.join(tempfile.gettempdir(), "left-behind")
+open(path, "w").write("secret")
+return [tempfile.gettempdir(), path]`,
+  fillTheDisk: () => `
+import os, tempfile
+path = os.path.join(tempfile.gettempdir(), "big")
+chunk = b"x" * (1 << 20)
+written = 0
+try:
+    with open(path, "wb") as f:
+        for _ in range(256):
+            f.write(chunk)
+            f.flush()
+            written += 1
+except OSError as e:
+    return [type(e).__name__, written < 100]
+return ["no limit", written]`,
+  network: ({ port }) => `
+import socket
+try:
+    socket.create_connection(("127.0.0.1", ${port}), timeout=2)
+    return "connected"
+except OSError as e:
+    return type(e).__name__`,
+  kernelSurface: () => `
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+out = []
+# ptrace(PTRACE_TRACEME), unshare(CLONE_NEWUSER), process_vm_readv of init, mount
+for name, call in (
+    ("ptrace", lambda: libc.ptrace(0, 0, None, None)),
+    ("unshare", lambda: libc.unshare(0x10000000)),
+    ("process_vm_readv", lambda: libc.process_vm_readv(1, None, 0, None, 0, 0)),
+    ("mount", lambda: libc.mount(b"none", b"/tmp", b"tmpfs", 0, None)),
+):
+    r = call()
+    out.append([name, r, ctypes.get_errno() if r != 0 else 0])
+return out`,
+  fakedCpuVerdict: () => `
+import resource, signal, time
+signal.signal(signal.SIGXCPU, lambda *a: None)
+resource.getrusage = lambda *a: (0.0, 0.0)
+resource.getrlimit = lambda *a: (resource.RLIM_INFINITY, resource.RLIM_INFINITY)
+t = time.process_time()
+while time.process_time() - t < 1.4:
+    pass
+return "faked"`,
+  replacedSignalModule: () => `
+import signal, time
+signal.signal = lambda *a: None
+t = time.process_time()
+while time.process_time() - t < 3:
+    pass
+return "unreachable"`,
+}
+
+export const CPU_TIMEOUT = { kind: 'timeout', message: 'CPU time exhausted (limit at most the configured 1s; a stricter inherited RLIMIT_CPU can fire sooner)' }
+
+/** Runs every attack with `runtime`; returns `{ name: result }` plus the layer report. */
+export async function attack(runtime, hostPid, port, repo) {
+  const results = { sandbox: runtime.sandbox }
+  for (const [name, program] of Object.entries(ATTACKS)) {
+    results[name] = await runtime.run({ program: program({ hostPid, port, repo }), bindings: [] })
+  }
+  // The next run sees nothing of the previous one's files.
+  const [, left] = results.leaveAFile.value
+  results.nextRun = await runtime.run({
+    program: `import os, tempfile\nreturn [os.path.exists(${JSON.stringify(left)}), tempfile.gettempdir() != ${JSON.stringify(path.dirname(left))}]`,
+    bindings: [],
+  })
+  // A sibling run: B sleeps; A tries to signal every pid it could name; B still completes.
+  const sibling = runtime.run({ program: 'import time\ntime.sleep(1.5)\nreturn "B intact"', bindings: [] })
+  results.killSiblings = await runtime.run({
+    program: 'import os, signal\nhit = 0\nfor pid in range(2, 4096):\n    if pid != os.getpid():\n        try:\n            os.kill(pid, signal.SIGKILL)\n            hit += 1\n        except OSError:\n            pass\nreturn [sorted(int(p) for p in os.listdir("/proc") if p.isdigit()), hit]',
+    bindings: [],
+  })
+  results.sibling = await sibling
+  return results
+}
+

@@ -1,0 +1,117 @@
+// PythonCodeRuntime against programs that reach for the host, for other runs, or for the next run
+// (issue 10): signals to the parent, /proc of the host, the package files, a sibling run, files
+// left in TMPDIR, the disk, the network, and a CPU verdict the program tries to fake. Every attack
+// runs twice: as this process's user (root on CI) and as an unprivileged user in a child Node
+// process, since users' hosts vary and the kernel layers behave differently for root.
+import { spawn } from 'node:child_process'
+import fs from 'node:fs'
+import net from 'node:net'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { PythonCodeRuntime } from '../lib/index.mjs'
+import { CPU_TIMEOUT, attack } from './python-attacks.mjs'
+import { PYTHON, REPO, URLS, liveProcesses, load, privateTmpdir, stagingDirs, unreapedChildren } from './python-helpers.mjs'
+
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 })
+const TMP = privateTmpdir('py-sandbox')
+
+/** What both passes must see. `unprivileged`: the host runs as a non-root user. */
+function expectContained(results, { unprivileged }) {
+  expect(results.sandbox).toEqual({
+    process: true,
+    helper: true,
+    namespaces: true,
+    landlock: results.sandbox.landlock,
+    seccomp: true,
+    processCap: unprivileged,
+  })
+  expect(results.sandbox.landlock).toBeGreaterThanOrEqual(6)
+  expect(results.signalsToParentAndHost).toEqual({ logs: [], value: expect.any(Array) })
+  expect(results.signalsToParentAndHost.value).not.toContain('sent')
+  expect(results.hostProc.value.filter((o) => o.startsWith('read'))).toEqual([])
+  expect(results.hostFiles.value.filter((o) => o === 'read' || o === 'wrote')).toEqual([])
+  expect(results.leaveAFile.value[0]).toMatch(/\/code-runtime-native-python-\w{6}\/tmp$/)
+  expect(results.nextRun).toEqual({ logs: [], value: [false, true] })
+  expect(results.fillTheDisk.value).toEqual([expect.stringMatching(/^OSError$|Error$/), true])
+  expect(results.network.value).not.toBe('connected')
+  for (const [name, r, errno] of results.kernelSurface.value) expect([name, r, errno]).toEqual([name, -1, 1])
+  expect(results.fakedCpuVerdict).toEqual({ logs: [], error: CPU_TIMEOUT })
+  expect(results.replacedSignalModule).toEqual({ logs: [], error: CPU_TIMEOUT })
+  // Only its own namespace is visible: its init (1) and itself; nothing else could be signalled.
+  expect(results.killSiblings.value).toEqual([[1, 2], 0])
+  expect(results.sibling).toEqual({ logs: [], value: 'B intact' })
+}
+
+let server
+let port
+beforeAll(async () => {
+  server = net.createServer((s) => s.end())
+  await new Promise((r) => server.listen(0, '127.0.0.1', r))
+  port = server.address().port
+})
+
+afterAll(() => {
+  server.close()
+  expect(liveProcesses(TMP)).toEqual([])
+  expect(unreapedChildren()).toEqual([])
+  expect(stagingDirs(TMP)).toEqual([])
+  fs.rmSync(TMP, { recursive: true, force: true })
+})
+
+describe('a Python program cannot reach the host, other runs or the next run', () => {
+  it(`as this process's user (uid ${process.getuid()})`, async () => {
+    const { runtime, fiber } = await load(PythonCodeRuntime, { cpuSeconds: 1, graceMs: 300 })
+    const results = await attack(runtime, process.pid, port, REPO)
+    await fiber.dispose()
+    expectContained(results, { unprivileged: process.getuid() !== 0 })
+  })
+
+  it('as an unprivileged user, in a host process of its own', async () => {
+    // Root drops to nobody for this pass; a non-root suite runs it as itself. The interpreter must
+    // be one that user can read: the system's python3 when the suite's own lives under /root.
+    const uid = process.getuid() === 0 ? 65534 : process.getuid()
+    const gid = process.getuid() === 0 ? 65534 : process.getgid()
+    const python = uid === process.getuid() ? PYTHON : '/usr/bin/python3'
+    const dir = fs.mkdtempSync(path.join(TMP, 'unprivileged-'))
+    fs.chownSync(dir, uid, gid)
+    fs.chmodSync(TMP, 0o711) // that user passes through this file's private directory to its own
+    const script = path.join(dir, 'host.mjs')
+    // The child runs this file's attack table and runner, as source.
+    const source = `
+      import { Context } from '${URLS.cordis}'
+      import { PythonCodeRuntime } from '${URLS.index}'
+      import { attack } from '${new URL('./python-attacks.mjs', import.meta.url).href}'
+      const ctx = new Context()
+      await ctx.plugin(PythonCodeRuntime, { pythonBin: ${JSON.stringify(python)}, cpuSeconds: 1, graceMs: 300 })
+      const results = await attack(ctx.codeRuntime, process.pid, ${port}, ${JSON.stringify(REPO)})
+      const storm = await ctx.codeRuntime.run({
+        program: 'import os, time\\nn = 0\\ntry:\\n    while n < 2000:\\n        if os.fork() == 0:\\n            time.sleep(30)\\n            os._exit(0)\\n        n += 1\\nexcept BlockingIOError:\\n    pass\\nreturn n',
+        bindings: [],
+      })
+      results.forkStorm = storm
+      process.stdout.write(JSON.stringify(results))
+      process.exit(0)
+    `
+    fs.writeFileSync(script, source)
+    const child = spawn(process.execPath, [script], {
+      uid,
+      gid,
+      cwd: dir,
+      env: { PATH: '/usr/bin:/bin', TMPDIR: dir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    child.stderr.on('data', (d) => (stderr += d))
+    const code = await new Promise((r) => child.on('close', r))
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
+    const results = JSON.parse(stdout)
+    expectContained(results, { unprivileged: uid !== 0 })
+    if (uid !== 0) {
+      // RLIMIT_NPROC inside the run's own user namespace stops a fork storm well short of 2000.
+      expect(results.forkStorm.value).toBeLessThan(300)
+    }
+    expect(liveProcesses(dir)).toEqual([])
+  })
+})
