@@ -119,6 +119,12 @@ export async function attack(runtime, hostPid, port, repo) {
     bindings: [],
   })
   results.sibling = await sibling
+  // A fork storm meets the run's process cap (a cgroup's pids.max, or RLIMIT_NPROC in its own user
+  // namespace) well short of 2000 processes.
+  results.forkStorm = await runtime.run({
+    program: 'import os, time\nn = 0\ntry:\n    while n < 2000:\n        if os.fork() == 0:\n            time.sleep(30)\n            os._exit(0)\n        n += 1\nexcept BlockingIOError:\n    pass\nreturn n',
+    bindings: [],
+  })
   return results
 }
 

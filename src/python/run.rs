@@ -22,7 +22,7 @@ use super::handle::{Command, Group};
 use super::limits::LimitPlan;
 use super::lines::LineSplitter;
 use super::logs::LogLedger;
-use super::spawn::{spawn, Confinement, Spawned, Staging, SCRATCH_BYTES};
+use super::spawn::{spawn, Confinement, Spawned, Staging, PROCESS_CAP, SCRATCH_BYTES};
 use super::stray::Stray;
 use super::teardown::{group_alive, signal_group};
 use super::wire::{self, cap_message, str16, unknown_binding};
@@ -106,6 +106,8 @@ pub struct Run {
     rx: Receiver<Command>,
     wake: UnixStream,
     staging: Staging,
+    /// The run's cgroup (process cap), removed once the run's processes have gone.
+    cgroup: Option<crate::sandbox::cgroup::RunCgroup>,
     pid: i32,
     spawned_at: Option<u64>,
     began: Instant,
@@ -115,6 +117,8 @@ pub struct Run {
     stdout: Pipe,
     stderr: Pipe,
     pidfd: Option<OwnedFd>,
+    /// The sandbox's init, when there is one (see `kill_hard`).
+    init: Option<OwnedFd>,
     exit: Option<Exit>,
     lines: LineSplitter,
     /// fd-3 input is discarded after a frame-cap breach.
@@ -144,8 +148,12 @@ impl Run {
             }
         };
         let plan = LimitPlan::for_host(spec.cpu_seconds as u64, spec.address_space_bytes as u64, SCRATCH_BYTES);
-        let confine =
-            Confinement { helper: crate::sandbox::helper::path(), interpreter_paths: &spec.interpreter_paths };
+        let cgroup = crate::sandbox::cgroup::RunCgroup::create(PROCESS_CAP);
+        let confine = Confinement {
+            helper: crate::sandbox::helper::path(),
+            interpreter_paths: &spec.interpreter_paths,
+            cgroup: cgroup.as_ref().map(|c| c.path()),
+        };
         let spawned = match spawn(&spec.executable, &staging, plan, &confine) {
             Ok(s) => s,
             Err(m) => {
@@ -159,7 +167,7 @@ impl Run {
                 );
             }
         };
-        let Spawned { pid, start_time, fd3, stdout, stderr, pidfd, layers: _ } = spawned;
+        let Spawned { pid, start_time, fd3, stdout, stderr, pidfd, layers: _, init } = spawned;
         *group.lock().unwrap_or_else(|p| p.into_inner()) = Some((pid, start_time, staging.dir.clone()));
         let boot = wire::boot_frame(
             spec.cpu_seconds,
@@ -178,6 +186,7 @@ impl Run {
             rx,
             wake,
             staging,
+            cgroup,
             pid,
             spawned_at: start_time,
             group,
@@ -187,6 +196,7 @@ impl Run {
             stdout: Some(stdout),
             stderr: Some(stderr),
             pidfd,
+            init,
             exit: None,
             discard_fd3: false,
             stray: Stray::default(),
@@ -427,6 +437,15 @@ impl Run {
         )
     }
 
+    /// SIGKILL for the whole run: its namespace's init when there is one (the helper then reaps it
+    /// and exits), else the process group.
+    fn kill_hard(&self) {
+        match (&self.init, &self.exit) {
+            (Some(init), None) => super::spawn::kill_init(init),
+            _ => signal_group(self.pid, self.spawned_at, Signal::SIGKILL),
+        }
+    }
+
     fn reap(&mut self) {
         if self.exit.is_none() {
             self.exit = try_reap(self.pid);
@@ -527,7 +546,7 @@ impl Run {
             }
             if self.grace_deadline.is_some_and(|d| now >= d) {
                 self.grace_deadline = None;
-                signal_group(self.pid, self.spawned_at, Signal::SIGKILL);
+                self.kill_hard();
             }
             if self.close_deadline.is_some_and(|d| now >= d) {
                 // An escaped descendant keeps the pipes open: flush what they held and let go.
@@ -563,7 +582,7 @@ impl Run {
             }
             if now >= kill_at && !killed_again {
                 killed_again = true;
-                signal_group(self.pid, self.spawned_at, Signal::SIGKILL);
+                self.kill_hard();
             }
             std::thread::sleep(REAP_POLL);
         }
@@ -578,6 +597,7 @@ impl Run {
         }
         // From here on the pid may be reused: nothing may signal it any more.
         *self.group.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        drop(self.cgroup.take());
         let stats =
             self.exit.as_ref().map(|e| (e.cpu_ms, wall_ms, e.max_rss_bytes)).unwrap_or((f64::NAN, wall_ms, f64::NAN));
         let logs = std::mem::replace(&mut self.ledger, LogLedger::new(0)).into_logs();

@@ -112,6 +112,9 @@ pub struct Spawned {
     pub pidfd: Option<OwnedFd>,
     /// What the sandbox helper reported it applied (`None`: started without the helper).
     pub layers: Option<Layers>,
+    /// The namespace's init (when the helper made one): SIGKILL it, and the whole namespace dies
+    /// while the helper reaps it and exits, so nothing is left for anyone else to reap.
+    pub init: Option<OwnedFd>,
 }
 
 /// How a child is confined: the helper (when shipped) and what the interpreter may read.
@@ -119,6 +122,8 @@ pub struct Confinement<'a> {
     pub helper: Option<&'a Path>,
     /// The interpreter's installation (`sys.prefix` and friends) and executable.
     pub interpreter_paths: &'a [PathBuf],
+    /// The run's own cgroup, when the host can make one.
+    pub cgroup: Option<&'a Path>,
 }
 
 /// System files every dynamically linked interpreter reads, read-only.
@@ -139,7 +144,7 @@ fn sandbox_plan(confine: &Confinement, interpreter: &Path, staging: &Staging) ->
         read_only,
         read_write: vec![scratch.clone(), PathBuf::from("/dev/null")],
         rlimits: vec![(RlimitKind::Nproc, PROCESS_CAP, PROCESS_CAP)],
-        cgroup: None,
+        cgroup: confine.cgroup.map(Path::to_path_buf),
         env: vec![("TMPDIR".into(), scratch.into_os_string())],
         status_fd: STATUS_FD,
         argv: vec![interpreter.as_os_str().to_os_string(), "-u".into(), "-I".into(), staging.bootstrap().into()],
@@ -308,11 +313,19 @@ pub fn spawn(interpreter: &Path, staging: &Staging, plan: LimitPlan, confine: &C
             return Err(errors::syscall(&format!("spawn {}", interpreter.display()), &err));
         }
     };
+    // Opened while init is certainly alive: only the helper reaps it, and only once it exits.
+    let init = layers.filter(|l| l.init_pid > 0).and_then(|l| pidfd_open(l.init_pid));
     let fd3 = OwnedFd::from(host3);
     for fd in [&fd3, &out_r, &err_r] {
         nonblocking(fd);
     }
-    Ok(Spawned { pid, start_time, fd3, stdout: out_r, stderr: err_r, pidfd, layers })
+    Ok(Spawned { pid, start_time, fd3, stdout: out_r, stderr: err_r, pidfd, layers, init })
+}
+
+/// SIGKILLs a namespace's init through its pidfd (never a recycled pid).
+pub fn kill_init(init: &OwnedFd) {
+    // SAFETY: pidfd_send_signal on a pidfd we own.
+    unsafe { libc::syscall(libc::SYS_pidfd_send_signal, init.as_raw_fd(), libc::SIGKILL, std::ptr::null::<()>(), 0) };
 }
 
 /// A close-on-exec duplicate numbered 10 or above.
@@ -346,11 +359,15 @@ fn place_fd(fd: RawFd, target: RawFd) -> std::io::Result<()> {
 pub fn probe_layers(interpreter: &Path, interpreter_paths: &[PathBuf], tmpdir: &str) -> Option<Layers> {
     let helper = crate::sandbox::helper::path()?;
     let staging = Staging::create(tmpdir, &[]).ok()?;
-    let confine = Confinement { helper: Some(helper), interpreter_paths };
+    let cgroup = crate::sandbox::cgroup::RunCgroup::create(PROCESS_CAP);
+    let confine = Confinement { helper: Some(helper), interpreter_paths, cgroup: cgroup.as_ref().map(|c| c.path()) };
     let plan = LimitPlan::for_host(10, 1 << 30, SCRATCH_BYTES);
     let spawned = spawn(interpreter, &staging, plan, &confine);
     if let Ok(child) = &spawned {
-        super::teardown::signal_group(child.pid, child.start_time, nix::sys::signal::Signal::SIGKILL);
+        match &child.init {
+            Some(init) => kill_init(init),
+            None => super::teardown::signal_group(child.pid, child.start_time, nix::sys::signal::Signal::SIGKILL),
+        }
         // SAFETY: reaping our own child.
         unsafe { libc::waitpid(child.pid, std::ptr::null_mut(), 0) };
     }

@@ -2,6 +2,7 @@
 //! small helper executable shipped beside the addon (src/bin/sandbox.rs). The host writes the
 //! helper's instructions (`plan`) and reads back which layers hold (`Layers`).
 
+pub mod cgroup;
 pub mod helper;
 pub mod plan;
 

@@ -1,0 +1,82 @@
+//! A cgroup per run with a process cap, where the host may create one (as root, or inside a
+//! delegated cgroup): `pids.max` binds every process of the run, the host's root included, which
+//! `RLIMIT_NPROC` never does. Found once per process; absent on hosts without access.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+/// The directory under which run cgroups can be made, with a working `pids` controller.
+fn base() -> Option<&'static Path> {
+    static BASE: OnceLock<Option<PathBuf>> = OnceLock::new();
+    BASE.get_or_init(find_base).as_deref()
+}
+
+fn candidates() -> Vec<PathBuf> {
+    let Ok(own) = std::fs::read_to_string("/proc/self/cgroup") else { return Vec::new() };
+    let mut out = Vec::new();
+    for line in own.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next()) else { continue };
+        let rel = path.trim_start_matches('/');
+        if controllers.split(',').any(|c| c == "pids") {
+            out.push(Path::new("/sys/fs/cgroup/pids").join(rel));
+        } else if controllers.is_empty() {
+            // cgroup v2: usable only where the parent hands the pids controller to its children.
+            for mount in ["/sys/fs/cgroup", "/sys/fs/cgroup/unified"] {
+                let dir = Path::new(mount).join(rel);
+                let delegated = std::fs::read_to_string(dir.join("cgroup.subtree_control"))
+                    .is_ok_and(|c| c.split_whitespace().any(|c| c == "pids"));
+                if delegated {
+                    out.push(dir);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn find_base() -> Option<PathBuf> {
+    candidates().into_iter().find(|dir| {
+        let probe = dir.join(format!("code-runtime-native-probe-{}", std::process::id()));
+        let usable = std::fs::create_dir(&probe).is_ok() && std::fs::write(probe.join("pids.max"), "1").is_ok();
+        let _ = std::fs::remove_dir(&probe);
+        usable
+    })
+}
+
+/// One run's cgroup; removed when dropped (after every process in it has gone).
+pub struct RunCgroup {
+    dir: PathBuf,
+}
+
+impl RunCgroup {
+    /// A fresh cgroup capped at `max_pids` processes, or `None` where the host has no access.
+    pub fn create(max_pids: u64) -> Option<RunCgroup> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = base()?.join(format!("code-runtime-native-{}-{n}", std::process::id()));
+        std::fs::create_dir(&dir).ok()?;
+        let cgroup = RunCgroup { dir };
+        std::fs::write(cgroup.dir.join("pids.max"), max_pids.to_string()).ok()?;
+        Some(cgroup)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl Drop for RunCgroup {
+    fn drop(&mut self) {
+        // A process that has just died may be counted until it is reaped: retry briefly.
+        for _ in 0..40 {
+            match std::fs::remove_dir(&self.dir) {
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+                    std::thread::sleep(std::time::Duration::from_millis(5))
+                }
+                _ => return,
+            }
+        }
+    }
+}
