@@ -19,6 +19,7 @@ const { Console } = require('node:console');
 const { Writable } = require('node:stream');
 const { createNatives, loadInto } = require('./console-natives.cjs');
 
+const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
 const LOG_OPTIONS = { depth: 4, maxArrayLength: 100, maxStringLength: 10000, breakLength: 80 };
 
 // Fake clock shared by both consoles (ms).
@@ -43,6 +44,8 @@ function makeWorld(withOurs) {
   let api;
   if (withOurs) {
     api = loadInto(context, createNatives({ now: () => clock.ms }));
+    // Follow this Node's major, as the runtime does with the host's.
+    api.setNodeMajor(NODE_MAJOR);
     // Lets cases play "the runtime" registering a custom inspector.
     context.__defineCustomInspect = api.defineCustomInspect;
   }

@@ -225,6 +225,7 @@
   const StringPrototypeCharCodeAt = uncurryThis(StringPrototype.charCodeAt);
   const StringPrototypeCodePointAt = uncurryThis(StringPrototype.codePointAt);
   const StringPrototypeIndexOf = uncurryThis(StringPrototype.indexOf);
+  const StringPrototypeLastIndexOf = uncurryThis(StringPrototype.lastIndexOf);
   const StringPrototypeIncludes = uncurryThis(StringPrototype.includes);
   const StringPrototypeStartsWith = uncurryThis(StringPrototype.startsWith);
   const StringPrototypeEndsWith = uncurryThis(StringPrototype.endsWith);
@@ -394,6 +395,20 @@
   const kMapEntries = 2;
 
   const kMinLineLength = 16;
+
+  // ---- Which Node's output we reproduce ----
+  // util.inspect changed between the Node majors the addon runs under (see
+  // js/console/README.md, "Node majors"). Every difference is decided at call
+  // time from `nodeMajor`, so one compiled script (and one startup snapshot)
+  // serves all of them: the runtime calls setNodeMajor(host major) once per
+  // run, before the program runs. A major we do not know (older than 20,
+  // newer than 26, odd, not a number) follows the newest LTS we support.
+  const NEWEST_LTS_MAJOR = 24;
+  let nodeMajor = NEWEST_LTS_MAJOR;
+  function setNodeMajor(major) {
+    nodeMajor = major === 20 || major === 22 || major === 24 || major === 26 ? major : NEWEST_LTS_MAJOR;
+    return nodeMajor;
+  }
 
   // =========================================================================
   // 2. Safe object access
@@ -1326,7 +1341,26 @@
       const nullLabel = `[${fallback}${size}: null prototype] `;
       return tag !== '' && tag !== fallback ? `${nullLabel}[${tag}] ` : nullLabel;
     }
-    return tag !== '' && tag !== ctor ? `${ctor}${size} [${tag}] ` : `${ctor}${size} `;
+    if (tag === '') return `${ctor}${size} `;
+    if (nodeMajor >= 24) {
+      // A tag whose last dotted segment is the constructor's name replaces it.
+      const dot = StringPrototypeLastIndexOf(tag, '.');
+      if (ctor === (dot >= 1 ? StringPrototypeSlice(tag, dot + 1) : tag)) return `${tag}${size} `;
+      return `${ctor}${size} [${tag}] `;
+    }
+    if (nodeMajor >= 22) {
+      // Not shown when the constructor's name contains it, unless a lower
+      // case character (or a non-letter) follows it there: "MyMap", "MapX".
+      const at = StringPrototypeIndexOf(ctor, tag);
+      if (at === -1) return `${ctor}${size} [${tag}] `;
+      const end = at + tag.length;
+      if (end !== ctor.length) {
+        const next = ctor[end];
+        if (next === StringPrototypeToLowerCase(next)) return `${ctor}${size} [${tag}] `;
+      }
+      return `${ctor}${size} `;
+    }
+    return tag !== ctor ? `${ctor}${size} [${tag}] ` : `${ctor}${size} `;
   }
 
   // labelFor() for an object of no special kind.
@@ -1558,7 +1592,8 @@
       } else if (kind === T_ARRAY_BUFFER || kind === T_SHARED_ARRAY_BUFFER) {
         const label = labelFor(ctor, tag, kind === T_ARRAY_BUFFER ? 'ArrayBuffer' : 'SharedArrayBuffer');
         if (fromTypedArray && none) {
-          return `${label}{ byteLength: ${showNumber(st.paint, bufferByteLength(value, kind), false)} }`;
+          const key = nodeMajor >= 22 ? '[byteLength]' : 'byteLength';
+          return `${label}{ ${key}: ${showNumber(st.paint, bufferByteLength(value, kind), false)} }`;
         }
         if (!fromTypedArray) entries = E_BUFFER;
         open = `${label}{`;
@@ -1631,7 +1666,16 @@
           parts = newList();
           break;
       }
-      if (extra === X_BYTE_LENGTH) {
+      if (extra !== X_NONE && nodeMajor >= 22) {
+        // Node 22+: "[byteLength]: 2", the key styled as a string.
+        if (extra === X_BYTE_LENGTH) {
+          push(parts, extraProperty(st, 'byteLength', bufferByteLength(value, kind), level, fromTypedArray));
+        } else {
+          push(parts, extraProperty(st, 'byteLength', dataViewField(value, 'byteLength'), level, fromTypedArray));
+          push(parts, extraProperty(st, 'byteOffset', dataViewField(value, 'byteOffset'), level, fromTypedArray));
+          push(parts, extraProperty(st, 'buffer', DataViewPrototypeGetBuffer(value), level, fromTypedArray));
+        }
+      } else if (extra === X_BYTE_LENGTH) {
         push(parts, showProperty(st, value, level, 'byteLength', AS_PROPERTIES,
           { value: bufferByteLength(value, kind), enumerable: true }));
       } else if (extra === X_DATA_VIEW) {
@@ -1707,6 +1751,29 @@
       }
     }
     return lookupData(err, 'message') === stackOverflowMessage;
+  }
+
+  // Node 22+'s hidden-style entries of array buffers, data views and (with
+  // showHidden) typed arrays: "[byteLength]: 2".
+  function extraProperty(st, key, v, level, fromTypedArray) {
+    st.indent += 2;
+    const text = show(st, v, level, fromTypedArray);
+    st.indent -= 2;
+    return `${st.paint(`[${key}]`, 'string')}: ${text}`;
+  }
+
+  // A DataView's byteLength/byteOffset; for a detached one (whose getters
+  // throw) Node 22+ shows its buffer's property of that name instead.
+  function dataViewField(view, key) {
+    try {
+      return key === 'byteLength' ? DataViewPrototypeGetByteLength(view) : DataViewPrototypeGetByteOffset(view);
+    } catch (err) {
+      if (nodeMajor < 22) throw err;
+      const buffer = DataViewPrototypeGetBuffer(view);
+      if (key !== 'byteLength') return lookupData(buffer, key);
+      return nTypeTag(buffer) === T_ARRAY_BUFFER ?
+        ArrayBufferPrototypeGetByteLength(buffer) : nSharedByteLength(buffer);
+    }
   }
 
   function bufferByteLength(value, kind) {
@@ -1872,9 +1939,28 @@
     return `${n}: ${m}`;
   }
 
-  function stackOrSummary(err) {
-    const stack = getWithAccessors(err, 'stack');
-    return stack ? toStr(stack) : errorToString(err);
+  function stackOrSummary(st, err) {
+    if (nodeMajor < 22) {
+      const stack = getWithAccessors(err, 'stack');
+      return stack ? toStr(stack) : errorToString(err);
+    }
+    // Node 22+: a throwing `stack` accessor counts as no stack; a stack that
+    // is not a string is inspected below the error's summary line (without
+    // a depth, as Node does it).
+    let stack;
+    try {
+      stack = getWithAccessors(err, 'stack');
+    } catch {
+      stack = undefined;
+    }
+    if (!stack) return errorToString(err);
+    if (typeof stack === 'string') return stack;
+    push(st.stack, err);
+    st.indent += 4;
+    const text = show(st, stack, NaN, false);
+    st.indent -= 4;
+    st.stack.length--;
+    return `${errorToString(err)}\n    ${text}`;
   }
 
   // The first run of more than three consecutive lines of `a` that also
@@ -1897,10 +1983,15 @@
   // folded into "... N lines matching cause stack trace ...".
   function frameLines(st, err, frames) {
     const lines = splitString(frames, '\n');
+    const out = foldCauseFrames(st, err, lines);
+    return nodeMajor >= 22 && out.length > 10 ? collapseRepeatedFrames(st, out) : out;
+  }
+
+  function foldCauseFrames(st, err, lines) {
     let cause = lookupData(err, 'cause');
     if (cause == null || !isErrorValue(cause)) return lines;
     cause = unwrapProxy(cause);
-    const causeStack = stackOrSummary(cause);
+    const causeStack = stackOrSummary(st, cause);
     const at = StringPrototypeIndexOf(causeStack, '\n    at');
     if (at === -1) return lines;
     const shared = commonRun(lines, splitString(StringPrototypeSlice(causeStack, at + 1), '\n'));
@@ -1911,6 +2002,110 @@
     push(out, st.paint(`    ... ${folded} lines matching cause stack trace ...`, 'undefined'));
     for (let i = shared.offset + 1 + folded; i < lines.length; i++) push(out, lines[i]);
     return out;
+  }
+
+  // Node 22+: runs of repeated frames in a long stack (recursion) are
+  // replaced by "... collapsed N duplicate lines matching above ...".
+  function collapseRepeatedFrames(st, frames) {
+    const ranges = duplicateFrameRanges(frames);
+    for (let r = ranges.length - 3; r >= 0; r -= 3) {
+      const offset = ranges[r];
+      const length = ranges[r + 1];
+      const times = ranges[r + 2];
+      const what = times > 1 ? `${length} lines ${times} times...` : 'lines ...';
+      const marker = st.paint(`    ... collapsed ${length * times} duplicate lines matching above ${what}`, 'undefined');
+      const out = newList();
+      for (let i = 0; i < offset; i++) push(out, frames[i]);
+      push(out, marker);
+      for (let i = offset + length * times; i < frames.length; i++) push(out, frames[i]);
+      frames = out;
+    }
+    return frames;
+  }
+
+  // [offset, length, times, ...]: at `offset` a block of `length` frames
+  // repeats the block before it `times` times (Node's search: candidate
+  // periods from the gcd of the distances between equal lines, keeping the
+  // one hiding the most frames).
+  function duplicateFrameRanges(frames) {
+    const result = newList();
+    const positions = new MapCtor();
+    for (let i = 0; i < frames.length; i++) {
+      const list = MapPrototypeGet(positions, frames[i]);
+      if (list === undefined) {
+        const fresh = newList();
+        push(fresh, i);
+        MapPrototypeSet(positions, frames[i], fresh);
+      } else {
+        push(list, i);
+      }
+    }
+    const minimum = 3;
+    if (frames.length - MapPrototypeGetSize(positions) <= minimum) return result;
+    for (let i = 0; i < frames.length - minimum; i++) {
+      const at = MapPrototypeGet(positions, frames[i]);
+      if (at.length === 1 || at[at.length - 1] === i) continue;
+      const current = listIndexOf(at, i) + 1;
+      if (current === at.length) continue;
+      let range = at[at.length - 1] - i;
+      if (range < minimum) continue;
+      let steps;  // other candidate periods, in the order found
+      if (current + 1 < at.length) {
+        let gcd = 0;
+        for (let j = current; j < at.length; j++) {
+          let distance = at[j] - i;
+          while (distance !== 0) {
+            const remainder = gcd % distance;
+            if (gcd !== 0) {
+              if (steps === undefined) steps = newList();
+              if (!listIncludes(steps, gcd)) push(steps, gcd);
+            }
+            gcd = distance;
+            distance = remainder;
+          }
+          if (gcd === 1) break;
+        }
+        range = gcd;
+        if (steps !== undefined) {
+          const k = listIndexOf(steps, range);
+          if (k !== -1) listRemoveAt(steps, k);
+        }
+      }
+      let bestRange = range;
+      let bestTimes = 0;
+      let times = 0;
+      for (let next = i + range; ; next += range) {
+        let equal = 0;
+        for (let j = 0; j < range; j++) {
+          if (frames[i + j] !== frames[next + j]) break;
+          equal++;
+        }
+        if (equal !== range) {
+          if (steps === undefined || steps.length === 0) break;
+          if (times !== 0 && bestRange * bestTimes < range * times) {
+            bestRange = range;
+            bestTimes = times;
+          }
+          range = steps[steps.length - 1];
+          steps.length--;
+          next = i;
+          times = 0;
+          continue;
+        }
+        times++;
+      }
+      if (bestTimes !== 0 && bestRange * bestTimes >= range * times) {
+        range = bestRange;
+        times = bestTimes;
+      }
+      if (times * range >= 3) {
+        push(result, i + range);
+        push(result, range);
+        push(result, times);
+        i += range * (times + 1) - 1;
+      }
+    }
+    return result;
   }
 
   function isUpperCode(c) {
@@ -1968,6 +2163,20 @@
   // already shows their value.
   function dropKeysShownInStack(st, keys, err, stack) {
     if (st.showHidden || keys.length === 0) return;
+    if (nodeMajor >= 22) {
+      // Node 22+: `stack` is never listed; name and message when they are
+      // not strings or the stack shows them.
+      let at = listIndexOf(keys, 'stack');
+      if (at !== -1) listRemoveAt(keys, at);
+      const candidates = ['message', 'name'];
+      for (let k = 0; k < 2; k++) {
+        at = listIndexOf(keys, candidates[k]);
+        if (at === -1) continue;
+        const v = lookupData(err, candidates[k]);
+        if (typeof v !== 'string' || StringPrototypeIncludes(stack, v)) listRemoveAt(keys, at);
+      }
+      return;
+    }
     const candidates = ['name', 'message', 'stack'];
     for (let k = 0; k < 3; k++) {
       const at = listIndexOf(keys, candidates[k]);
@@ -1981,14 +2190,42 @@
   // frames), relabelled, re-indented; `keys` gains `cause` and `errors`.
   function errorHead(err, ctor, tag, st, keys) {
     const nameValue = lookupData(err, 'name');
-    const name = nameValue != null ? toStr(nameValue) : 'Error';
-    let stack = stackOrSummary(err);
+    let name = nameValue != null ? toStr(nameValue) : 'Error';
+    let stack;
+    if (nodeMajor >= 22) {
+      // Node 22+ falls back to Object.prototype.toString when the summary
+      // line cannot be built (a symbol name or message).
+      try {
+        stack = stackOrSummary(st, err);
+      } catch {
+        return objectPrototypeToString(err);
+      }
+    } else {
+      stack = stackOrSummary(st, err);
+    }
     dropKeysShownInStack(st, keys, err, stack);
-    if (hasDataOrOwn(err, 'cause') && !listIncludes(keys, 'cause')) push(keys, 'cause');
+    const newer = nodeMajor >= 22;  // Node 22+ lists own `cause` / `errors` only
+    if ((newer ? ObjectPrototypeHasOwnProperty(err, 'cause') : hasDataOrOwn(err, 'cause')) &&
+        !listIncludes(keys, 'cause')) {
+      push(keys, 'cause');
+    }
     const errors = lookupData(err, 'errors');
-    if (isObjectLike(errors) && isArrayValue(errors) && !listIncludes(keys, 'errors')) push(keys, 'errors');
+    if (isObjectLike(errors) && isArrayValue(errors) && (!newer || ObjectPrototypeHasOwnProperty(err, 'errors')) &&
+        !listIncludes(keys, 'errors')) {
+      push(keys, 'errors');
+    }
 
-    stack = relabelStack(stack, ctor, name, tag);
+    if (newer && nameValue != null && typeof nameValue !== 'string') {
+      // Node 22+ marks a non-string name where the stack shows it, and then
+      // only relabels null-prototype errors.
+      const label = StringPrototypeSlice(labelFor(ctor, tag, 'Error'), 0, -1);
+      const at = StringPrototypeIndexOf(stack, name);
+      if (at !== -1) {
+        stack = `${StringPrototypeSlice(stack, 0, at)}${name} [${label}]${StringPrototypeSlice(stack, at + name.length)}`;
+      }
+      if (ctor !== null) name = undefined;
+    }
+    if (name !== undefined) stack = relabelStack(stack, ctor, name, tag);
 
     // Frames start at the first "\n    at" after the message.
     const message = lookupData(err, 'message');
@@ -2107,7 +2344,13 @@
         showNumber(st.paint, arr[i], st.numericSeparator));
     }
     if (length > shown) push(parts, moreItems(length - shown));
-    if (st.showHidden) {
+    if (st.showHidden && nodeMajor >= 22) {
+      push(parts, extraProperty(st, 'BYTES_PER_ELEMENT', bytesPerElement(kind), level, true));
+      push(parts, extraProperty(st, 'length', length, level, true));
+      push(parts, extraProperty(st, 'byteLength', TypedArrayPrototypeGetByteLength(arr), level, true));
+      push(parts, extraProperty(st, 'byteOffset', TypedArrayPrototypeGetByteOffset(arr), level, true));
+      push(parts, extraProperty(st, 'buffer', TypedArrayPrototypeGetBuffer(arr), level, true));
+    } else if (st.showHidden) {
       st.indent += 2;
       push(parts, `[BYTES_PER_ELEMENT]: ${show(st, bytesPerElement(kind), level, true)}`);
       push(parts, `[length]: ${show(st, length, level, true)}`);
@@ -2279,7 +2522,7 @@
       desc = ObjectGetOwnPropertyDescriptor(obj, key);
       if (desc === undefined) desc = { value: lookupData(obj, key), enumerable: true };
     }
-    if (NativeErrorStackGetter !== undefined && key === 'stack' && !isDataDescriptor(desc) &&
+    if (nodeMajor < 22 && NativeErrorStackGetter !== undefined && key === 'stack' && !isDataDescriptor(desc) &&
         desc.get === NativeErrorStackGetter) {
       desc = { value: ReflectApply(NativeErrorStackGetter, obj, []), enumerable: desc.enumerable };
     }
@@ -2923,7 +3166,18 @@
     function assert(condition) {
       if (condition) return;
       const args = argsFrom(arguments, 1);
-      args[0] = args.length === 0 ? 'Assertion failed' : `Assertion failed: ${safeToString(args[0])}`;
+      if (nodeMajor >= 22) {
+        // Node 22+ (the WHATWG console spec): a string message is prefixed,
+        // anything else is formatted after "Assertion failed".
+        if (args.length !== 0 && typeof args[0] === 'string') {
+          args[0] = `Assertion failed: ${args[0]}`;
+        } else {
+          for (let i = args.length; i > 0; i--) args[i] = args[i - 1];
+          args[0] = 'Assertion failed';
+        }
+      } else {
+        args[0] = args.length === 0 ? 'Assertion failed' : `Assertion failed: ${safeToString(args[0])}`;
+      }
       write(render(options, args));
     }
     function clear() {
@@ -2984,6 +3238,7 @@
     inspect,
     createConsole,
     defineCustomInspect,
+    setNodeMajor,
     // for tests
     getStringWidth,
     stripVTControlCharacters,
