@@ -954,8 +954,37 @@
     }
     return isFinalCode(codeAt(s, q)) ? q + 1 : fallback;
   }
+  // Node 24+'s pattern (ansi-regex 6.2): an OSC sequence "ESC ] ... "
+  // up to its first terminator, else a CSI-style sequence whose parameters
+  // may also be separated by ':'.
+  function escapeSequenceLength24(s, i) {
+    if (StringPrototypeCharCodeAt(s, i) === 27 && codeAt(s, i + 1) === 93) {
+      for (let j = i + 2; j < s.length; j++) {
+        const t = terminatorAt(s, j);
+        if (t !== 0) return j + t - i;
+      }
+    }
+    let p = i + 1;
+    while (isIntroCode(codeAt(s, p))) p++;
+    // (No intro character is a digit or a final character, so only the
+    // longest intro can lead to a match.)
+    const lead = MathMin(4, runOfDigits(s, p));
+    if (lead === 0) return isFinalCode(codeAt(s, p)) ? p + 1 - i : 0;
+    let q = p + lead;
+    let fallback = q;
+    for (;;) {
+      const c = codeAt(s, q);
+      if (c !== 59 && c !== 58) break;
+      const d = MathMin(4, runOfDigits(s, q + 1));
+      q += 1 + d;
+      if (d !== 0) fallback = q;
+    }
+    return (isFinalCode(codeAt(s, q)) ? q + 1 : fallback) - i;
+  }
+
   // Length of the escape sequence starting at i (ESC or CSI there), or 0.
   function escapeSequenceLength(s, i) {
+    if (nodeMajor >= 24) return escapeSequenceLength24(s, i);
     let maxIntro = i + 1;
     while (isIntroCode(codeAt(s, maxIntro))) maxIntro++;
     for (let p = maxIntro; p > i; p--) {
@@ -1210,6 +1239,22 @@
 
   function showNumber(paint, n, separators) {
     let text;
+    if (nodeMajor >= 24 && separators) {
+      // Node 24+: -0 stays "-0", exponent notation is not grouped.
+      text = `${n}`;
+      if (ObjectIs(n, -0)) {
+        text = '-0';
+      } else if (NumberIsNaN(n) || !NumberIsFinite(n) || StringPrototypeIncludes(text, 'e')) {
+        // as is
+      } else if (MathTrunc(n) === n) {
+        text = groupDigits(text);
+      } else {
+        const dot = StringPrototypeIndexOf(text, '.');
+        text = `${groupDigits(StringPrototypeSlice(text, 0, dot))}.${
+          groupFraction(StringPrototypeSlice(text, dot + 1))}`;
+      }
+      return paint(text, 'number');
+    }
     if (!separators) {
       text = ObjectIs(n, -0) ? '-0' : `${n}`;
     } else {
@@ -2471,6 +2516,19 @@
   // The printed form of a property's name: `key`, 'quoted key', [hidden],
   // [Symbol(desc)], ['__proto__'].
   function propertyName(st, key, enumerable) {
+    if (nodeMajor >= 24) {
+      // Node 24+: symbols without brackets ("Symbol(s): 1"); any hidden key
+      // is its usual spelling in brackets ("[Symbol(s)]", "['a-b']").
+      let name;
+      if (typeof key === 'symbol') {
+        name = st.paint(escapeText(SymbolPrototypeToString(key), true), 'symbol');
+      } else if (isPlainKey(key)) {
+        name = key === '__proto__' ? "['__proto__']" : st.paint(key, 'name');
+      } else {
+        name = st.paint(quote(key), 'string');
+      }
+      return enumerable === false ? `[${name}]` : name;
+    }
     if (typeof key === 'symbol') {
       return `[${st.paint(escapeText(SymbolPrototypeToString(key), true), 'symbol')}]`;
     }
@@ -2491,6 +2549,7 @@
       (st.getters === 'get' && set === undefined) || (st.getters === 'set' && set !== undefined));
     if (!wanted) return st.paint(`[${label}]`, 'special');
     const paint = st.paint;
+    if (nodeMajor >= 24) return accessorText24(st, get, receiver, level, label);
     try {
       const got = ReflectApply(get, receiver, []);
       st.indent += 2;
@@ -2513,6 +2572,29 @@
       return `${paint(`[${label}:`, 'special')} <Inspection threw (${
         isObjectLike(message) ? '' : message})>${paint(']', 'special')}`;
     }
+  }
+
+  // Node 24+: functions returned by a getter are inspected like objects, and
+  // a throwing getter shows what it threw, inspected.
+  function accessorText24(st, get, receiver, level, label) {
+    const paint = st.paint;
+    st.indent += 2;
+    let text;
+    try {
+      const got = ReflectApply(get, receiver, []);
+      if (got === null) {
+        text = `${paint(`[${label}:`, 'special')} ${paint('null', 'null')}${paint(']', 'special')}`;
+      } else if (typeof got === 'object' || typeof got === 'function') {
+        text = `${paint(`[${label}]`, 'special')} ${show(st, got, level, false)}`;
+      } else {
+        text = `${paint(`[${label}:`, 'special')} ${showPrimitive(paint, got, st)}${paint(']', 'special')}`;
+      }
+    } catch (err) {
+      text = `${paint(`[${label}:`, 'special')} <Inspection threw (${show(st, err, level, false)})>${
+        paint(']', 'special')}`;
+    }
+    st.indent -= 2;
+    return text;
   }
 
   // "key: value" for a property of `obj` (just the value for elements).
@@ -2551,6 +2633,12 @@
 
   // Would `parts` fit on one line together with `extra` columns of context?
   function fitsOneLine(st, parts, extra, head) {
+    if (nodeMajor >= 24 && st.breakLength === Infinity) {
+      // Node 24+: no width limit, so anything without a line break fits.
+      if (StringPrototypeIncludes(head, '\n')) return false;
+      for (let i = 0; i < parts.length; i++) if (StringPrototypeIncludes(parts[i], '\n')) return false;
+      return true;
+    }
     let width = parts.length + extra;
     if (width + parts.length > st.breakLength) return false;
     for (let i = 0; i < parts.length; i++) {
