@@ -22,8 +22,10 @@
 // `startsWith`/`endsWith` (partial expectations), `oracleRealm: 'main'`
 // (the oracle evaluates the case in Node's own realm: for values whose Node
 // rendering depends on `instanceof Error` with Node's realm), and
-// `knownDifference: { reason, ours }` (a documented, intentional difference:
-// we assert our exact output and that Node's differs), `noMutation` (left
+// `knownDifference: { reason, ours, majors? }` (a documented, intentional
+// difference: we assert our exact output and that Node's differs; with
+// `majors`, only when running under one of those Node majors, see
+// knownDifferenceFor), `noMutation` (left
 // out of the mutation pass).
 //
 // The source is wrapped as "(function (console, advance) {\n" + src + "\n})"
@@ -836,7 +838,77 @@ c(`{ 'key\\u2028sep': 1, 'k\\u0085': 2 }`);
 c(`[Symbol('a'), Symbol.for('b'), Symbol()]`);
 c(`{ [Symbol()]: 1, [Symbol('')]: 2 }`);
 
+// ---------------------------------------------------------------------------
+// Where util.inspect changed between the Node majors the runtime follows (20, 22, 24, 26; see
+// js/console/README.md): each case runs against the Node the suite runs under.
+section('node majors');
+// ArrayBuffer / DataView / typed array entries ("[byteLength]: 2" from 22).
+c(`new ArrayBuffer(2), new SharedArrayBuffer(1), new DataView(new ArrayBuffer(4), 1, 2)`);
+c(`Object.assign(new ArrayBuffer(1), { own: 1, [Symbol('s')]: 2 })`);
+body('detached data view', `const b = new ArrayBuffer(4); const v = new DataView(b, 1, 2); __detach(b); try { return [v]; } catch (e) { return [String(e.name)]; }`, { noMutation: true });
+con('typed array extras with colors', `console.dir(new Uint16Array([1, 2]), { showHidden: true, colors: true }); console.dir(new DataView(new ArrayBuffer(1)), { colors: true });`);
+con('typed array extras and own keys with showHidden', `console.dir(Object.assign(new Uint8Array(2), { extra: 1 }), { showHidden: true, maxArrayLength: 1 });`);
+con('array buffer extras compact true', `console.dir({ b: new ArrayBuffer(30), v: new DataView(new ArrayBuffer(2)) }, { compact: true, breakLength: 40 });`);
+// Symbol and hidden keys ("Symbol(s): 4" from 24).
+c(`{ [Symbol('s')]: 4, [Symbol.for('f')]: 5, [Symbol('a b')]: 6 }`);
+con('hidden keys', `console.dir(Object.defineProperties({}, { 'a-b': { value: 1 }, plain: { value: 2 }, [Symbol('h')]: { value: 3 }, __proto__: { value: 4, enumerable: false }, "it's": { value: 5 }, 'x\\ny': { value: 6 } }), { showHidden: true });`);
+c(`Object.defineProperty({ ['__proto__']: 1 }, Symbol('e\\n'), { value: 2, enumerable: true })`);
+con('symbol keys sorted and colored', `console.dir({ b: 1, [Symbol('a')]: 2 }, { sorted: true, colors: true });`);
+// The constructor / Symbol.toStringTag label.
+body('subclass names containing the tag', `class MyMap extends Map {} class Mapper extends Map {} class MapX extends Map {} class Map2 extends Map {} class MySet extends Set {} class Settings extends Set {} return [new MyMap(), new Mapper([[1, 2]]), new MapX(), new Map2(), new MySet([1]), new Settings()];`);
+body('tag naming the constructor after a dot', `class Foo { get [Symbol.toStringTag]() { return 'x'; } } Object.defineProperty(Foo.prototype, Symbol.toStringTag, { value: 'ns.Foo' }); class Bar {} Object.defineProperty(Bar.prototype, Symbol.toStringTag, { value: 'Bar' }); class Baz {} Object.defineProperty(Baz.prototype, Symbol.toStringTag, { value: '.Baz' }); return [new Foo(), new Bar(), new Baz()];`);
+body('tag on typed array and promise subclasses', `class Bytes extends Uint8Array {} class MyPromise extends Promise {} class Later extends Promise {} return [new Bytes(2), MyPromise.resolve(1), Later.resolve(2)];`);
+// Proxies ("Proxy({ a: 1 })" in 26).
+body('revoked and nested proxies', `const r = Proxy.revocable({}, {}); r.revoke(); const inner = new Proxy({ x: 1 }, {}); return [r.proxy, new Proxy(new Proxy(inner, {}), {}), [inner, inner]];`);
+body('proxy of a revoked proxy', `const r = Proxy.revocable({}, {}); r.revoke(); return [new Proxy(r.proxy, {}), [new Proxy(r.proxy, {})]];`, {
+  knownDifference: {
+    majors: [20, 22, 24],
+    reason: 'before 26 Node unwraps one proxy and inspects the revoked one through its traps, which throw; traps never run here',
+    ours: '<Revoked Proxy> [ <Revoked Proxy> ]',
+  },
+});
+body('proxies in collections', `const p = new Proxy([1, 2], {}); return [new Map([[p, new Proxy(new Set([1]), {})]]), { p, q: new Proxy(function named() {}, {}) }];`);
+body('circular through a proxy', `const o = { a: 1 }; const p = new Proxy(o, {}); o.p = p; return [p, o];`);
+c(`'%s|%s|%d', new Proxy({ a: 1 }, {}), new Proxy(new Proxy([1], {}), {}), new Proxy({}, {})`);
+c(`'%o', new Proxy({ a: 1 }, {})`);
+con('proxies with colors and depth', `console.dir({ a: { b: new Proxy({ c: 1 }, {}) } }, { colors: true, depth: 0 }); console.dir(new Proxy(new Proxy({ c: 1 }, {}), {}), { colors: true });`);
+// Errors.
+body('error with inherited and own cause', `const proto = Object.create(Error.prototype, { cause: { value: 'inherited', enumerable: false } }); const e = new Error('x'); Object.setPrototypeOf(e, proto); e.stack = 'Error: x\\n    at f (a.js:1:1)'; const f = new Error('y', { cause: 1 }); f.stack = 'Error: y\\n    at g (a.js:1:1)'; return [e, f];`);
+body('error with inherited errors array', `const e = new Error('x'); e.stack = 'Error: x\\n    at f (a.js:1:1)'; Object.setPrototypeOf(e, Object.create(Error.prototype, { errors: { value: [1] } })); const a = new AggregateError([1, 2], 'agg'); a.stack = 'AggregateError: agg\\n    at f (a.js:1:1)'; return [e, a];`);
+body('error with own stack, message and name keys', `const e = new Error('m'); Object.defineProperty(e, 'stack', { value: 'Error: m\\n    at f (a.js:1:1)', enumerable: true }); e.message = 'other'; e.name = 'Error'; const g = new Error('n'); g.stack = 'custom stack'; g.message = 42; g.name = 7; return [e, g];`);
+body('error with a throwing stack getter', `const e = new Error('thrown'); Object.defineProperty(e, 'stack', { get() { throw new Error('no'); } }); return [e];`, { noMutation: true });
+body('error with an object stack', `const e = new Error('obj'); e.stack = { frames: [1, { deep: { deeper: { deepest: {} } } }], text: 'x' }; const n = new Error('num'); n.stack = 42; return [e, n];`);
+body('error with a symbol name', `const e = new Error('m'); e.stack = ''; e.name = Symbol('n'); try { return [e]; } catch (x) { return [String(x.name)]; }`, { noMutation: true });
+body('error with a non-string name in its stack', `const e = new Error('m'); e.name = 42; e.stack = '42: m\\n    at f (a.js:1:1)'; const n = Object.setPrototypeOf(new Error('p'), null); n.name = 7; n.stack = 'Error: p\\n    at f (a.js:1:1)'; return [e, n];`);
+body('error with suppressed-style keys', `const e = new Error('s'); e.stack = 'SuppressedError: s\\n    at f (a.js:1:1)'; Object.defineProperty(e, 'error', { value: new RangeError('inner') }); Object.defineProperty(e, 'suppressed', { value: 2 }); e.error.stack = 'RangeError: inner\\n    at g (a.js:1:1)'; return [e];`);
+body('recursion frames are collapsed', `const frames = ['Error: deep']; for (let i = 0; i < 6; i++) frames.push('    at top (a.js:1:1)'); for (let i = 0; i < 12; i++) frames.push('    at rec (a.js:2:2)'); for (let i = 0; i < 4; i++) { frames.push('    at a (a.js:3:3)'); frames.push('    at b (a.js:4:4)'); } frames.push('    at main (a.js:5:5)'); const e = new Error('deep'); e.stack = frames.join('\\n'); return [e];`);
+body('alternating frames are collapsed', `const frames = ['Error: alt']; for (let i = 0; i < 5; i++) { frames.push('    at x (a.js:1:1)'); frames.push('    at y (a.js:2:2)'); frames.push('    at z (a.js:3:3)'); } frames.push('    at x (a.js:1:1)'); frames.push('    at end (a.js:9:9)'); const e = new Error('alt'); e.stack = frames.join('\\n'); return [e];`);
+body('real recursion stack', `function rec(n) { if (n === 0) throw new Error('bottom'); return rec(n - 1); } try { rec(30); } catch (e) { return [e]; }`, { stackTraceLimit: 40 });
+body('short stacks are never collapsed', `const e = new Error('s'); e.stack = 'Error: s\\n' + Array.from({ length: 10 }, () => '    at same (a.js:1:1)').join('\\n'); return [e];`);
+// Function names that are not strings.
+body('function with a non-string name', `function f() {} Object.defineProperty(f, 'name', { value: 42 }); function g() {} Object.defineProperty(g, 'name', { value: { n: 1 } }); return [f, g];`);
+// console.assert (22+: non-string first arguments are formatted).
+con('assert with every kind of first argument', `console.assert(false); console.assert(false, 1, 2); console.assert(false, { a: 1 }, 'x'); console.assert(false, '%s!', 'fmt'); console.assert(false, null); console.assert(0, [1]);`);
+// Options.
+con('numericSeparator edge numbers', `console.dir([-0, 0, 1.5e-7, -1e-7, 123456.789e10, 1e300, NaN, -Infinity, 0.1, -12345.6789], { numericSeparator: true });`);
+con('breakLength Infinity', `console.dir({ a: 'x'.repeat(100), b: { c: ['y'.repeat(50), 'z'.repeat(50)] } }, { breakLength: Infinity }); console.dir(['a\\nb', { s: 'line1\\nline2' }], { breakLength: Infinity }); console.dir({ long: 'w'.repeat(30) + '\\n' + 'w'.repeat(30), n: 1 }, { breakLength: Infinity, compact: 1 });`);
+con('getters returning functions and objects', `console.dir({ get f() { return function inner() {}; }, get c() { return class K {}; }, get o() { return { deep: { x: 1 } }; } }, { getters: true });`);
+con('getter throwing an object', `console.dir({ get t() { throw { code: 1 }; }, get n() { throw null; } }, { getters: true });`);
+// Regular expressions with colors (syntax highlighting in 26).
+con('regexp colors', String.raw`console.dir([/^(?<year>\d{4})-(?:\d{2}|[a-z\-]+)\k<year>(?=a)(?<!b)\x41\1$/gi, /[^\]\\u{1F600}\p{L}-]*?\p{Lu}+.{2,}(?!x)\u{41}a{3}/u, /x{,3}{a}b{2,c\\/], /(unclosed|[/, /\k<open/], { colors: true });`);
+con('regexp colors with properties and labels', `class R extends RegExp {} const re = Object.assign(/a+b?/, { p: 1 }); console.dir([re, new R('r|s'), Object.setPrototypeOf(/n/, null)], { colors: true }); console.dir(re, { colors: true, depth: -1 });`);
+
 export const CORPUS = cases;
+
+/**
+ * The case's documented difference from the Node major `major` runs under, if any: a
+ * `knownDifference` with `majors` applies to those majors only (elsewhere the case must match).
+ */
+export function knownDifferenceFor(testCase, major) {
+  const known = testCase.knownDifference;
+  if (known === undefined || (known.majors !== undefined && !known.majors.includes(major))) return undefined;
+  return known;
+}
 
 // Mutation test: after inspect.js is loaded, the program replaces/deletes
 // these globals, prototype methods and iterators and adds getters/setters

@@ -1130,10 +1130,203 @@
     }
   }
   function colorPaint(text, style) {
+    if (style === 'regexp' && nodeMajor >= 26) return highlightRegExp(text);
     const on = styleOn(style);
     if (on === 0) return text;
     const off = on === 1 ? 22 : on === 4 ? 24 : 39;
     return `\u001b[${on}m${text}\u001b[${off}m`;
+  }
+
+  // Node 26+ colours a regexp by its syntax: each token gets the colour of
+  // its nesting depth from a five-colour palette (green, red, yellow, cyan,
+  // magenta), with quantifiers, alternation and anchors three steps deeper,
+  // `.` two. A tolerant single pass, reproducing Node's heuristics exactly
+  // (the text passed in may start with a class label, as in Node).
+  const REGEXP_PALETTE = newList();
+  push(REGEXP_PALETTE, '\u001b[32m');  // green
+  push(REGEXP_PALETTE, '\u001b[31m');  // red
+  push(REGEXP_PALETTE, '\u001b[33m');  // yellow
+  push(REGEXP_PALETTE, '\u001b[36m');  // cyan
+  push(REGEXP_PALETTE, '\u001b[35m');  // magenta
+  function highlightRegExp(re) {
+    const n = re.length;
+    let out = '';
+    let i = 0;
+    let depth = 0;
+    let inClass = false;
+    const at = (k) => (k >= 0 && k < n ? re[k] : '');
+    const isDigit = (c) => c !== '' && c >= '0' && c <= '9';
+    const paint = (text) => {
+      // (A negative depth, which unbalanced input can reach, takes the first.)
+      out += `${REGEXP_PALETTE[depth % 5] || REGEXP_PALETTE[0]}${text}\u001b[39m`;
+    };
+    // Paint one step (or `by` steps) deeper, then move on `advance` characters.
+    const paintDeeper = (text, by, advance) => {
+      depth += by;
+      paint(text);
+      depth -= by;
+      i += advance;
+    };
+    // `open` was read, up to the character before re[i]; a closed group
+    // "open body close" is painted as a unit, an unclosed one as `open` only.
+    const paintGroup = (open, close, shallower) => {
+      i++;
+      let body = '';
+      while (i < n && re[i] !== close) body += re[i++];
+      if (i < n) {
+        depth -= shallower;
+        paint(open);
+        paintDeeper(body, 1, 1);
+        paint(close);
+        depth += shallower;
+      } else {
+        paintDeeper(open, 1, -body.length);
+      }
+    };
+
+    paint('/');
+    depth++;
+    i = 1;
+    while (i < n) {
+      const c = re[i];
+      if (inClass) {
+        if (c === '\\') {
+          let seq = '\\';
+          i++;
+          if (i < n) {
+            seq += re[i++];
+            const kind = seq[1];
+            if ((kind === 'u' || kind === 'p' || kind === 'P') && at(i) === '{') {
+              paintGroup(`${seq}{`, '}', 0);
+              continue;
+            }
+            if (kind === 'x') {
+              seq += StringPrototypeSlice(re, i, i + 2);
+              i += 2;
+            }
+          }
+          paint(seq);
+        } else if (c === ']') {
+          depth--;
+          paint(']');
+          i++;
+          inClass = false;
+        } else if (c === '-' && re[i - 1] !== '[' && i + 1 < n && re[i + 1] !== ']') {
+          paintDeeper('-', 1, 1);
+        } else {
+          paint(c);
+          i++;
+        }
+      } else if (c === '[') {
+        paint('[');
+        depth++;
+        i++;
+        inClass = true;
+      } else if (c === '(') {
+        paint('(');
+        depth++;
+        i++;
+        if (at(i) === '?') {
+          i++;
+          const a = at(i);
+          const b = at(i + 1);
+          if (a === ':' || a === '=' || a === '!') {
+            paintDeeper(`?${a}`, -1, 1);
+          } else if (a === '<' && (b === '=' || b === '!')) {
+            paintDeeper(`?<${b}`, -1, 2);
+          } else if (a === '<') {
+            i++;
+            const from = i;
+            while (i < n && re[i] !== '>') i++;
+            const name = StringPrototypeSlice(re, from, i);
+            if (i < n) {
+              depth--;
+              paint('?<');
+              paintDeeper(name, 1, 0);
+              paint('>');
+              depth++;
+              i++;
+            } else {
+              paintDeeper('?<', -1, 0);
+              paint(name);
+            }
+          } else {
+            paint('?');
+          }
+        }
+      } else if (c === ')') {
+        depth--;
+        paint(')');
+        i++;
+      } else if (c === '\\') {
+        let seq = '\\';
+        i++;
+        if (i < n) {
+          seq += re[i++];
+          const kind = seq[1];
+          if (i < n) {
+            if (kind === 'u' && re[i] === '{') {
+              paintGroup(`${seq}{`, '}', 0);
+              continue;
+            } else if (kind === 'x') {
+              seq += StringPrototypeSlice(re, i, i + 2);
+              i += 2;
+            } else if (isDigit(kind)) {
+              while (i < n && isDigit(re[i])) seq += re[i++];
+            } else if (kind === 'k' && re[i] === '<') {
+              paintGroup(`${seq}<`, '>', 1);
+              continue;
+            } else if ((kind === 'p' || kind === 'P') && re[i] === '{') {
+              paintGroup(`${seq}{`, '}', 0);
+              continue;
+            }
+          }
+        }
+        paintDeeper(seq, 1, 0);
+      } else if (c === '|' || c === '+' || c === '*' || c === '?' || c === ',' || c === '^' || c === '$') {
+        paintDeeper(c, 3, 1);
+      } else if (c === '{') {
+        i++;
+        let low = '';
+        while (i < n && isDigit(re[i])) low += re[i++];
+        if (low !== '') {
+          paint('{');
+          depth++;
+          paintDeeper(low, 1, 0);
+        }
+        if (i < n) {
+          if (re[i] === ',') {
+            if (low === '') {
+              paint('{');
+              depth++;
+            }
+            paint(',');
+            i++;
+          } else if (low === '') {
+            paintDeeper('{', 1, 0);
+            continue;
+          }
+        }
+        let high = '';
+        while (i < n && isDigit(re[i])) high += re[i++];
+        if (high !== '') paintDeeper(high, 1, 0);
+        if (at(i) === '}') {
+          depth--;
+          paint('}');
+          i++;
+        }
+        if (at(i) === '?') paintDeeper('?', 3, 1);
+      } else if (c === '.') {
+        paintDeeper(c, 2, 1);
+      } else if (c === '/') {
+        break;
+      } else {
+        paintDeeper(c, 1, 1);
+      }
+    }
+    paintDeeper('/', -1, 1);
+    if (i < n) paint(StringPrototypeSlice(re, i));
+    return out;
   }
 
   // An options record carries every inspect option, always all present.
@@ -1327,10 +1520,19 @@
     if (value === null) return st.paint('null', 'null');
 
     let kind = nTypeTag(value);
+    let proxies = 0;  // Node 26+: how many "Proxy(...)" wrap the target's text
     if (kind === T_PROXY) {
       if (st.showProxy) return showProxyPair(st, value, level);
-      value = unwrapProxy(value);
-      if (value === null) return st.paint('<Revoked Proxy>', 'special');
+      if (nodeMajor >= 26) {
+        do {
+          value = nProxyTarget(value);
+          if (value === null) return wrapInProxy(st, st.paint('<Revoked Proxy>', 'special'), proxies);
+          proxies++;
+        } while (nTypeTag(value) === T_PROXY);
+      } else {
+        value = unwrapProxy(value);
+        if (value === null) return st.paint('<Revoked Proxy>', 'special');
+      }
       kind = nTypeTag(value);
     }
 
@@ -1350,7 +1552,13 @@
     if (listIncludes(st.stack, value)) {
       return st.paint(`[Circular *${referenceNumber(st, value)}]`, 'special');
     }
-    return showObject(st, value, level, fromTypedArray, kind);
+    const text = showObject(st, value, level, fromTypedArray, kind);
+    return proxies === 0 ? text : wrapInProxy(st, text, proxies);
+  }
+
+  function wrapInProxy(st, text, times) {
+    for (let i = 0; i < times; i++) text = `${st.paint('Proxy(', 'special')}${text}${st.paint(')', 'special')}`;
+    return text;
   }
 
   // Reference numbers are handed out in the order cycles are discovered.
@@ -1613,7 +1821,7 @@
       keys = ownKeysOf(value, st.showHidden);
       const none = keys.length === 0 && bare;
       if (isFunctionKind(kind)) {
-        head = functionHead(value, ctor, tag, kind);
+        head = functionHead(st, value, ctor, tag, kind);
         if (none) return st.paint(head, 'special');
       } else if (ctor === 'Object') {
         if (kind === T_ARGUMENTS) open = '[Arguments] {';
@@ -1623,7 +1831,13 @@
         head = regExpToString(value);
         const label = labelFor(ctor, tag, 'RegExp');
         if (label !== 'RegExp ') head = label + head;
-        if (none || level > st.depth) return st.paint(head, 'regexp');
+        if (nodeMajor >= 26) {
+          // Node 26+ styles the regexp also when its properties follow.
+          head = st.paint(head, 'regexp');
+          if (none || level > st.depth) return head;
+        } else if (none || level > st.depth) {
+          return st.paint(head, 'regexp');
+        }
       } else if (kind === T_DATE) {
         head = NumberIsNaN(DatePrototypeGetTime(value)) ?
           DatePrototypeToString(value) : DatePrototypeToISOString(value);
@@ -1716,8 +1930,8 @@
         if (extra === X_BYTE_LENGTH) {
           push(parts, extraProperty(st, 'byteLength', bufferByteLength(value, kind), level, fromTypedArray));
         } else {
-          push(parts, extraProperty(st, 'byteLength', dataViewField(value, 'byteLength'), level, fromTypedArray));
-          push(parts, extraProperty(st, 'byteOffset', dataViewField(value, 'byteOffset'), level, fromTypedArray));
+          push(parts, extraProperty(st, 'byteLength', dataViewField(st, value, 'byteLength'), level, fromTypedArray));
+          push(parts, extraProperty(st, 'byteOffset', dataViewField(st, value, 'byteOffset'), level, fromTypedArray));
           push(parts, extraProperty(st, 'buffer', DataViewPrototypeGetBuffer(value), level, fromTypedArray));
         }
       } else if (extra === X_BYTE_LENGTH) {
@@ -1809,11 +2023,14 @@
 
   // A DataView's byteLength/byteOffset; for a detached one (whose getters
   // throw) Node 22+ shows its buffer's property of that name instead.
-  function dataViewField(view, key) {
+  function dataViewField(st, view, key) {
     try {
       return key === 'byteLength' ? DataViewPrototypeGetByteLength(view) : DataViewPrototypeGetByteOffset(view);
     } catch (err) {
       if (nodeMajor < 22) throw err;
+      // Node 22 and 24 read the getter after indenting and never undo that
+      // indentation when it throws: the rest of the output is 2 deeper.
+      if (nodeMajor < 26) st.indent += 2;
       const buffer = DataViewPrototypeGetBuffer(view);
       if (key !== 'byteLength') return lookupData(buffer, key);
       return nTypeTag(buffer) === T_ARRAY_BUFFER ?
@@ -1958,14 +2175,21 @@
   }
 
   // "[Function: f]", "[AsyncGeneratorFunction (anonymous)] Foo [tag]", ...
-  function functionHead(value, ctor, tag, kind) {
+  function functionHead(st, value, ctor, tag, kind) {
     if (looksLikeClass(FunctionPrototypeToString(value))) return classHead(value, ctor, tag);
     const isAsync = kind === T_ASYNC_FUNCTION || kind === T_ASYNC_GENERATOR_FUNCTION;
     const isGenerator = kind === T_GENERATOR_FUNCTION || kind === T_ASYNC_GENERATOR_FUNCTION;
     const type = `${isAsync ? 'Async' : ''}${isGenerator ? 'Generator' : ''}Function`;
     const name = lookupData(value, 'name');
     let text = `[${type}${ctor === null ? ' (null prototype)' : ''}`;
-    text += name === '' ? ' (anonymous)]' : `: ${nameToString(name)}]`;
+    if (name === '') {
+      text += ' (anonymous)]';
+    } else if (nodeMajor >= 22 && typeof name !== 'string') {
+      // Node 22+ inspects a name that is not a string (without a depth).
+      text += `: ${show(st, name, NaN, false)}]`;
+    } else {
+      text += `: ${nameToString(name)}]`;
+    }
     if (ctor !== type && ctor !== null) text += ` ${ctor}`;
     if (tag !== '' && ctor !== tag) text += ` [${tag}]`;
     return text;
@@ -1977,8 +2201,9 @@
   function errorToString(err) {
     const name = lookupData(err, 'name');
     const message = lookupData(err, 'message');
-    const n = name === undefined ? 'Error' : toStr(name);
-    const m = message === undefined ? '' : toStr(message);
+    // (ToString throws for a symbol, as in Error.prototype.toString.)
+    const n = name === undefined ? 'Error' : safeToString(name);
+    const m = message === undefined ? '' : safeToString(message);
     if (n === '') return m;
     if (m === '') return n;
     return `${n}: ${m}`;
@@ -2258,6 +2483,12 @@
     if (isObjectLike(errors) && isArrayValue(errors) && (!newer || ObjectPrototypeHasOwnProperty(err, 'errors')) &&
         !listIncludes(keys, 'errors')) {
       push(keys, 'errors');
+    }
+
+    if (nodeMajor >= 26) {
+      // Node 26+ lists a SuppressedError's own `error` and `suppressed`.
+      if (ObjectPrototypeHasOwnProperty(err, 'error') && !listIncludes(keys, 'error')) push(keys, 'error');
+      if (ObjectPrototypeHasOwnProperty(err, 'suppressed') && !listIncludes(keys, 'suppressed')) push(keys, 'suppressed');
     }
 
     if (newer && nameValue != null && typeof nameValue !== 'string') {
@@ -2564,6 +2795,8 @@
       st.indent -= 2;
       return text;
     } catch (err) {
+      // Node 20/22 read `err.message`, which throws for null and undefined.
+      if (err == null) void err.message;
       let message;
       if (isObjectLike(err)) {
         const e = unwrapProxy(err);
