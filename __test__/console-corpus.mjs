@@ -19,6 +19,8 @@
 // runs), `expected` (exact string: for format cases the formatLog result, for
 // console cases the array of entries) — the acceptance strings of
 // shared/spec/isolate-runtime.md §5 and §13.8 are written out this way —,
+// `expectedSince: { [major]: output }` (where that output changed in a later
+// Node major, see expectedFor),
 // `startsWith`/`endsWith` (partial expectations), `oracleRealm: 'main'`
 // (the oracle evaluates the case in Node's own realm: for values whose Node
 // rendering depends on `instanceof Error` with Node's realm), and
@@ -114,7 +116,10 @@ body('rejected with primitive', `const p = Promise.reject(42); p.catch(() => {})
 
 section('brief items');
 body('[class Bar extends Foo]', `class Foo {} class Bar extends Foo {} return [Foo, Bar];`, { expected: '[class Foo] [class Bar extends Foo]' });
-c(`new Uint8Array([1, 2]).buffer`, { expected: 'ArrayBuffer { [Uint8Contents]: <01 02>, byteLength: 2 }' });
+c(`new Uint8Array([1, 2]).buffer`, {
+  expected: 'ArrayBuffer { [Uint8Contents]: <01 02>, byteLength: 2 }',
+  expectedSince: { 22: 'ArrayBuffer { [Uint8Contents]: <01 02>, [byteLength]: 2 }' },
+});
 c(`new Map([[1, 'a']]).keys(), new Map([[1, 'a']]).entries(), new Set([1]).values()`, { expected: "[Map Iterator] { 1 } [Map Entries] { [ 1, 'a' ] } [Set Iterator] { 1 }" });
 c(`new WeakMap(), new WeakSet()`, { expected: 'WeakMap { <items unknown> } WeakSet { <items unknown> }' });
 c(`new Number(3), new String('x'), new Boolean(true)`, { expected: "[Number: 3] [String: 'x'] [Boolean: true]" });
@@ -124,8 +129,11 @@ body('multiple circular refs', `const a = { n: 1 }; const b = { a }; a.b = b; a.
 c(`{ s: 'x'.repeat(10005) }`, { endsWith: "xxx'... 5 more characters\n}" });
 c(`new Date(NaN), /a+/gi`, { expected: 'Invalid Date /a+/gi' });
 body('Promise pending / rejected', `const r = Promise.reject(3); r.catch(() => {}); return [new Promise(() => {}), r];`, { expected: 'Promise { <pending> } Promise { <rejected> 3 }' });
-c(`new Proxy({ shown: 'target' }, { get() { return 'trap'; } })`, { expected: "{ shown: 'target' }" });
-c(`new DataView(new ArrayBuffer(2))`, { expected: 'DataView {\n  byteLength: 2,\n  byteOffset: 0,\n  buffer: ArrayBuffer { [Uint8Contents]: <00 00>, byteLength: 2 }\n}' });
+c(`new Proxy({ shown: 'target' }, { get() { return 'trap'; } })`, { expected: "{ shown: 'target' }", expectedSince: { 26: "Proxy({ shown: 'target' })" } });
+c(`new DataView(new ArrayBuffer(2))`, {
+  expected: 'DataView {\n  byteLength: 2,\n  byteOffset: 0,\n  buffer: ArrayBuffer { [Uint8Contents]: <00 00>, byteLength: 2 }\n}',
+  expectedSince: { 22: 'DataView {\n  [byteLength]: 2,\n  [byteOffset]: 0,\n  [buffer]: ArrayBuffer { [Uint8Contents]: <00 00>, [byteLength]: 2 }\n}' },
+});
 
 // ---------------------------------------------------------------------------
 section('primitives');
@@ -895,10 +903,43 @@ con('breakLength Infinity', `console.dir({ a: 'x'.repeat(100), b: { c: ['y'.repe
 con('getters returning functions and objects', `console.dir({ get f() { return function inner() {}; }, get c() { return class K {}; }, get o() { return { deep: { x: 1 } }; } }, { getters: true });`);
 con('getter throwing an object', `console.dir({ get t() { throw { code: 1 }; }, get n() { throw null; } }, { getters: true });`);
 // Regular expressions with colors (syntax highlighting in 26).
-con('regexp colors', String.raw`console.dir([/^(?<year>\d{4})-(?:\d{2}|[a-z\-]+)\k<year>(?=a)(?<!b)\x41\1$/gi, /[^\]\\u{1F600}\p{L}-]*?\p{Lu}+.{2,}(?!x)\u{41}a{3}/u, /x{,3}{a}b{2,c\\/], /(unclosed|[/, /\k<open/], { colors: true });`);
+con('regexp colors', String.raw`console.dir([/^(?<year>\d{4})-(?:\d{2}|[a-z\-]+)\k<year>(?=a)(?<!b)\x41\1$/gi, /[^\]\\\u{1F600}\p{L}-]*?\p{Lu}+.{2,}(?!x)\u{41}a{3}/u, /x{,3}{a}b{2,c\/]/, /\u{12/, /\k<open/, /(a)|[/]\x4/m, /\p{L/], { colors: true });`);
 con('regexp colors with properties and labels', `class R extends RegExp {} const re = Object.assign(/a+b?/, { p: 1 }); console.dir([re, new R('r|s'), Object.setPrototypeOf(/n/, null)], { colors: true }); console.dir(re, { colors: true, depth: -1 });`);
 
 export const CORPUS = cases;
+
+/**
+ * The issue's three examples of util.inspect output that differs between the Node majors the
+ * console follows (js/console/README.md lists them): each probe is a value's source, formatted by
+ * console.log. PROBE_OUTPUT is what each major prints; a major the console does not know follows
+ * NEWEST_LTS_MAJOR.
+ */
+export const PROBES = ['new Uint8Array([1, 2]).buffer', "{ [Symbol('s')]: 4 }", 'new Proxy({ a: 1 }, {})'];
+export const NEWEST_LTS_MAJOR = 24;
+export const PROBE_OUTPUT = {
+  20: ['ArrayBuffer { [Uint8Contents]: <01 02>, byteLength: 2 }', '{ [Symbol(s)]: 4 }', '{ a: 1 }'],
+  22: ['ArrayBuffer { [Uint8Contents]: <01 02>, [byteLength]: 2 }', '{ [Symbol(s)]: 4 }', '{ a: 1 }'],
+  24: ['ArrayBuffer { [Uint8Contents]: <01 02>, [byteLength]: 2 }', '{ Symbol(s): 4 }', '{ a: 1 }'],
+  26: ['ArrayBuffer { [Uint8Contents]: <01 02>, [byteLength]: 2 }', '{ Symbol(s): 4 }', 'Proxy({ a: 1 })'],
+};
+/** Majors the console does not know, which must follow NEWEST_LTS_MAJOR. */
+export const UNKNOWN_MAJORS = [18, 19, 21, 23, 25, 27, 28, 99, 0, -1, 24.5, '26'];
+
+/**
+ * The exact output the case must have under Node `major`: `expectedSince[k]` for the greatest
+ * k <= major (the output changed in Node k), else `expected`.
+ */
+export function expectedFor(testCase, major) {
+  let expected = testCase.expected;
+  let from = -Infinity;
+  for (const [k, v] of Object.entries(testCase.expectedSince ?? {})) {
+    if (Number(k) <= major && Number(k) > from) {
+      from = Number(k);
+      expected = v;
+    }
+  }
+  return expected;
+}
 
 /**
  * The case's documented difference from the Node major `major` runs under, if any: a

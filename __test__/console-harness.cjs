@@ -144,7 +144,7 @@ function runFormatCase(worlds, testCase) {
 }
 
 async function main() {
-  const { CORPUS, MUTATIONS, knownDifferenceFor } = await import('./console-corpus.mjs');
+  const { CORPUS, MUTATIONS, knownDifferenceFor, expectedFor } = await import('./console-corpus.mjs');
   const filterIdx = process.argv.indexOf('--filter');
   const filter = filterIdx === -1 ? null : process.argv[filterIdx + 1];
   const corpus = filter ? CORPUS.filter((t) => t.name.includes(filter)) : CORPUS;
@@ -157,7 +157,7 @@ async function main() {
       runFormatCase(worlds, testCase);
     results.push({
       name: testCase.name, kind: testCase.kind, ours, oracle,
-      expected: testCase.expected, startsWith: testCase.startsWith, endsWith: testCase.endsWith,
+      expected: expectedFor(testCase, NODE_MAJOR), startsWith: testCase.startsWith, endsWith: testCase.endsWith,
       knownDifference: knownDifferenceFor(testCase, NODE_MAJOR),
     });
   }
@@ -257,7 +257,20 @@ async function main() {
     }
   }
 
-  process.stdout.write(JSON.stringify({ node: process.version, results, mutation, fuzz }));
+  // The per-major probes: our output with the console set to each major (and to majors it does
+  // not know), and this Node's own.
+  const { PROBES, PROBE_OUTPUT, UNKNOWN_MAJORS } = await import('./console-corpus.mjs');
+  const probeWorld = makeWorld(true);
+  const probeValues = PROBES.map((src) => vm.runInContext(`(${src})`, probeWorld.context));
+  const flavours = [];
+  for (const major of [...Object.keys(PROBE_OUTPUT).map(Number), ...UNKNOWN_MAJORS]) {
+    const chosen = probeWorld.api.setNodeMajor(major);
+    flavours.push({ major, chosen, output: probeValues.map((v) => probeWorld.api.formatLog([v])) });
+  }
+  const oracleContext = vm.createContext({});
+  const probeOracle = PROBES.map((src) => util.formatWithOptions(LOG_OPTIONS, vm.runInContext(`(${src})`, oracleContext)));
+
+  process.stdout.write(JSON.stringify({ node: process.version, results, mutation, fuzz, flavours, probeOracle }));
 }
 
 main().catch((e) => { process.stderr.write(String(e && e.stack || e)); process.exitCode = 1; });
