@@ -1,8 +1,10 @@
 // code-runtime-native: console formatting inside the program's V8 isolate.
 //
-// A from-scratch implementation of the observable behaviour of Node 20's
+// A from-scratch implementation of the observable behaviour of Node's
 // `util.inspect` / `util.formatWithOptions` and of the `Console` methods, for a
-// bare V8 context that has no Node. The parity target is Node v20.20.2 with a
+// bare V8 context that has no Node. The parity targets are Node v20.20.2,
+// v22.23.5, v24.22.3 and v26.12.1, one at a time (setNodeMajor; the
+// differences are listed in js/console/README.md, "Node majors"), with a
 // console constructed as
 //
 //   new Console({ stdout, stderr, colorMode: false,
@@ -24,6 +26,8 @@
 //   api.inspect(value, opts?)    -> string   util.inspect with our defaults
 //   api.createConsole(emit, onWarning?) -> console object (null prototype)
 //   api.defineCustomInspect(prototype, fn)  runtime classes (URL, ...) only
+//   api.setNodeMajor(major)      -> major followed (20, 22, 24 or 26; other
+//                                   values: 24, the newest LTS). Per run.
 //
 // `formatLog` and the console methods are the hot path; `inspect` and
 // `formatWithOptions` take Node's option names (depth, showHidden, colors,
