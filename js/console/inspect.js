@@ -958,15 +958,36 @@
     }
     return isFinalCode(codeAt(s, q)) ? q + 1 : fallback;
   }
+  // The first string terminator at or after `from` in `s`, or -1. The last
+  // answer is kept, so a string with many unterminated OSC introducers is
+  // scanned once, not once per introducer.
+  let terminatorString;
+  let terminatorFrom = 0;
+  let terminatorFound = -1;
+  function firstTerminator(s, from) {
+    if (s === terminatorString && from >= terminatorFrom && (terminatorFound === -1 || terminatorFound >= from)) {
+      return terminatorFound;
+    }
+    let found = -1;
+    for (let j = from; j < s.length; j++) {
+      if (terminatorAt(s, j) !== 0) {
+        found = j;
+        break;
+      }
+    }
+    terminatorString = s;
+    terminatorFrom = from;
+    terminatorFound = found;
+    return found;
+  }
+
   // Node 24+'s pattern (ansi-regex 6.2): an OSC sequence "ESC ] ... "
   // up to its first terminator, else a CSI-style sequence whose parameters
   // may also be separated by ':'.
   function escapeSequenceLength24(s, i) {
     if (StringPrototypeCharCodeAt(s, i) === 27 && codeAt(s, i + 1) === 93) {
-      for (let j = i + 2; j < s.length; j++) {
-        const t = terminatorAt(s, j);
-        if (t !== 0) return j + t - i;
-      }
+      const at = firstTerminator(s, i + 2);
+      if (at !== -1) return at + terminatorAt(s, at) - i;
     }
     let p = i + 1;
     while (isIntroCode(codeAt(s, p))) p++;
