@@ -907,6 +907,7 @@ con('assert with every kind of first argument', `console.assert(false); console.
 // Options.
 con('numericSeparator edge numbers', `console.dir([-0, 0, 1.5e-7, -1e-7, 123456.789e10, 1e300, NaN, -Infinity, 0.1, -12345.6789], { numericSeparator: true });`);
 con('breakLength Infinity', `console.dir({ a: 'x'.repeat(100), b: { c: ['y'.repeat(50), 'z'.repeat(50)] } }, { breakLength: Infinity }); console.dir(['a\\nb', { s: 'line1\\nline2' }], { breakLength: Infinity }); console.dir({ long: 'w'.repeat(30) + '\\n' + 'w'.repeat(30), n: 1 }, { breakLength: Infinity, compact: 1 });`);
+con('breakLength Infinity with line breaks in entries', `const e = new Error('two'); e.stack = 'Error: two\\n    at f (a.js:1:1)'; console.dir({ e, n: [1, 2] }, { compact: true, breakLength: Infinity }); console.dir([e, 'x'], { compact: true, breakLength: Infinity }); console.dir({ e }, { breakLength: Infinity });`);
 con('getters returning functions and objects', `console.dir({ get f() { return function inner() {}; }, get c() { return class K {}; }, get o() { return { deep: { x: 1 } }; } }, { getters: true });`);
 con('getter throwing an object', `console.dir({ get t() { throw { code: 1 }; }, get n() { throw null; } }, { getters: true });`);
 // Regular expressions with colors (syntax highlighting in 26).
