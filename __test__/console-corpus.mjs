@@ -900,6 +900,21 @@ body('recursion frames are collapsed', `const frames = ['Error: deep']; for (let
 body('alternating frames are collapsed', `const frames = ['Error: alt']; for (let i = 0; i < 5; i++) { frames.push('    at x (a.js:1:1)'); frames.push('    at y (a.js:2:2)'); frames.push('    at z (a.js:3:3)'); } frames.push('    at x (a.js:1:1)'); frames.push('    at end (a.js:9:9)'); const e = new Error('alt'); e.stack = frames.join('\\n'); return [e];`);
 body('real recursion stack', `function rec(n) { if (n === 0) throw new Error('bottom'); return rec(n - 1); } try { rec(30); } catch (e) { return [e]; }`, { stackTraceLimit: 40 });
 body('short stacks are never collapsed', `const e = new Error('s'); e.stack = 'Error: s\\n' + Array.from({ length: 10 }, () => '    at same (a.js:1:1)').join('\\n'); return [e];`);
+// Node's built-in constructor names grow with the globals each major has when util.inspect loads.
+const NAMED = `const named = (name) => Object.defineProperty(function () {}, 'name', { value: name });`;
+body('%s and constructors named after newer globals', `${NAMED} const out = ['%s %s %s %s'];
+for (const name of ['Atomics', 'Iterator', 'Float16Array', 'NotAGlobal']) {
+  const proto = { toString() { return 'custom ' + name; } };
+  Object.defineProperty(proto, 'constructor', { value: named(name) });
+  out.push(Object.create(proto));
+}
+return out;`);
+con('showHidden stops at prototypes of newer globals', `${NAMED} for (const name of ['Atomics', 'Iterator', 'Float16Array']) {
+  const base = { inherited: name };
+  Object.defineProperty(base, 'constructor', { value: named(name) });
+  const mid = Object.create(base, { constructor: { value: named('Thing') }, own: { value: 1, enumerable: true } });
+  console.dir(Object.create(mid), { showHidden: true });
+}`);
 // Function names that are not strings.
 body('function with a non-string name', `function f() {} Object.defineProperty(f, 'name', { value: 42 }); function g() {} Object.defineProperty(g, 'name', { value: { n: 1 } }); return [f, g];`);
 // console.assert (22+: non-string first arguments are formatted).

@@ -705,7 +705,7 @@
   }
 
   // Node's builtInObjects: the capitalised globals present when Node 20
-  // loads util.inspect.
+  // loads util.inspect (22 adds Atomics, 24 Iterator, 26 Float16Array).
   const BUILTIN_NAMES = 'AggregateError Array ArrayBuffer BigInt BigInt64Array ' +
     'BigUint64Array Boolean DataView Date Error EvalError FinalizationRegistry ' +
     'Float32Array Float64Array Function Infinity Int16Array Int32Array Int8Array ' +
@@ -726,7 +726,10 @@
         start = end + 1;
       }
     }
-    return builtInObjects[name] === true;
+    if (builtInObjects[name] === true) return true;
+    // Globals that later Nodes have when util.inspect loads.
+    return (name === 'Atomics' && nodeMajor >= 22) || (name === 'Iterator' && nodeMajor >= 24) ||
+      (name === 'Float16Array' && nodeMajor >= 26);
   }
 
   // =========================================================================
