@@ -185,6 +185,11 @@ export interface IsolateRunOptions {
   maxOldGenerationSizeMb: number
   /** Whether admitted log entries are streamed to the host as they are emitted. */
   streamLogs: boolean
+  /**
+   * The Node major whose console output the isolate reproduces (the host's); absent or one the
+   * console does not know (not 20, 22, 24 or 26): the newest LTS it supports.
+   */
+  nodeMajor?: number
 }
 
 export interface PythonInterpreter {

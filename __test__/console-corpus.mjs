@@ -19,11 +19,15 @@
 // runs), `expected` (exact string: for format cases the formatLog result, for
 // console cases the array of entries) — the acceptance strings of
 // shared/spec/isolate-runtime.md §5 and §13.8 are written out this way —,
+// `expectedSince: { [major]: output }` (where that output changed in a later
+// Node major, see expectedFor),
 // `startsWith`/`endsWith` (partial expectations), `oracleRealm: 'main'`
 // (the oracle evaluates the case in Node's own realm: for values whose Node
 // rendering depends on `instanceof Error` with Node's realm), and
-// `knownDifference: { reason, ours }` (a documented, intentional difference:
-// we assert our exact output and that Node's differs), `noMutation` (left
+// `knownDifference: { reason, ours, majors? }` (a documented, intentional
+// difference: we assert our exact output and that Node's differs; with
+// `majors`, only when running under one of those Node majors, see
+// knownDifferenceFor), `noMutation` (left
 // out of the mutation pass).
 //
 // The source is wrapped as "(function (console, advance) {\n" + src + "\n})"
@@ -112,7 +116,10 @@ body('rejected with primitive', `const p = Promise.reject(42); p.catch(() => {})
 
 section('brief items');
 body('[class Bar extends Foo]', `class Foo {} class Bar extends Foo {} return [Foo, Bar];`, { expected: '[class Foo] [class Bar extends Foo]' });
-c(`new Uint8Array([1, 2]).buffer`, { expected: 'ArrayBuffer { [Uint8Contents]: <01 02>, byteLength: 2 }' });
+c(`new Uint8Array([1, 2]).buffer`, {
+  expected: 'ArrayBuffer { [Uint8Contents]: <01 02>, byteLength: 2 }',
+  expectedSince: { 22: 'ArrayBuffer { [Uint8Contents]: <01 02>, [byteLength]: 2 }' },
+});
 c(`new Map([[1, 'a']]).keys(), new Map([[1, 'a']]).entries(), new Set([1]).values()`, { expected: "[Map Iterator] { 1 } [Map Entries] { [ 1, 'a' ] } [Set Iterator] { 1 }" });
 c(`new WeakMap(), new WeakSet()`, { expected: 'WeakMap { <items unknown> } WeakSet { <items unknown> }' });
 c(`new Number(3), new String('x'), new Boolean(true)`, { expected: "[Number: 3] [String: 'x'] [Boolean: true]" });
@@ -122,8 +129,11 @@ body('multiple circular refs', `const a = { n: 1 }; const b = { a }; a.b = b; a.
 c(`{ s: 'x'.repeat(10005) }`, { endsWith: "xxx'... 5 more characters\n}" });
 c(`new Date(NaN), /a+/gi`, { expected: 'Invalid Date /a+/gi' });
 body('Promise pending / rejected', `const r = Promise.reject(3); r.catch(() => {}); return [new Promise(() => {}), r];`, { expected: 'Promise { <pending> } Promise { <rejected> 3 }' });
-c(`new Proxy({ shown: 'target' }, { get() { return 'trap'; } })`, { expected: "{ shown: 'target' }" });
-c(`new DataView(new ArrayBuffer(2))`, { expected: 'DataView {\n  byteLength: 2,\n  byteOffset: 0,\n  buffer: ArrayBuffer { [Uint8Contents]: <00 00>, byteLength: 2 }\n}' });
+c(`new Proxy({ shown: 'target' }, { get() { return 'trap'; } })`, { expected: "{ shown: 'target' }", expectedSince: { 26: "Proxy({ shown: 'target' })" } });
+c(`new DataView(new ArrayBuffer(2))`, {
+  expected: 'DataView {\n  byteLength: 2,\n  byteOffset: 0,\n  buffer: ArrayBuffer { [Uint8Contents]: <00 00>, byteLength: 2 }\n}',
+  expectedSince: { 22: 'DataView {\n  [byteLength]: 2,\n  [byteOffset]: 0,\n  [buffer]: ArrayBuffer { [Uint8Contents]: <00 00>, [byteLength]: 2 }\n}' },
+});
 
 // ---------------------------------------------------------------------------
 section('primitives');
@@ -682,7 +692,10 @@ const dirCases = [
   ['{ get a() { return 1; }, get o() { return { x: [1] }; }, get n() { return null; }, set s(v) {}, get gs() { return "v"; }, set gs(v) {} }', '{ getters: true }'],
   ['{ get a() { return 1; }, get gs() { return 2; }, set gs(v) {} }', "{ getters: 'get' }"],
   ['{ get a() { return 1; }, get gs() { return 2; }, set gs(v) {} }', "{ getters: 'set' }"],
-  ["{ get boom() { throw new Error('bad getter'); } }", '{ getters: true }'],
+  // (The thrown error's stack is fixed: Node 24+ inspects what the getter threw, and its real stack
+  // would name each world's own formatting frames.)
+  ["{ get boom() { const e = new Error('bad getter'); e.stack = 'Error: bad getter\\n    at get boom (getter.js:1:1)'; throw e; } }", '{ getters: true }'],
+  ["{ get boom() { throw 'a string'; }, get fn() { return function f() {}; } }", '{ getters: true }'],
   ['[1234567, -1234567.891, 0.0001234, 1e21, 12345678901234567890n, -0, 123]', '{ numericSeparator: true }'],
   ['new Float64Array([1234.5678, 1e6])', '{ numericSeparator: true }'],
   ['[1, 2, [3, [4]], { a: [] }]', '{ showHidden: true }'],
@@ -833,7 +846,133 @@ c(`{ 'key\\u2028sep': 1, 'k\\u0085': 2 }`);
 c(`[Symbol('a'), Symbol.for('b'), Symbol()]`);
 c(`{ [Symbol()]: 1, [Symbol('')]: 2 }`);
 
+// ---------------------------------------------------------------------------
+// Where util.inspect changed between the Node majors the runtime follows (20, 22, 24, 26; see
+// js/console/README.md): each case runs against the Node the suite runs under.
+section('node majors');
+// ArrayBuffer / DataView / typed array entries ("[byteLength]: 2" from 22).
+c(`new ArrayBuffer(2), new SharedArrayBuffer(1), new DataView(new ArrayBuffer(4), 1, 2)`);
+c(`Object.assign(new ArrayBuffer(1), { own: 1, [Symbol('s')]: 2 })`);
+body('detached data view', `const b = new ArrayBuffer(4); const v = new DataView(b, 1, 2); __detach(b); try { return [v]; } catch (e) { return [String(e.name)]; }`, { noMutation: true });
+con('typed array extras with colors', `console.dir(new Uint16Array([1, 2]), { showHidden: true, colors: true }); console.dir(new DataView(new ArrayBuffer(1)), { colors: true });`);
+con('typed array extras and own keys with showHidden', `console.dir(Object.assign(new Uint8Array(2), { extra: 1 }), { showHidden: true, maxArrayLength: 1 });`);
+con('array buffer extras compact true', `console.dir({ b: new ArrayBuffer(30), v: new DataView(new ArrayBuffer(2)) }, { compact: true, breakLength: 40 });`);
+// Symbol and hidden keys ("Symbol(s): 4" from 24).
+c(`{ [Symbol('s')]: 4, [Symbol.for('f')]: 5, [Symbol('a b')]: 6 }`);
+con('hidden keys', `console.dir(Object.defineProperties({}, { 'a-b': { value: 1 }, plain: { value: 2 }, [Symbol('h')]: { value: 3 }, __proto__: { value: 4, enumerable: false }, "it's": { value: 5 }, 'x\\ny': { value: 6 } }), { showHidden: true });`);
+c(`Object.defineProperty({ ['__proto__']: 1 }, Symbol('e\\n'), { value: 2, enumerable: true })`);
+con('symbol keys sorted and colored', `console.dir({ b: 1, [Symbol('a')]: 2 }, { sorted: true, colors: true });`);
+// The constructor / Symbol.toStringTag label.
+body('subclass names containing the tag', `class MyMap extends Map {} class Mapper extends Map {} class MapX extends Map {} class Map2 extends Map {} class MySet extends Set {} class Settings extends Set {} return [new MyMap(), new Mapper([[1, 2]]), new MapX(), new Map2(), new MySet([1]), new Settings()];`);
+body('tag naming the constructor after a dot', `class Foo { get [Symbol.toStringTag]() { return 'x'; } } Object.defineProperty(Foo.prototype, Symbol.toStringTag, { value: 'ns.Foo' }); class Bar {} Object.defineProperty(Bar.prototype, Symbol.toStringTag, { value: 'Bar' }); class Baz {} Object.defineProperty(Baz.prototype, Symbol.toStringTag, { value: '.Baz' }); return [new Foo(), new Bar(), new Baz()];`);
+body('tag on typed array and promise subclasses', `class Bytes extends Uint8Array {} class MyPromise extends Promise {} class Later extends Promise {} return [new Bytes(2), MyPromise.resolve(1), Later.resolve(2)];`);
+body('throwing Symbol.toStringTag getter', `class Thrower { get [Symbol.toStringTag]() { throw new Error('tag'); } } return [new Thrower(), [new Thrower()]];`, {
+  knownDifference: {
+    majors: [20, 22],
+    reason: 'Node 20 and 22 call the getter and its error escapes (24+ ignore it); getters are never invoked here',
+    ours: 'Thrower {} [ Thrower {} ]',
+  },
+});
+// Proxies ("Proxy({ a: 1 })" in 26).
+body('revoked and nested proxies', `const r = Proxy.revocable({}, {}); r.revoke(); const inner = new Proxy({ x: 1 }, {}); return [r.proxy, new Proxy(new Proxy(inner, {}), {}), [inner, inner]];`);
+body('proxy of a revoked proxy', `const r = Proxy.revocable({}, {}); r.revoke(); return [new Proxy(r.proxy, {}), [new Proxy(r.proxy, {})]];`, {
+  knownDifference: {
+    majors: [20, 22, 24],
+    reason: 'before 26 Node unwraps one proxy and inspects the revoked one through its traps, which throw; traps never run here',
+    ours: '<Revoked Proxy> [ <Revoked Proxy> ]',
+  },
+});
+body('proxies in collections', `const p = new Proxy([1, 2], {}); return [new Map([[p, new Proxy(new Set([1]), {})]]), { p, q: new Proxy(function named() {}, {}) }];`);
+body('circular through a proxy', `const o = { a: 1 }; const p = new Proxy(o, {}); o.p = p; return [p, o];`);
+c(`'%s|%s|%d', new Proxy({ a: 1 }, {}), new Proxy(new Proxy([1], {}), {}), new Proxy({}, {})`);
+c(`'%o', new Proxy({ a: 1 }, {})`);
+con('proxies with colors and depth', `console.dir({ a: { b: new Proxy({ c: 1 }, {}) } }, { colors: true, depth: 0 }); console.dir(new Proxy(new Proxy({ c: 1 }, {}), {}), { colors: true });`);
+// Errors.
+body('error with inherited and own cause', `const proto = Object.create(Error.prototype, { cause: { value: 'inherited', enumerable: false } }); const e = new Error('x'); Object.setPrototypeOf(e, proto); e.stack = 'Error: x\\n    at f (a.js:1:1)'; const f = new Error('y', { cause: 1 }); f.stack = 'Error: y\\n    at g (a.js:1:1)'; return [e, f];`);
+body('error with inherited errors array', `const e = new Error('x'); e.stack = 'Error: x\\n    at f (a.js:1:1)'; Object.setPrototypeOf(e, Object.create(Error.prototype, { errors: { value: [1] } })); const a = new AggregateError([1, 2], 'agg'); a.stack = 'AggregateError: agg\\n    at f (a.js:1:1)'; return [e, a];`);
+body('error with own stack, message and name keys', `const e = new Error('m'); Object.defineProperty(e, 'stack', { value: 'Error: m\\n    at f (a.js:1:1)', enumerable: true }); e.message = 'other'; e.name = 'Error'; const g = new Error('n'); g.stack = 'custom stack'; g.message = 42; g.name = 7; return [e, g];`);
+body('error with a throwing stack getter', `const e = new Error('thrown'); Object.defineProperty(e, 'stack', { get() { throw new Error('no'); } }); return [e];`, { noMutation: true });
+body('error with an object stack', `const e = new Error('obj'); e.stack = { frames: [1, { deep: { deeper: { deepest: {} } } }], text: 'x' }; const n = new Error('num'); n.stack = 42; return [e, n];`);
+body('error with a symbol name', `const e = new Error('m'); e.stack = ''; e.name = Symbol('n'); try { return [e]; } catch (x) { return [String(x.name)]; }`, { noMutation: true });
+body('error with a non-string name in its stack', `const e = new Error('m'); e.name = 42; e.stack = '42: m\\n    at f (a.js:1:1)'; const n = Object.setPrototypeOf(new Error('p'), null); n.name = 7; n.stack = 'Error: p\\n    at f (a.js:1:1)'; return [e, n];`);
+body('error with suppressed-style keys', `const e = new Error('s'); e.stack = 'SuppressedError: s\\n    at f (a.js:1:1)'; Object.defineProperty(e, 'error', { value: new RangeError('inner') }); Object.defineProperty(e, 'suppressed', { value: 2 }); e.error.stack = 'RangeError: inner\\n    at g (a.js:1:1)'; return [e];`);
+body('recursion frames are collapsed', `const frames = ['Error: deep']; for (let i = 0; i < 6; i++) frames.push('    at top (a.js:1:1)'); for (let i = 0; i < 12; i++) frames.push('    at rec (a.js:2:2)'); for (let i = 0; i < 4; i++) { frames.push('    at a (a.js:3:3)'); frames.push('    at b (a.js:4:4)'); } frames.push('    at main (a.js:5:5)'); const e = new Error('deep'); e.stack = frames.join('\\n'); return [e];`);
+body('alternating frames are collapsed', `const frames = ['Error: alt']; for (let i = 0; i < 5; i++) { frames.push('    at x (a.js:1:1)'); frames.push('    at y (a.js:2:2)'); frames.push('    at z (a.js:3:3)'); } frames.push('    at x (a.js:1:1)'); frames.push('    at end (a.js:9:9)'); const e = new Error('alt'); e.stack = frames.join('\\n'); return [e];`);
+body('real recursion stack', `function rec(n) { if (n === 0) throw new Error('bottom'); return rec(n - 1); } try { rec(30); } catch (e) { return [e]; }`, { stackTraceLimit: 40 });
+body('short stacks are never collapsed', `const e = new Error('s'); e.stack = 'Error: s\\n' + Array.from({ length: 10 }, () => '    at same (a.js:1:1)').join('\\n'); return [e];`);
+// Node's built-in constructor names grow with the globals each major has when util.inspect loads.
+const NAMED = `const named = (name) => Object.defineProperty(function () {}, 'name', { value: name });`;
+body('%s and constructors named after newer globals', `${NAMED} const out = ['%s %s %s %s'];
+for (const name of ['Atomics', 'Iterator', 'Float16Array', 'NotAGlobal']) {
+  const proto = { toString() { return 'custom ' + name; } };
+  Object.defineProperty(proto, 'constructor', { value: named(name) });
+  out.push(Object.create(proto));
+}
+return out;`);
+con('showHidden stops at prototypes of newer globals', `${NAMED} for (const name of ['Atomics', 'Iterator', 'Float16Array']) {
+  const base = { inherited: name };
+  Object.defineProperty(base, 'constructor', { value: named(name) });
+  const mid = Object.create(base, { constructor: { value: named('Thing') }, own: { value: 1, enumerable: true } });
+  console.dir(Object.create(mid), { showHidden: true });
+}`);
+// Function names that are not strings.
+body('function with a non-string name', `function f() {} Object.defineProperty(f, 'name', { value: 42 }); function g() {} Object.defineProperty(g, 'name', { value: { n: 1 } }); return [f, g];`);
+// console.assert (22+: non-string first arguments are formatted).
+con('assert with every kind of first argument', `console.assert(false); console.assert(false, 1, 2); console.assert(false, { a: 1 }, 'x'); console.assert(false, '%s!', 'fmt'); console.assert(false, null); console.assert(0, [1]);`);
+// Options.
+con('numericSeparator edge numbers', `console.dir([-0, 0, 1.5e-7, -1e-7, 123456.789e10, 1e300, NaN, -Infinity, 0.1, -12345.6789], { numericSeparator: true });`);
+con('breakLength Infinity', `console.dir({ a: 'x'.repeat(100), b: { c: ['y'.repeat(50), 'z'.repeat(50)] } }, { breakLength: Infinity }); console.dir(['a\\nb', { s: 'line1\\nline2' }], { breakLength: Infinity }); console.dir({ long: 'w'.repeat(30) + '\\n' + 'w'.repeat(30), n: 1 }, { breakLength: Infinity, compact: 1 });`);
+con('breakLength Infinity with line breaks in entries', `const e = new Error('two'); e.stack = 'Error: two\\n    at f (a.js:1:1)'; console.dir({ e, n: [1, 2] }, { compact: true, breakLength: Infinity }); console.dir([e, 'x'], { compact: true, breakLength: Infinity }); console.dir({ e }, { breakLength: Infinity });`);
+con('getters returning functions and objects', `console.dir({ get f() { return function inner() {}; }, get c() { return class K {}; }, get o() { return { deep: { x: 1 } }; } }, { getters: true });`);
+con('getter throwing an object', `console.dir({ get t() { throw { code: 1 }; }, get n() { throw null; } }, { getters: true });`);
+// Regular expressions with colors (syntax highlighting in 26).
+con('regexp colors', String.raw`console.dir([/^(?<year>\d{4})-(?:\d{2}|[a-z\-]+)\k<year>(?=a)(?<!b)\x41\1$/gi, /[^\]\\\u{1F600}\p{L}-]*?\p{Lu}+.{2,}(?!x)\u{41}a{3}/u, /x{,3}{a}b{2,c\/]/, /\u{12/, /\k<open/, /(a)|[/]\x4/m, /\p{L/], { colors: true });`);
+con('regexp colors with properties and labels', `class R extends RegExp {} const re = Object.assign(/a+b?/, { p: 1 }); console.dir([re, new R('r|s'), Object.setPrototypeOf(/n/, null)], { colors: true }); console.dir(re, { colors: true, depth: -1 });`);
+
 export const CORPUS = cases;
+
+/**
+ * The issue's three examples of util.inspect output that differs between the Node majors the
+ * console follows (js/console/README.md lists them): each probe is a value's source, formatted by
+ * console.log. PROBE_OUTPUT is what each major prints; a major the console does not know follows
+ * NEWEST_LTS_MAJOR.
+ */
+export const PROBES = ['new Uint8Array([1, 2]).buffer', "{ [Symbol('s')]: 4 }", 'new Proxy({ a: 1 }, {})'];
+export const NEWEST_LTS_MAJOR = 24;
+export const PROBE_OUTPUT = {
+  20: ['ArrayBuffer { [Uint8Contents]: <01 02>, byteLength: 2 }', '{ [Symbol(s)]: 4 }', '{ a: 1 }'],
+  22: ['ArrayBuffer { [Uint8Contents]: <01 02>, [byteLength]: 2 }', '{ [Symbol(s)]: 4 }', '{ a: 1 }'],
+  24: ['ArrayBuffer { [Uint8Contents]: <01 02>, [byteLength]: 2 }', '{ Symbol(s): 4 }', '{ a: 1 }'],
+  26: ['ArrayBuffer { [Uint8Contents]: <01 02>, [byteLength]: 2 }', '{ Symbol(s): 4 }', 'Proxy({ a: 1 })'],
+};
+/** Majors the console does not know, which must follow NEWEST_LTS_MAJOR. */
+export const UNKNOWN_MAJORS = [18, 19, 21, 23, 25, 27, 28, 99, 0, -1, 24.5, '26'];
+
+/**
+ * The exact output the case must have under Node `major`: `expectedSince[k]` for the greatest
+ * k <= major (the output changed in Node k), else `expected`.
+ */
+export function expectedFor(testCase, major) {
+  let expected = testCase.expected;
+  let from = -Infinity;
+  for (const [k, v] of Object.entries(testCase.expectedSince ?? {})) {
+    if (Number(k) <= major && Number(k) > from) {
+      from = Number(k);
+      expected = v;
+    }
+  }
+  return expected;
+}
+
+/**
+ * The case's documented difference from the Node major `major` runs under, if any: a
+ * `knownDifference` with `majors` applies to those majors only (elsewhere the case must match).
+ */
+export function knownDifferenceFor(testCase, major) {
+  const known = testCase.knownDifference;
+  if (known === undefined || (known.majors !== undefined && !known.majors.includes(major))) return undefined;
+  return known;
+}
 
 // Mutation test: after inspect.js is loaded, the program replaces/deletes
 // these globals, prototype methods and iterators and adds getters/setters

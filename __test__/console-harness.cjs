@@ -19,6 +19,7 @@ const { Console } = require('node:console');
 const { Writable } = require('node:stream');
 const { createNatives, loadInto } = require('./console-natives.cjs');
 
+const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
 const LOG_OPTIONS = { depth: 4, maxArrayLength: 100, maxStringLength: 10000, breakLength: 80 };
 
 // Fake clock shared by both consoles (ms).
@@ -43,6 +44,8 @@ function makeWorld(withOurs) {
   let api;
   if (withOurs) {
     api = loadInto(context, createNatives({ now: () => clock.ms }));
+    // Follow this Node's major, as the runtime does with the host's.
+    api.setNodeMajor(NODE_MAJOR);
     // Lets cases play "the runtime" registering a custom inspector.
     context.__defineCustomInspect = api.defineCustomInspect;
   }
@@ -141,7 +144,7 @@ function runFormatCase(worlds, testCase) {
 }
 
 async function main() {
-  const { CORPUS, MUTATIONS } = await import('./console-corpus.mjs');
+  const { CORPUS, MUTATIONS, knownDifferenceFor, expectedFor } = await import('./console-corpus.mjs');
   const filterIdx = process.argv.indexOf('--filter');
   const filter = filterIdx === -1 ? null : process.argv[filterIdx + 1];
   const corpus = filter ? CORPUS.filter((t) => t.name.includes(filter)) : CORPUS;
@@ -154,8 +157,8 @@ async function main() {
       runFormatCase(worlds, testCase);
     results.push({
       name: testCase.name, kind: testCase.kind, ours, oracle,
-      expected: testCase.expected, startsWith: testCase.startsWith, endsWith: testCase.endsWith,
-      knownDifference: testCase.knownDifference,
+      expected: expectedFor(testCase, NODE_MAJOR), startsWith: testCase.startsWith, endsWith: testCase.endsWith,
+      knownDifference: knownDifferenceFor(testCase, NODE_MAJOR),
     });
   }
 
@@ -166,7 +169,7 @@ async function main() {
   if (!process.argv.includes('--no-mutation')) {
     const mutated = makeWorld(true);
     const pristine = makeWorld(false);
-    const formatCases = corpus.filter((t) => t.kind === 'format' && !t.knownDifference && !t.noMutation);
+    const formatCases = corpus.filter((t) => t.kind === 'format' && !knownDifferenceFor(t, NODE_MAJOR) && !t.noMutation);
     const built = [[], []];
     for (const testCase of formatCases) {
       const pair = testCase.oracleRealm === 'main' ? [mutated, MAIN_REALM] : [mutated, pristine];
@@ -254,7 +257,20 @@ async function main() {
     }
   }
 
-  process.stdout.write(JSON.stringify({ node: process.version, results, mutation, fuzz }));
+  // The per-major probes: our output with the console set to each major (and to majors it does
+  // not know), and this Node's own.
+  const { PROBES, PROBE_OUTPUT, UNKNOWN_MAJORS } = await import('./console-corpus.mjs');
+  const probeWorld = makeWorld(true);
+  const probeValues = PROBES.map((src) => vm.runInContext(`(${src})`, probeWorld.context));
+  const flavours = [];
+  for (const major of [...Object.keys(PROBE_OUTPUT).map(Number), ...UNKNOWN_MAJORS]) {
+    const chosen = probeWorld.api.setNodeMajor(major);
+    flavours.push({ major, chosen, output: probeValues.map((v) => probeWorld.api.formatLog([v])) });
+  }
+  const oracleContext = vm.createContext({});
+  const probeOracle = PROBES.map((src) => util.formatWithOptions(LOG_OPTIONS, vm.runInContext(`(${src})`, oracleContext)));
+
+  process.stdout.write(JSON.stringify({ node: process.version, results, mutation, fuzz, flavours, probeOracle }));
 }
 
 main().catch((e) => { process.stderr.write(String(e && e.stack || e)); process.exitCode = 1; });

@@ -5,12 +5,27 @@
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { CORPUS, MUTATIONS } from './console-corpus.mjs'
+import native from '../lib/native.mjs'
+import {
+  CORPUS,
+  expectedFor,
+  knownDifferenceFor,
+  MUTATIONS,
+  NEWEST_LTS_MAJOR,
+  PROBE_OUTPUT,
+  PROBES,
+  UNKNOWN_MAJORS,
+} from './console-corpus.mjs'
 import { loadIsolate } from './helpers.mjs'
 
+// The isolate follows this Node's major (lib/isolate-runtime.mjs passes it to every run).
+const HOST_MAJOR = Number(process.versions.node.split('.')[0])
+
 // Cases that need the corpus's fake clock (console.time*) are covered by the two-world suite;
-// documented differences assert our own output there.
-const cases = CORPUS.filter((c) => !c.knownDifference && !(c.kind === 'console' && /advance\(|time/.test(c.src)))
+// documented differences (for this major) assert our own output there.
+const cases = CORPUS.filter(
+  (c) => !knownDifferenceFor(c, HOST_MAJOR) && !(c.kind === 'console' && /advance\(|time/.test(c.src)),
+)
 
 /**
  * The program both worlds run. The case function comes first, so its lines match the corpus, and
@@ -78,7 +93,8 @@ describe(`console corpus in the isolate against Node ${process.version} (${cases
     const ours = [...result.logs]
     if (result.error) ours.push(threw(result.error.message))
     expect(ours).toEqual(oracle[testCase.name])
-    if (testCase.expected !== undefined && testCase.kind === 'format') expect(ours[0]).toBe(testCase.expected)
+    const expected = expectedFor(testCase, HOST_MAJOR)
+    if (expected !== undefined && testCase.kind === 'format') expect(ours[0]).toBe(expected)
   })
 })
 
@@ -90,5 +106,57 @@ describe('console output after the program mutates every built-in', () => {
     const expected = oracle[MUTATION_JOB]
     expect(result.logs).toHaveLength(expected.length)
     for (let i = 0; i < expected.length; i++) expect([mutationCases[i].name, result.logs[i]]).toEqual([mutationCases[i].name, expected[i]])
+  })
+})
+
+/** Runs `program` through the addon directly, with `nodeMajor` (omitted when undefined); resolves to its logs. */
+function runWithMajor(program, nodeMajor) {
+  return new Promise((resolve, reject) => {
+    const options = {
+      program,
+      namespaces: [],
+      computeMs: 5000,
+      maxWallMs: 20000,
+      maxOutputBytes: 1 << 20,
+      maxOldGenerationSizeMb: 64,
+      streamLogs: false,
+    }
+    if (nodeMajor !== undefined) options.nodeMajor = nodeMajor
+    let run
+    run = native.startIsolateRun(options, (kind, _id, _ns, _name, payload) => {
+      if (kind !== 3) return
+      run.join()
+      if (payload.error) reject(new Error(`run failed: ${payload.error.message}`))
+      else resolve(payload.logs)
+    })
+  })
+}
+
+const PROBE_PROGRAM = PROBES.map((src) => `console.log(${src});`).join('\n')
+
+describe('the Node major the isolate console follows (README "Node majors")', () => {
+  it(`follows this Node (${process.version}) through the runtime`, async () => {
+    const result = await runtime.run({ program: PROBE_PROGRAM, bindings: [] })
+    expect(result.error).toBeUndefined()
+    expect(result.logs).toStrictEqual(PROBE_OUTPUT[HOST_MAJOR])
+  })
+
+  for (const major of Object.keys(PROBE_OUTPUT).map(Number)) {
+    it(`prints what Node ${major} prints when a run asks for ${major}`, async () => {
+      expect(await runWithMajor(PROBE_PROGRAM, major)).toStrictEqual(PROBE_OUTPUT[major])
+    })
+  }
+
+  it(`follows the newest LTS (${NEWEST_LTS_MAJOR}) without a major or with one it does not know`, async () => {
+    expect(await runWithMajor(PROBE_PROGRAM, undefined)).toStrictEqual(PROBE_OUTPUT[NEWEST_LTS_MAJOR])
+    for (const major of UNKNOWN_MAJORS.filter((m) => Number.isInteger(m) && m >= 0)) {
+      expect([major, await runWithMajor(PROBE_PROGRAM, major)]).toStrictEqual([major, PROBE_OUTPUT[NEWEST_LTS_MAJOR]])
+    }
+  })
+
+  it('each run of one process gets its own major (runs interleaved)', async () => {
+    const majors = [26, 20, 24, 22, 26, 20]
+    const logs = await Promise.all(majors.map((m) => runWithMajor(PROBE_PROGRAM, m)))
+    expect(logs).toStrictEqual(majors.map((m) => PROBE_OUTPUT[m]))
   })
 })

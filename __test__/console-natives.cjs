@@ -116,11 +116,16 @@ function createNatives(options = {}) {
 }
 
 let compiled;
-/** Evaluate inspect.js in `context` (a vm context) and return its API. */
+/**
+ * Evaluate inspect.js in `context` (a vm context) and return its API, set to follow this Node's
+ * major (as the runtime sets it to the host's).
+ */
 function loadInto(context, natives) {
   compiled ??= new vm.Script(fs.readFileSync(INSPECT_PATH, 'utf8'), { filename: INSPECT_FILENAME });
   const factory = compiled.runInContext(context);
-  return factory(natives);
+  const api = factory(natives);
+  api.setNodeMajor(Number(process.versions.node.split('.')[0]));
+  return api;
 }
 
 module.exports = { createNatives, loadInto, typeTag, INSPECT_PATH, INSPECT_FILENAME };

@@ -8,6 +8,8 @@ import {
   PREFIX, afterDisposalError, readNamespaces, renderReason, renderRejection, validateNamespaces,
 } from './request.mjs'
 
+// The console in the isolate formats as this Node major's util.inspect does (js/console/README.md).
+const NODE_MAJOR = Number(process.versions.node.split('.')[0])
 const EVENT_CALL = 1
 const EVENT_LOGS = 2
 const EVENT_DONE = 3
@@ -182,6 +184,7 @@ async function runIsolate(state, request) {
             maxOutputBytes: cap,
             maxOldGenerationSizeMb: state.config.maxOldGenerationSizeMb,
             streamLogs: typeof onLog === 'function',
+            nodeMajor: NODE_MAJOR,
           }, onEvent)
         } catch (error) {
           resolve(finish(state, native.isolateFreshFailure('worker-exit', renderRejection(error), cap), onStats))

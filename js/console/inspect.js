@@ -1,8 +1,10 @@
 // code-runtime-native: console formatting inside the program's V8 isolate.
 //
-// A from-scratch implementation of the observable behaviour of Node 20's
+// A from-scratch implementation of the observable behaviour of Node's
 // `util.inspect` / `util.formatWithOptions` and of the `Console` methods, for a
-// bare V8 context that has no Node. The parity target is Node v20.20.2 with a
+// bare V8 context that has no Node. The parity targets are Node v20.20.2,
+// v22.23.5, v24.22.3 and v26.12.1, one at a time (setNodeMajor; the
+// differences are listed in js/console/README.md, "Node majors"), with a
 // console constructed as
 //
 //   new Console({ stdout, stderr, colorMode: false,
@@ -24,6 +26,8 @@
 //   api.inspect(value, opts?)    -> string   util.inspect with our defaults
 //   api.createConsole(emit, onWarning?) -> console object (null prototype)
 //   api.defineCustomInspect(prototype, fn)  runtime classes (URL, ...) only
+//   api.setNodeMajor(major)      -> major followed (20, 22, 24 or 26; other
+//                                   values: 24, the newest LTS). Per run.
 //
 // `formatLog` and the console methods are the hot path; `inspect` and
 // `formatWithOptions` take Node's option names (depth, showHidden, colors,
@@ -225,6 +229,7 @@
   const StringPrototypeCharCodeAt = uncurryThis(StringPrototype.charCodeAt);
   const StringPrototypeCodePointAt = uncurryThis(StringPrototype.codePointAt);
   const StringPrototypeIndexOf = uncurryThis(StringPrototype.indexOf);
+  const StringPrototypeLastIndexOf = uncurryThis(StringPrototype.lastIndexOf);
   const StringPrototypeIncludes = uncurryThis(StringPrototype.includes);
   const StringPrototypeStartsWith = uncurryThis(StringPrototype.startsWith);
   const StringPrototypeEndsWith = uncurryThis(StringPrototype.endsWith);
@@ -394,6 +399,20 @@
   const kMapEntries = 2;
 
   const kMinLineLength = 16;
+
+  // ---- Which Node's output we reproduce ----
+  // util.inspect changed between the Node majors the addon runs under (see
+  // js/console/README.md, "Node majors"). Every difference is decided at call
+  // time from `nodeMajor`, so one compiled script (and one startup snapshot)
+  // serves all of them: the runtime calls setNodeMajor(host major) once per
+  // run, before the program runs. A major we do not know (older than 20,
+  // newer than 26, odd, not a number) follows the newest LTS we support.
+  const NEWEST_LTS_MAJOR = 24;
+  let nodeMajor = NEWEST_LTS_MAJOR;
+  function setNodeMajor(major) {
+    nodeMajor = major === 20 || major === 22 || major === 24 || major === 26 ? major : NEWEST_LTS_MAJOR;
+    return nodeMajor;
+  }
 
   // =========================================================================
   // 2. Safe object access
@@ -686,7 +705,7 @@
   }
 
   // Node's builtInObjects: the capitalised globals present when Node 20
-  // loads util.inspect.
+  // loads util.inspect (22 adds Atomics, 24 Iterator, 26 Float16Array).
   const BUILTIN_NAMES = 'AggregateError Array ArrayBuffer BigInt BigInt64Array ' +
     'BigUint64Array Boolean DataView Date Error EvalError FinalizationRegistry ' +
     'Float32Array Float64Array Function Infinity Int16Array Int32Array Int8Array ' +
@@ -707,7 +726,10 @@
         start = end + 1;
       }
     }
-    return builtInObjects[name] === true;
+    if (builtInObjects[name] === true) return true;
+    // Globals that later Nodes have when util.inspect loads.
+    return (name === 'Atomics' && nodeMajor >= 22) || (name === 'Iterator' && nodeMajor >= 24) ||
+      (name === 'Float16Array' && nodeMajor >= 26);
   }
 
   // =========================================================================
@@ -939,8 +961,58 @@
     }
     return isFinalCode(codeAt(s, q)) ? q + 1 : fallback;
   }
+  // The first string terminator at or after `from` in `s`, or -1. The last
+  // answer is kept, so a string with many unterminated OSC introducers is
+  // scanned once, not once per introducer.
+  let terminatorString;
+  let terminatorFrom = 0;
+  let terminatorFound = -1;
+  function firstTerminator(s, from) {
+    if (s === terminatorString && from >= terminatorFrom && (terminatorFound === -1 || terminatorFound >= from)) {
+      return terminatorFound;
+    }
+    let found = -1;
+    for (let j = from; j < s.length; j++) {
+      if (terminatorAt(s, j) !== 0) {
+        found = j;
+        break;
+      }
+    }
+    terminatorString = s;
+    terminatorFrom = from;
+    terminatorFound = found;
+    return found;
+  }
+
+  // Node 24+'s pattern (ansi-regex 6.2): an OSC sequence "ESC ] ... "
+  // up to its first terminator, else a CSI-style sequence whose parameters
+  // may also be separated by ':'.
+  function escapeSequenceLength24(s, i) {
+    if (StringPrototypeCharCodeAt(s, i) === 27 && codeAt(s, i + 1) === 93) {
+      const at = firstTerminator(s, i + 2);
+      if (at !== -1) return at + terminatorAt(s, at) - i;
+    }
+    let p = i + 1;
+    while (isIntroCode(codeAt(s, p))) p++;
+    // (No intro character is a digit or a final character, so only the
+    // longest intro can lead to a match.)
+    const lead = MathMin(4, runOfDigits(s, p));
+    if (lead === 0) return isFinalCode(codeAt(s, p)) ? p + 1 - i : 0;
+    let q = p + lead;
+    let fallback = q;
+    for (;;) {
+      const c = codeAt(s, q);
+      if (c !== 59 && c !== 58) break;
+      const d = MathMin(4, runOfDigits(s, q + 1));
+      q += 1 + d;
+      if (d !== 0) fallback = q;
+    }
+    return (isFinalCode(codeAt(s, q)) ? q + 1 : fallback) - i;
+  }
+
   // Length of the escape sequence starting at i (ESC or CSI there), or 0.
   function escapeSequenceLength(s, i) {
+    if (nodeMajor >= 24) return escapeSequenceLength24(s, i);
     let maxIntro = i + 1;
     while (isIntroCode(codeAt(s, maxIntro))) maxIntro++;
     for (let p = maxIntro; p > i; p--) {
@@ -1086,10 +1158,203 @@
     }
   }
   function colorPaint(text, style) {
+    if (style === 'regexp' && nodeMajor >= 26) return highlightRegExp(text);
     const on = styleOn(style);
     if (on === 0) return text;
     const off = on === 1 ? 22 : on === 4 ? 24 : 39;
     return `\u001b[${on}m${text}\u001b[${off}m`;
+  }
+
+  // Node 26+ colours a regexp by its syntax: each token gets the colour of
+  // its nesting depth from a five-colour palette (green, red, yellow, cyan,
+  // magenta), with quantifiers, alternation and anchors three steps deeper,
+  // `.` two. A tolerant single pass, reproducing Node's heuristics exactly
+  // (the text passed in may start with a class label, as in Node).
+  const REGEXP_PALETTE = newList();
+  push(REGEXP_PALETTE, '\u001b[32m');  // green
+  push(REGEXP_PALETTE, '\u001b[31m');  // red
+  push(REGEXP_PALETTE, '\u001b[33m');  // yellow
+  push(REGEXP_PALETTE, '\u001b[36m');  // cyan
+  push(REGEXP_PALETTE, '\u001b[35m');  // magenta
+  function highlightRegExp(re) {
+    const n = re.length;
+    let out = '';
+    let i = 0;
+    let depth = 0;
+    let inClass = false;
+    const at = (k) => (k >= 0 && k < n ? re[k] : '');
+    const isDigit = (c) => c !== '' && c >= '0' && c <= '9';
+    const paint = (text) => {
+      // (A negative depth, which unbalanced input can reach, takes the first.)
+      out += `${REGEXP_PALETTE[depth % 5] || REGEXP_PALETTE[0]}${text}\u001b[39m`;
+    };
+    // Paint one step (or `by` steps) deeper, then move on `advance` characters.
+    const paintDeeper = (text, by, advance) => {
+      depth += by;
+      paint(text);
+      depth -= by;
+      i += advance;
+    };
+    // `open` was read, up to the character before re[i]; a closed group
+    // "open body close" is painted as a unit, an unclosed one as `open` only.
+    const paintGroup = (open, close, shallower) => {
+      i++;
+      let body = '';
+      while (i < n && re[i] !== close) body += re[i++];
+      if (i < n) {
+        depth -= shallower;
+        paint(open);
+        paintDeeper(body, 1, 1);
+        paint(close);
+        depth += shallower;
+      } else {
+        paintDeeper(open, 1, -body.length);
+      }
+    };
+
+    paint('/');
+    depth++;
+    i = 1;
+    while (i < n) {
+      const c = re[i];
+      if (inClass) {
+        if (c === '\\') {
+          let seq = '\\';
+          i++;
+          if (i < n) {
+            seq += re[i++];
+            const kind = seq[1];
+            if ((kind === 'u' || kind === 'p' || kind === 'P') && at(i) === '{') {
+              paintGroup(`${seq}{`, '}', 0);
+              continue;
+            }
+            if (kind === 'x') {
+              seq += StringPrototypeSlice(re, i, i + 2);
+              i += 2;
+            }
+          }
+          paint(seq);
+        } else if (c === ']') {
+          depth--;
+          paint(']');
+          i++;
+          inClass = false;
+        } else if (c === '-' && re[i - 1] !== '[' && i + 1 < n && re[i + 1] !== ']') {
+          paintDeeper('-', 1, 1);
+        } else {
+          paint(c);
+          i++;
+        }
+      } else if (c === '[') {
+        paint('[');
+        depth++;
+        i++;
+        inClass = true;
+      } else if (c === '(') {
+        paint('(');
+        depth++;
+        i++;
+        if (at(i) === '?') {
+          i++;
+          const a = at(i);
+          const b = at(i + 1);
+          if (a === ':' || a === '=' || a === '!') {
+            paintDeeper(`?${a}`, -1, 1);
+          } else if (a === '<' && (b === '=' || b === '!')) {
+            paintDeeper(`?<${b}`, -1, 2);
+          } else if (a === '<') {
+            i++;
+            const from = i;
+            while (i < n && re[i] !== '>') i++;
+            const name = StringPrototypeSlice(re, from, i);
+            if (i < n) {
+              depth--;
+              paint('?<');
+              paintDeeper(name, 1, 0);
+              paint('>');
+              depth++;
+              i++;
+            } else {
+              paintDeeper('?<', -1, 0);
+              paint(name);
+            }
+          } else {
+            paint('?');
+          }
+        }
+      } else if (c === ')') {
+        depth--;
+        paint(')');
+        i++;
+      } else if (c === '\\') {
+        let seq = '\\';
+        i++;
+        if (i < n) {
+          seq += re[i++];
+          const kind = seq[1];
+          if (i < n) {
+            if (kind === 'u' && re[i] === '{') {
+              paintGroup(`${seq}{`, '}', 0);
+              continue;
+            } else if (kind === 'x') {
+              seq += StringPrototypeSlice(re, i, i + 2);
+              i += 2;
+            } else if (isDigit(kind)) {
+              while (i < n && isDigit(re[i])) seq += re[i++];
+            } else if (kind === 'k' && re[i] === '<') {
+              paintGroup(`${seq}<`, '>', 1);
+              continue;
+            } else if ((kind === 'p' || kind === 'P') && re[i] === '{') {
+              paintGroup(`${seq}{`, '}', 0);
+              continue;
+            }
+          }
+        }
+        paintDeeper(seq, 1, 0);
+      } else if (c === '|' || c === '+' || c === '*' || c === '?' || c === ',' || c === '^' || c === '$') {
+        paintDeeper(c, 3, 1);
+      } else if (c === '{') {
+        i++;
+        let low = '';
+        while (i < n && isDigit(re[i])) low += re[i++];
+        if (low !== '') {
+          paint('{');
+          depth++;
+          paintDeeper(low, 1, 0);
+        }
+        if (i < n) {
+          if (re[i] === ',') {
+            if (low === '') {
+              paint('{');
+              depth++;
+            }
+            paint(',');
+            i++;
+          } else if (low === '') {
+            paintDeeper('{', 1, 0);
+            continue;
+          }
+        }
+        let high = '';
+        while (i < n && isDigit(re[i])) high += re[i++];
+        if (high !== '') paintDeeper(high, 1, 0);
+        if (at(i) === '}') {
+          depth--;
+          paint('}');
+          i++;
+        }
+        if (at(i) === '?') paintDeeper('?', 3, 1);
+      } else if (c === '.') {
+        paintDeeper(c, 2, 1);
+      } else if (c === '/') {
+        break;
+      } else {
+        paintDeeper(c, 1, 1);
+      }
+    }
+    paintDeeper('/', -1, 1);
+    if (i < n) paint(StringPrototypeSlice(re, i));
+    return out;
   }
 
   // An options record carries every inspect option, always all present.
@@ -1195,6 +1460,22 @@
 
   function showNumber(paint, n, separators) {
     let text;
+    if (nodeMajor >= 24 && separators) {
+      // Node 24+: -0 stays "-0", exponent notation is not grouped.
+      text = `${n}`;
+      if (ObjectIs(n, -0)) {
+        text = '-0';
+      } else if (NumberIsNaN(n) || !NumberIsFinite(n) || StringPrototypeIncludes(text, 'e')) {
+        // as is
+      } else if (MathTrunc(n) === n) {
+        text = groupDigits(text);
+      } else {
+        const dot = StringPrototypeIndexOf(text, '.');
+        text = `${groupDigits(StringPrototypeSlice(text, 0, dot))}.${
+          groupFraction(StringPrototypeSlice(text, dot + 1))}`;
+      }
+      return paint(text, 'number');
+    }
     if (!separators) {
       text = ObjectIs(n, -0) ? '-0' : `${n}`;
     } else {
@@ -1267,10 +1548,19 @@
     if (value === null) return st.paint('null', 'null');
 
     let kind = nTypeTag(value);
+    let proxies = 0;  // Node 26+: how many "Proxy(...)" wrap the target's text
     if (kind === T_PROXY) {
       if (st.showProxy) return showProxyPair(st, value, level);
-      value = unwrapProxy(value);
-      if (value === null) return st.paint('<Revoked Proxy>', 'special');
+      if (nodeMajor >= 26) {
+        do {
+          value = nProxyTarget(value);
+          if (value === null) return wrapInProxy(st, st.paint('<Revoked Proxy>', 'special'), proxies);
+          proxies++;
+        } while (nTypeTag(value) === T_PROXY);
+      } else {
+        value = unwrapProxy(value);
+        if (value === null) return st.paint('<Revoked Proxy>', 'special');
+      }
       kind = nTypeTag(value);
     }
 
@@ -1290,7 +1580,13 @@
     if (listIncludes(st.stack, value)) {
       return st.paint(`[Circular *${referenceNumber(st, value)}]`, 'special');
     }
-    return showObject(st, value, level, fromTypedArray, kind);
+    const text = showObject(st, value, level, fromTypedArray, kind);
+    return proxies === 0 ? text : wrapInProxy(st, text, proxies);
+  }
+
+  function wrapInProxy(st, text, times) {
+    for (let i = 0; i < times; i++) text = `${st.paint('Proxy(', 'special')}${text}${st.paint(')', 'special')}`;
+    return text;
   }
 
   // Reference numbers are handed out in the order cycles are discovered.
@@ -1326,7 +1622,26 @@
       const nullLabel = `[${fallback}${size}: null prototype] `;
       return tag !== '' && tag !== fallback ? `${nullLabel}[${tag}] ` : nullLabel;
     }
-    return tag !== '' && tag !== ctor ? `${ctor}${size} [${tag}] ` : `${ctor}${size} `;
+    if (tag === '') return `${ctor}${size} `;
+    if (nodeMajor >= 24) {
+      // A tag whose last dotted segment is the constructor's name replaces it.
+      const dot = StringPrototypeLastIndexOf(tag, '.');
+      if (ctor === (dot >= 1 ? StringPrototypeSlice(tag, dot + 1) : tag)) return `${tag}${size} `;
+      return `${ctor}${size} [${tag}] `;
+    }
+    if (nodeMajor >= 22) {
+      // Not shown when the constructor's name contains it, unless a lower
+      // case character (or a non-letter) follows it there: "MyMap", "MapX".
+      const at = StringPrototypeIndexOf(ctor, tag);
+      if (at === -1) return `${ctor}${size} [${tag}] `;
+      const end = at + tag.length;
+      if (end !== ctor.length) {
+        const next = ctor[end];
+        if (next === StringPrototypeToLowerCase(next)) return `${ctor}${size} [${tag}] `;
+      }
+      return `${ctor}${size} `;
+    }
+    return tag !== ctor ? `${ctor}${size} [${tag}] ` : `${ctor}${size} `;
   }
 
   // labelFor() for an object of no special kind.
@@ -1534,7 +1849,7 @@
       keys = ownKeysOf(value, st.showHidden);
       const none = keys.length === 0 && bare;
       if (isFunctionKind(kind)) {
-        head = functionHead(value, ctor, tag, kind);
+        head = functionHead(st, value, ctor, tag, kind);
         if (none) return st.paint(head, 'special');
       } else if (ctor === 'Object') {
         if (kind === T_ARGUMENTS) open = '[Arguments] {';
@@ -1544,7 +1859,13 @@
         head = regExpToString(value);
         const label = labelFor(ctor, tag, 'RegExp');
         if (label !== 'RegExp ') head = label + head;
-        if (none || level > st.depth) return st.paint(head, 'regexp');
+        if (nodeMajor >= 26) {
+          // Node 26+ styles the regexp also when its properties follow.
+          head = st.paint(head, 'regexp');
+          if (none || level > st.depth) return head;
+        } else if (none || level > st.depth) {
+          return st.paint(head, 'regexp');
+        }
       } else if (kind === T_DATE) {
         head = NumberIsNaN(DatePrototypeGetTime(value)) ?
           DatePrototypeToString(value) : DatePrototypeToISOString(value);
@@ -1558,7 +1879,8 @@
       } else if (kind === T_ARRAY_BUFFER || kind === T_SHARED_ARRAY_BUFFER) {
         const label = labelFor(ctor, tag, kind === T_ARRAY_BUFFER ? 'ArrayBuffer' : 'SharedArrayBuffer');
         if (fromTypedArray && none) {
-          return `${label}{ byteLength: ${showNumber(st.paint, bufferByteLength(value, kind), false)} }`;
+          const key = nodeMajor >= 22 ? '[byteLength]' : 'byteLength';
+          return `${label}{ ${key}: ${showNumber(st.paint, bufferByteLength(value, kind), false)} }`;
         }
         if (!fromTypedArray) entries = E_BUFFER;
         open = `${label}{`;
@@ -1631,7 +1953,16 @@
           parts = newList();
           break;
       }
-      if (extra === X_BYTE_LENGTH) {
+      if (extra !== X_NONE && nodeMajor >= 22) {
+        // Node 22+: "[byteLength]: 2", the key styled as a string.
+        if (extra === X_BYTE_LENGTH) {
+          push(parts, extraProperty(st, 'byteLength', bufferByteLength(value, kind), level, fromTypedArray));
+        } else {
+          push(parts, extraProperty(st, 'byteLength', dataViewField(st, value, 'byteLength'), level, fromTypedArray));
+          push(parts, extraProperty(st, 'byteOffset', dataViewField(st, value, 'byteOffset'), level, fromTypedArray));
+          push(parts, extraProperty(st, 'buffer', DataViewPrototypeGetBuffer(value), level, fromTypedArray));
+        }
+      } else if (extra === X_BYTE_LENGTH) {
         push(parts, showProperty(st, value, level, 'byteLength', AS_PROPERTIES,
           { value: bufferByteLength(value, kind), enumerable: true }));
       } else if (extra === X_DATA_VIEW) {
@@ -1707,6 +2038,32 @@
       }
     }
     return lookupData(err, 'message') === stackOverflowMessage;
+  }
+
+  // Node 22+'s hidden-style entries of array buffers, data views and (with
+  // showHidden) typed arrays: "[byteLength]: 2".
+  function extraProperty(st, key, v, level, fromTypedArray) {
+    st.indent += 2;
+    const text = show(st, v, level, fromTypedArray);
+    st.indent -= 2;
+    return `${st.paint(`[${key}]`, 'string')}: ${text}`;
+  }
+
+  // A DataView's byteLength/byteOffset; for a detached one (whose getters
+  // throw) Node 22+ shows its buffer's property of that name instead.
+  function dataViewField(st, view, key) {
+    try {
+      return key === 'byteLength' ? DataViewPrototypeGetByteLength(view) : DataViewPrototypeGetByteOffset(view);
+    } catch (err) {
+      if (nodeMajor < 22) throw err;
+      // Node 22 and 24 read the getter after indenting and never undo that
+      // indentation when it throws: the rest of the output is 2 deeper.
+      if (nodeMajor < 26) st.indent += 2;
+      const buffer = DataViewPrototypeGetBuffer(view);
+      if (key !== 'byteLength') return lookupData(buffer, key);
+      return nTypeTag(buffer) === T_ARRAY_BUFFER ?
+        ArrayBufferPrototypeGetByteLength(buffer) : nSharedByteLength(buffer);
+    }
   }
 
   function bufferByteLength(value, kind) {
@@ -1846,14 +2203,21 @@
   }
 
   // "[Function: f]", "[AsyncGeneratorFunction (anonymous)] Foo [tag]", ...
-  function functionHead(value, ctor, tag, kind) {
+  function functionHead(st, value, ctor, tag, kind) {
     if (looksLikeClass(FunctionPrototypeToString(value))) return classHead(value, ctor, tag);
     const isAsync = kind === T_ASYNC_FUNCTION || kind === T_ASYNC_GENERATOR_FUNCTION;
     const isGenerator = kind === T_GENERATOR_FUNCTION || kind === T_ASYNC_GENERATOR_FUNCTION;
     const type = `${isAsync ? 'Async' : ''}${isGenerator ? 'Generator' : ''}Function`;
     const name = lookupData(value, 'name');
     let text = `[${type}${ctor === null ? ' (null prototype)' : ''}`;
-    text += name === '' ? ' (anonymous)]' : `: ${nameToString(name)}]`;
+    if (name === '') {
+      text += ' (anonymous)]';
+    } else if (nodeMajor >= 22 && typeof name !== 'string') {
+      // Node 22+ inspects a name that is not a string (without a depth).
+      text += `: ${show(st, name, NaN, false)}]`;
+    } else {
+      text += `: ${nameToString(name)}]`;
+    }
     if (ctor !== type && ctor !== null) text += ` ${ctor}`;
     if (tag !== '' && ctor !== tag) text += ` [${tag}]`;
     return text;
@@ -1865,16 +2229,36 @@
   function errorToString(err) {
     const name = lookupData(err, 'name');
     const message = lookupData(err, 'message');
-    const n = name === undefined ? 'Error' : toStr(name);
-    const m = message === undefined ? '' : toStr(message);
+    // (ToString throws for a symbol, as in Error.prototype.toString.)
+    const n = name === undefined ? 'Error' : safeToString(name);
+    const m = message === undefined ? '' : safeToString(message);
     if (n === '') return m;
     if (m === '') return n;
     return `${n}: ${m}`;
   }
 
-  function stackOrSummary(err) {
-    const stack = getWithAccessors(err, 'stack');
-    return stack ? toStr(stack) : errorToString(err);
+  function stackOrSummary(st, err) {
+    if (nodeMajor < 22) {
+      const stack = getWithAccessors(err, 'stack');
+      return stack ? toStr(stack) : errorToString(err);
+    }
+    // Node 22+: a throwing `stack` accessor counts as no stack; a stack that
+    // is not a string is inspected below the error's summary line (without
+    // a depth, as Node does it).
+    let stack;
+    try {
+      stack = getWithAccessors(err, 'stack');
+    } catch {
+      stack = undefined;
+    }
+    if (!stack) return errorToString(err);
+    if (typeof stack === 'string') return stack;
+    push(st.stack, err);
+    st.indent += 4;
+    const text = show(st, stack, NaN, false);
+    st.indent -= 4;
+    st.stack.length--;
+    return `${errorToString(err)}\n    ${text}`;
   }
 
   // The first run of more than three consecutive lines of `a` that also
@@ -1897,10 +2281,15 @@
   // folded into "... N lines matching cause stack trace ...".
   function frameLines(st, err, frames) {
     const lines = splitString(frames, '\n');
+    const out = foldCauseFrames(st, err, lines);
+    return nodeMajor >= 22 && out.length > 10 ? collapseRepeatedFrames(st, out) : out;
+  }
+
+  function foldCauseFrames(st, err, lines) {
     let cause = lookupData(err, 'cause');
     if (cause == null || !isErrorValue(cause)) return lines;
     cause = unwrapProxy(cause);
-    const causeStack = stackOrSummary(cause);
+    const causeStack = stackOrSummary(st, cause);
     const at = StringPrototypeIndexOf(causeStack, '\n    at');
     if (at === -1) return lines;
     const shared = commonRun(lines, splitString(StringPrototypeSlice(causeStack, at + 1), '\n'));
@@ -1911,6 +2300,110 @@
     push(out, st.paint(`    ... ${folded} lines matching cause stack trace ...`, 'undefined'));
     for (let i = shared.offset + 1 + folded; i < lines.length; i++) push(out, lines[i]);
     return out;
+  }
+
+  // Node 22+: runs of repeated frames in a long stack (recursion) are
+  // replaced by "... collapsed N duplicate lines matching above ...".
+  function collapseRepeatedFrames(st, frames) {
+    const ranges = duplicateFrameRanges(frames);
+    for (let r = ranges.length - 3; r >= 0; r -= 3) {
+      const offset = ranges[r];
+      const length = ranges[r + 1];
+      const times = ranges[r + 2];
+      const what = times > 1 ? `${length} lines ${times} times...` : 'lines ...';
+      const marker = st.paint(`    ... collapsed ${length * times} duplicate lines matching above ${what}`, 'undefined');
+      const out = newList();
+      for (let i = 0; i < offset; i++) push(out, frames[i]);
+      push(out, marker);
+      for (let i = offset + length * times; i < frames.length; i++) push(out, frames[i]);
+      frames = out;
+    }
+    return frames;
+  }
+
+  // [offset, length, times, ...]: at `offset` a block of `length` frames
+  // repeats the block before it `times` times (Node's search: candidate
+  // periods from the gcd of the distances between equal lines, keeping the
+  // one hiding the most frames).
+  function duplicateFrameRanges(frames) {
+    const result = newList();
+    const positions = new MapCtor();
+    for (let i = 0; i < frames.length; i++) {
+      const list = MapPrototypeGet(positions, frames[i]);
+      if (list === undefined) {
+        const fresh = newList();
+        push(fresh, i);
+        MapPrototypeSet(positions, frames[i], fresh);
+      } else {
+        push(list, i);
+      }
+    }
+    const minimum = 3;
+    if (frames.length - MapPrototypeGetSize(positions) <= minimum) return result;
+    for (let i = 0; i < frames.length - minimum; i++) {
+      const at = MapPrototypeGet(positions, frames[i]);
+      if (at.length === 1 || at[at.length - 1] === i) continue;
+      const current = listIndexOf(at, i) + 1;
+      if (current === at.length) continue;
+      let range = at[at.length - 1] - i;
+      if (range < minimum) continue;
+      let steps;  // other candidate periods, in the order found
+      if (current + 1 < at.length) {
+        let gcd = 0;
+        for (let j = current; j < at.length; j++) {
+          let distance = at[j] - i;
+          while (distance !== 0) {
+            const remainder = gcd % distance;
+            if (gcd !== 0) {
+              if (steps === undefined) steps = newList();
+              if (!listIncludes(steps, gcd)) push(steps, gcd);
+            }
+            gcd = distance;
+            distance = remainder;
+          }
+          if (gcd === 1) break;
+        }
+        range = gcd;
+        if (steps !== undefined) {
+          const k = listIndexOf(steps, range);
+          if (k !== -1) listRemoveAt(steps, k);
+        }
+      }
+      let bestRange = range;
+      let bestTimes = 0;
+      let times = 0;
+      for (let next = i + range; ; next += range) {
+        let equal = 0;
+        for (let j = 0; j < range; j++) {
+          if (frames[i + j] !== frames[next + j]) break;
+          equal++;
+        }
+        if (equal !== range) {
+          if (steps === undefined || steps.length === 0) break;
+          if (times !== 0 && bestRange * bestTimes < range * times) {
+            bestRange = range;
+            bestTimes = times;
+          }
+          range = steps[steps.length - 1];
+          steps.length--;
+          next = i;
+          times = 0;
+          continue;
+        }
+        times++;
+      }
+      if (bestTimes !== 0 && bestRange * bestTimes >= range * times) {
+        range = bestRange;
+        times = bestTimes;
+      }
+      if (times * range >= 3) {
+        push(result, i + range);
+        push(result, range);
+        push(result, times);
+        i += range * (times + 1) - 1;
+      }
+    }
+    return result;
   }
 
   function isUpperCode(c) {
@@ -1968,6 +2461,20 @@
   // already shows their value.
   function dropKeysShownInStack(st, keys, err, stack) {
     if (st.showHidden || keys.length === 0) return;
+    if (nodeMajor >= 22) {
+      // Node 22+: `stack` is never listed; name and message when they are
+      // not strings or the stack shows them.
+      let at = listIndexOf(keys, 'stack');
+      if (at !== -1) listRemoveAt(keys, at);
+      const candidates = ['message', 'name'];
+      for (let k = 0; k < 2; k++) {
+        at = listIndexOf(keys, candidates[k]);
+        if (at === -1) continue;
+        const v = lookupData(err, candidates[k]);
+        if (typeof v !== 'string' || StringPrototypeIncludes(stack, v)) listRemoveAt(keys, at);
+      }
+      return;
+    }
     const candidates = ['name', 'message', 'stack'];
     for (let k = 0; k < 3; k++) {
       const at = listIndexOf(keys, candidates[k]);
@@ -1981,14 +2488,48 @@
   // frames), relabelled, re-indented; `keys` gains `cause` and `errors`.
   function errorHead(err, ctor, tag, st, keys) {
     const nameValue = lookupData(err, 'name');
-    const name = nameValue != null ? toStr(nameValue) : 'Error';
-    let stack = stackOrSummary(err);
+    let name = nameValue != null ? toStr(nameValue) : 'Error';
+    let stack;
+    if (nodeMajor >= 22) {
+      // Node 22+ falls back to Object.prototype.toString when the summary
+      // line cannot be built (a symbol name or message).
+      try {
+        stack = stackOrSummary(st, err);
+      } catch {
+        return objectPrototypeToString(err);
+      }
+    } else {
+      stack = stackOrSummary(st, err);
+    }
     dropKeysShownInStack(st, keys, err, stack);
-    if (hasDataOrOwn(err, 'cause') && !listIncludes(keys, 'cause')) push(keys, 'cause');
+    const newer = nodeMajor >= 22;  // Node 22+ lists own `cause` / `errors` only
+    if ((newer ? ObjectPrototypeHasOwnProperty(err, 'cause') : hasDataOrOwn(err, 'cause')) &&
+        !listIncludes(keys, 'cause')) {
+      push(keys, 'cause');
+    }
     const errors = lookupData(err, 'errors');
-    if (isObjectLike(errors) && isArrayValue(errors) && !listIncludes(keys, 'errors')) push(keys, 'errors');
+    if (isObjectLike(errors) && isArrayValue(errors) && (!newer || ObjectPrototypeHasOwnProperty(err, 'errors')) &&
+        !listIncludes(keys, 'errors')) {
+      push(keys, 'errors');
+    }
 
-    stack = relabelStack(stack, ctor, name, tag);
+    if (nodeMajor >= 26) {
+      // Node 26+ lists a SuppressedError's own `error` and `suppressed`.
+      if (ObjectPrototypeHasOwnProperty(err, 'error') && !listIncludes(keys, 'error')) push(keys, 'error');
+      if (ObjectPrototypeHasOwnProperty(err, 'suppressed') && !listIncludes(keys, 'suppressed')) push(keys, 'suppressed');
+    }
+
+    if (newer && nameValue != null && typeof nameValue !== 'string') {
+      // Node 22+ marks a non-string name where the stack shows it, and then
+      // only relabels null-prototype errors.
+      const label = StringPrototypeSlice(labelFor(ctor, tag, 'Error'), 0, -1);
+      const at = StringPrototypeIndexOf(stack, name);
+      if (at !== -1) {
+        stack = `${StringPrototypeSlice(stack, 0, at)}${name} [${label}]${StringPrototypeSlice(stack, at + name.length)}`;
+      }
+      if (ctor !== null) name = undefined;
+    }
+    if (name !== undefined) stack = relabelStack(stack, ctor, name, tag);
 
     // Frames start at the first "\n    at" after the message.
     const message = lookupData(err, 'message');
@@ -2107,7 +2648,13 @@
         showNumber(st.paint, arr[i], st.numericSeparator));
     }
     if (length > shown) push(parts, moreItems(length - shown));
-    if (st.showHidden) {
+    if (st.showHidden && nodeMajor >= 22) {
+      push(parts, extraProperty(st, 'BYTES_PER_ELEMENT', bytesPerElement(kind), level, true));
+      push(parts, extraProperty(st, 'length', length, level, true));
+      push(parts, extraProperty(st, 'byteLength', TypedArrayPrototypeGetByteLength(arr), level, true));
+      push(parts, extraProperty(st, 'byteOffset', TypedArrayPrototypeGetByteOffset(arr), level, true));
+      push(parts, extraProperty(st, 'buffer', TypedArrayPrototypeGetBuffer(arr), level, true));
+    } else if (st.showHidden) {
       st.indent += 2;
       push(parts, `[BYTES_PER_ELEMENT]: ${show(st, bytesPerElement(kind), level, true)}`);
       push(parts, `[length]: ${show(st, length, level, true)}`);
@@ -2228,6 +2775,19 @@
   // The printed form of a property's name: `key`, 'quoted key', [hidden],
   // [Symbol(desc)], ['__proto__'].
   function propertyName(st, key, enumerable) {
+    if (nodeMajor >= 24) {
+      // Node 24+: symbols without brackets ("Symbol(s): 1"); any hidden key
+      // is its usual spelling in brackets ("[Symbol(s)]", "['a-b']").
+      let name;
+      if (typeof key === 'symbol') {
+        name = st.paint(escapeText(SymbolPrototypeToString(key), true), 'symbol');
+      } else if (isPlainKey(key)) {
+        name = key === '__proto__' ? "['__proto__']" : st.paint(key, 'name');
+      } else {
+        name = st.paint(quote(key), 'string');
+      }
+      return enumerable === false ? `[${name}]` : name;
+    }
     if (typeof key === 'symbol') {
       return `[${st.paint(escapeText(SymbolPrototypeToString(key), true), 'symbol')}]`;
     }
@@ -2248,6 +2808,7 @@
       (st.getters === 'get' && set === undefined) || (st.getters === 'set' && set !== undefined));
     if (!wanted) return st.paint(`[${label}]`, 'special');
     const paint = st.paint;
+    if (nodeMajor >= 24) return accessorText24(st, get, receiver, level, label);
     try {
       const got = ReflectApply(get, receiver, []);
       st.indent += 2;
@@ -2262,6 +2823,8 @@
       st.indent -= 2;
       return text;
     } catch (err) {
+      // Node 20/22 read `err.message`, which throws for null and undefined.
+      if (err == null) void err.message;
       let message;
       if (isObjectLike(err)) {
         const e = unwrapProxy(err);
@@ -2272,6 +2835,29 @@
     }
   }
 
+  // Node 24+: functions returned by a getter are inspected like objects, and
+  // a throwing getter shows what it threw, inspected.
+  function accessorText24(st, get, receiver, level, label) {
+    const paint = st.paint;
+    st.indent += 2;
+    let text;
+    try {
+      const got = ReflectApply(get, receiver, []);
+      if (got === null) {
+        text = `${paint(`[${label}:`, 'special')} ${paint('null', 'null')}${paint(']', 'special')}`;
+      } else if (typeof got === 'object' || typeof got === 'function') {
+        text = `${paint(`[${label}]`, 'special')} ${show(st, got, level, false)}`;
+      } else {
+        text = `${paint(`[${label}:`, 'special')} ${showPrimitive(paint, got, st)}${paint(']', 'special')}`;
+      }
+    } catch (err) {
+      text = `${paint(`[${label}:`, 'special')} <Inspection threw (${show(st, err, level, false)})>${
+        paint(']', 'special')}`;
+    }
+    st.indent -= 2;
+    return text;
+  }
+
   // "key: value" for a property of `obj` (just the value for elements).
   // `desc` defaults to the own descriptor (or the getter-free inherited value).
   function showProperty(st, obj, level, key, mode, desc, receiver) {
@@ -2279,7 +2865,7 @@
       desc = ObjectGetOwnPropertyDescriptor(obj, key);
       if (desc === undefined) desc = { value: lookupData(obj, key), enumerable: true };
     }
-    if (NativeErrorStackGetter !== undefined && key === 'stack' && !isDataDescriptor(desc) &&
+    if (nodeMajor < 22 && NativeErrorStackGetter !== undefined && key === 'stack' && !isDataDescriptor(desc) &&
         desc.get === NativeErrorStackGetter) {
       desc = { value: ReflectApply(NativeErrorStackGetter, obj, []), enumerable: desc.enumerable };
     }
@@ -2308,6 +2894,12 @@
 
   // Would `parts` fit on one line together with `extra` columns of context?
   function fitsOneLine(st, parts, extra, head) {
+    if (nodeMajor >= 24 && st.breakLength === Infinity) {
+      // Node 24+: no width limit, so anything without a line break fits.
+      if (StringPrototypeIncludes(head, '\n')) return false;
+      for (let i = 0; i < parts.length; i++) if (StringPrototypeIncludes(parts[i], '\n')) return false;
+      return true;
+    }
     let width = parts.length + extra;
     if (width + parts.length > st.breakLength) return false;
     for (let i = 0; i < parts.length; i++) {
@@ -2923,7 +3515,18 @@
     function assert(condition) {
       if (condition) return;
       const args = argsFrom(arguments, 1);
-      args[0] = args.length === 0 ? 'Assertion failed' : `Assertion failed: ${safeToString(args[0])}`;
+      if (nodeMajor >= 22) {
+        // Node 22+ (the WHATWG console spec): a string message is prefixed,
+        // anything else is formatted after "Assertion failed".
+        if (args.length !== 0 && typeof args[0] === 'string') {
+          args[0] = `Assertion failed: ${args[0]}`;
+        } else {
+          for (let i = args.length; i > 0; i--) args[i] = args[i - 1];
+          args[0] = 'Assertion failed';
+        }
+      } else {
+        args[0] = args.length === 0 ? 'Assertion failed' : `Assertion failed: ${safeToString(args[0])}`;
+      }
       write(render(options, args));
     }
     function clear() {
@@ -2984,6 +3587,7 @@
     inspect,
     createConsole,
     defineCustomInspect,
+    setNodeMajor,
     // for tests
     getStringWidth,
     stripVTControlCharacters,

@@ -83,6 +83,9 @@ pub fn install_runtime<'s>(scope: &mut v8::PinScope<'s, '_>, mode: Compile) -> O
         natives::put(scope, runtime_natives, name, value);
     }
     let runtime = natives::run_script(scope, &RUNTIME_JS, mode, runtime_natives.into())?;
+    // Which Node major the console follows is decided per run (install_program_scope).
+    let set_node_major = natives::get(scope, inspect, "setNodeMajor")?;
+    natives::put(scope, runtime, SET_NODE_MAJOR, set_node_major);
     let console = natives::get(scope, runtime, "console")?;
     let process = natives::get(scope, runtime, "process")?;
 
@@ -111,14 +114,25 @@ pub fn install_runtime<'s>(scope: &mut v8::PinScope<'s, '_>, mode: Compile) -> O
     Some(runtime)
 }
 
+/// The runtime export through which a run tells the console which Node major to follow.
+const SET_NODE_MAJOR: &str = "setConsoleNodeMajor";
+
 /// Prepares one run in a context where the runtime is installed (here or by the startup snapshot)
-/// and no program ran yet: captures the realm's intrinsics and builds the
+/// and no program ran yet: captures the realm's intrinsics, sets the Node major the console
+/// follows (`None`: the console's default, the newest LTS it supports) and builds the
 /// program's parameters (namespaces, error classes, console).
 pub fn install_program_scope<'s>(
     scope: &mut v8::PinScope<'s, '_>,
     runtime: v8::Local<'s, v8::Object>,
     namespaces: &[NamespaceSpec],
+    node_major: Option<u32>,
 ) -> Option<ProgramArgs<'s>> {
+    if let Some(major) = node_major {
+        let set: v8::Local<v8::Function> = natives::get(scope, runtime, SET_NODE_MAJOR)?.try_into().ok()?;
+        let undefined = v8::undefined(scope).into();
+        let major = v8::Number::new(scope, f64::from(major));
+        set.call(scope, undefined, &[major.into()])?;
+    }
     let object_prototype = v8::Object::new(scope).get_prototype(scope)?;
     let array_prototype = v8::Array::new(scope, 0).get_prototype(scope)?;
     let captured = CapturedIntrinsics {

@@ -50,6 +50,9 @@ pub struct IsolateRunOptions {
     pub max_old_generation_size_mb: f64,
     /// Whether admitted log entries are streamed to the host as they are emitted.
     pub stream_logs: bool,
+    /// The Node major whose console output the isolate reproduces (the host's); absent or one the
+    /// console does not know (not 20, 22, 24 or 26): the newest LTS it supports.
+    pub node_major: Option<u32>,
 }
 
 /// A run in flight. Dropping it does not stop the run; `abort`/`dispose` do.
@@ -111,6 +114,7 @@ pub fn start_isolate_run(options: IsolateRunOptions, on_event: Function<EventArg
         max_output_bytes: options.max_output_bytes as usize,
         heap_mb: options.max_old_generation_size_mb,
         stream_logs: options.stream_logs,
+        node_major: options.node_major,
     };
     let thread_shared = shared.clone();
     // The thread's stack is sized for the deepest nesting the program text could hold, so the

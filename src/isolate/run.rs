@@ -41,6 +41,7 @@ pub struct RunConfig {
     pub max_output_bytes: usize,
     pub heap_mb: f64,
     pub stream_logs: bool,
+    pub node_major: Option<u32>,
 }
 
 /// The isolate thread's body. Sends exactly one Done event, after the isolate is gone.
@@ -196,7 +197,9 @@ fn run_program(
     let runtime =
         if from_snapshot { startup::runtime_exports(scope) } else { globals::install_runtime(scope, Compile::Cached) };
     let Some(runtime) = runtime else { return };
-    let Some(args) = globals::install_program_scope(scope, runtime, &config.namespaces) else { return };
+    let Some(args) = globals::install_program_scope(scope, runtime, &config.namespaces, config.node_major) else {
+        return;
+    };
     let source = format!("{WRAPPER_HEAD}{}) {{\n{js}\n}})", args.names.join(", "));
     let Some(promise) = start_program(scope, &source, &args.values, shared) else {
         return;
