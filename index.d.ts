@@ -158,6 +158,15 @@ export declare class PythonRun {
   abort(messageJson: string): void
 }
 
+/**
+ * A child booted ahead of the next run (behind the same sandbox and limits), never used by any
+ * program before it. Dropping or disposing it kills it.
+ */
+export declare class PythonSpare {
+  /** Kills the spare and removes its directory; returns once it is gone. */
+  dispose(): void
+}
+
 /** A namespace declaration as the JavaScript layer read it (each field once, strings only). */
 export interface BindingDecl {
   global: string
@@ -221,6 +230,9 @@ export declare function pythonLogTruncationMarker(maxBytes: number): string
  */
 export declare function pythonPrecompile(executable: string, tmpdir: string): PythonPycache | null
 
+/** Starts booting a spare child on a thread of its own. */
+export declare function pythonPrepareSpare(options: PythonSpareOptions, pycache?: PythonPycache | undefined | null): PythonSpare
+
 /** The host's protocol constants, for the mirror test against `py/protocol.py`. */
 export declare function pythonProtocolInfo(): PythonProtocolInfo
 
@@ -269,8 +281,17 @@ export interface PythonSandbox {
 /** Spawns one child the way runs do, reads the helper's report, and kills it. */
 export declare function pythonSandboxLayers(executable: string, interpreterPaths: Array<string>, tmpdir: string): PythonSandbox
 
+/** How a spare child is started: the run options it must match. */
+export interface PythonSpareOptions {
+  executable: string
+  interpreterPaths: Array<string>
+  tmpdir: string
+  cpuSeconds: number
+  addressSpaceBytes: number
+}
+
 /** Starts a run; `on_event` receives JSON texts (`call`, `log`, then one `settled`). */
-export declare function pythonStartRun(options: PythonRunOptions, pycache: PythonPycache | null | undefined, onEvent: (event: string) => void): PythonRun
+export declare function pythonStartRun(options: PythonRunOptions, pycache: PythonPycache | null | undefined, spare: PythonSpare | null | undefined, onEvent: (event: string) => void): PythonRun
 
 export declare function reservedSets(): ReservedSets
 

@@ -82,8 +82,9 @@ describe('boot failures', () => {
       logs: [],
       error: { kind: 'worker-exit', message: `python spawn error: spawn ${bin} ENOENT` },
     })
-    expect(stagingDirs(TMP).length).toBe(before)
+    // Disposal also waits for a spare that was booting for the next run.
     await fiber.dispose()
+    expect(stagingDirs(TMP).length).toBe(before)
   })
 
   it('spawn failing synchronously with EMFILE resolves worker-exit and removes the staging directory (20)', async () => {
@@ -96,7 +97,7 @@ describe('boot failures', () => {
       import { Context } from '${URLS.cordis}'
       import { PythonCodeRuntime } from '${URLS.index}'
       const ctx = new Context()
-      await ctx.plugin(PythonCodeRuntime, { pythonBin: ${JSON.stringify(PYTHON)} })
+      const fiber = await ctx.plugin(PythonCodeRuntime, { pythonBin: ${JSON.stringify(PYTHON)} })
       const held = []
       try { for (;;) held.push(fs.openSync('/dev/null', 'r')) } catch (e) { if (e.code !== 'EMFILE') throw e }
       // Four left: the run's waker pair takes two and the staging copy two at a time, so the
@@ -104,6 +105,8 @@ describe('boot failures', () => {
       for (let i = 0; i < 4; i++) fs.closeSync(held.pop())
       const r = await ctx.codeRuntime.run({ program: 'return 1', bindings: [] })
       for (const fd of held) fs.closeSync(fd)
+      // Nothing of the run is left, nor (after dispose) of a spare booting for the next one.
+      await fiber.dispose()
       console.log(JSON.stringify({ r, left: fs.readdirSync(${JSON.stringify(tmp)}) }))
       `,
       { env: { TMPDIR: tmp }, shellPrefix: 'ulimit -n 64;' },

@@ -261,6 +261,10 @@ describe('process teardown (§13): the run is its own PID namespace', () => {
   // Everything a run starts carries the run's staging path (under TMP) or a test's marker in its
   // command line: the sandbox helper, the namespace's init, the interpreter and its forks.
   const marker = () => path.join(TMP, `marker-${Math.random().toString(36).slice(2)}`)
+  // Each program first logs its staging directory: the processes of that run (a spare booting for
+  // the next run has another) must all be gone when run() resolves.
+  const STAGING = 'import os as _o, sys as _s\nprint("staging", _o.path.dirname(_s.modules["__main__"].__file__))\n'
+  const staging = (r) => r.logs.shift().slice('staging '.length)
   const ready = `
 import os
 def fork_ready(child):
@@ -281,7 +285,7 @@ def fork_ready(child):
   })
 
   it('a bounded fork storm of 50 sleeping children dies with the run (58)', async () => {
-    const program = `
+    const program = `${STAGING}
 import os, time
 pids = []
 for _ in range(50):
@@ -291,15 +295,17 @@ for _ in range(50):
         os._exit(0)
     pids.append(pid)
 return len(set(pids))`
-    expect(await run(program)).toEqual({ logs: [], value: 50 })
-    expect(liveProcesses(TMP)).toEqual([])
+    const r = await run(program)
+    const dir = staging(r)
+    expect(r).toEqual({ logs: [], value: 50 })
+    expect(liveProcesses(dir)).toEqual([])
   })
 
   it('grandchildren are gone after a timeout and after an abort (58)', async () => {
     const { runtime, fiber: f } = await load(PythonCodeRuntime, { maxWallMs: 2000, graceMs: 300 })
     for (const mode of ['timeout', 'abort']) {
       const tag = marker()
-      const program = `
+      const program = `${STAGING}
 import asyncio, subprocess, sys
 grandparent = r"""
 import subprocess, sys, time
@@ -314,17 +320,18 @@ await asyncio.sleep(30)`
       while (liveProcesses(tag).length < 2) await sleep(20)
       if (mode === 'abort') controller.abort(new Error('stop now'))
       const r = await pending
+      const dir = staging(r)
       expect(r.error).toEqual(
         mode === 'abort' ? { kind: 'abort', message: 'stop now' } : { kind: 'timeout', message: 'wall-clock ceiling reached (2000ms)' },
       )
       expect(liveProcesses(tag)).toEqual([])
-      expect(liveProcesses(TMP)).toEqual([])
+      expect(liveProcesses(dir)).toEqual([])
     }
     await f.dispose()
   })
 
   it('a descendant that ignores SIGTERM and closes its descriptors dies when the program ends (58)', async () => {
-    const program = `${ready}
+    const program = `${STAGING}${ready}
 import signal, time
 def child(w):
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -334,22 +341,25 @@ def child(w):
     time.sleep(60)
 fork_ready(child)
 return "parent done"`
-    expect(await run(program)).toEqual({ logs: [], value: 'parent done' })
-    expect(liveProcesses(TMP)).toEqual([])
+    const r = await run(program)
+    const dir = staging(r)
+    expect(r).toEqual({ logs: [], value: 'parent done' })
+    expect(liveProcesses(dir)).toEqual([])
   })
 
   it('a program that ignores SIGTERM itself is SIGKILLed after graceMs (58)', async () => {
     const { runtime, fiber: f } = await load(PythonCodeRuntime, { maxWallMs: 500, graceMs: 300 })
     const started = Date.now()
-    const r = await runtime.run({ program: 'import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(60)', bindings: [] })
+    const r = await runtime.run({ program: `${STAGING}import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(60)`, bindings: [] })
+    const dir = staging(r)
     expect(r).toEqual({ logs: [], error: { kind: 'timeout', message: 'wall-clock ceiling reached (500ms)' } })
     expect(Date.now() - started).toBeGreaterThanOrEqual(800)
-    expect(liveProcesses(TMP)).toEqual([])
+    expect(liveProcesses(dir)).toEqual([])
     await f.dispose()
   })
 
   it('a descendant that setsid()s dies with the run: no escape, no close-deadline wait', async () => {
-    const program = `${ready}
+    const program = `${STAGING}${ready}
 import time
 def child(w):
     os.setsid()
@@ -360,14 +370,15 @@ print("escapee", pid)
 return "escaped"`
     const started = Date.now()
     const r = await run(program)
+    const dir = staging(r)
     expect(r).toEqual({ logs: [expect.stringMatching(/^escapee \d+$/)], value: 'escaped' })
     // It held stdout, stderr and fd 3, yet the run did not wait for the close deadline (graceMs + 2000).
     expect(Date.now() - started).toBeLessThan(2300)
-    expect(liveProcesses(TMP)).toEqual([])
+    expect(liveProcesses(dir)).toEqual([])
   })
 
   it('an escapee that closes its descriptors dies with the run too', async () => {
-    const program = `${ready}
+    const program = `${STAGING}${ready}
 import time
 def child(w):
     os.setsid()
@@ -377,8 +388,10 @@ def child(w):
     time.sleep(30)
 fork_ready(child)
 return "quick"`
-    expect(await run(program)).toEqual({ logs: [], value: 'quick' })
-    expect(liveProcesses(TMP)).toEqual([])
+    const r = await run(program)
+    const dir = staging(r)
+    expect(r).toEqual({ logs: [], value: 'quick' })
+    expect(liveProcesses(dir)).toEqual([])
   })
 })
 

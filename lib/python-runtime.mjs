@@ -110,12 +110,15 @@ const STATE = Symbol('code-runtime-native.python')
 
 /** Live runs of every runtime in this realm: if the process exits under them, their groups die too. */
 const liveRuns = new Set()
+/** Runtime states holding a spare child, killed the same way. */
+const liveSpares = new Set()
 let exitHooked = false
 function trackForExit(run) {
   if (!exitHooked) {
     exitHooked = true
     process.once('exit', () => {
       for (const r of liveRuns) r.handle?.kill()
+      for (const state of liveSpares) state.spare?.dispose()
     })
   }
   liveRuns.add(run)
@@ -217,6 +220,9 @@ export function definePythonRuntime(Base) {
 /** Dispose to quiescence: every live run ends as `abort`/`runtime disposed`, then all are awaited. */
 function disposeRuns(state) {
   state.disposed = true
+  state.spare?.dispose()
+  state.spare = undefined
+  liveSpares.delete(state)
   const message = JSON.stringify('runtime disposed')
   const finished = []
   for (const run of state.live) {
@@ -309,6 +315,7 @@ function startRun(state, namespaces, program, signal, onLog, onStats, resolve) {
         streamLogs: onLog !== undefined,
       },
       pycache,
+      takeSpare(state),
       onEvent,
     )
   } catch (err) {
@@ -318,4 +325,32 @@ function startRun(state, namespaces, program, signal, onLog, onStats, resolve) {
   signal?.addEventListener?.('abort', onAbort, { once: true })
   state.live.add(run)
   trackForExit(run)
+  prepareSpare(state)
+}
+
+/** The spare booted after the previous run started, if any (the run checks it still fits). */
+function takeSpare(state) {
+  const spare = state.spare
+  state.spare = undefined
+  return spare
+}
+
+/**
+ * Boots the child for the next run now, off the critical path (python-runtime decision 16): it
+ * waits for its boot frame inside its namespaces and limits, used by no program until then.
+ */
+function prepareSpare(state) {
+  if (state.disposed) return
+  const { config, interpreter, interpreterPaths, pycache } = state
+  state.spare = native.pythonPrepareSpare(
+    {
+      executable: interpreter.executable,
+      interpreterPaths,
+      tmpdir: os.tmpdir(),
+      cpuSeconds: config.cpuSeconds,
+      addressSpaceBytes: config.addressSpaceMb * 1048576,
+    },
+    pycache,
+  )
+  liveSpares.add(state)
 }

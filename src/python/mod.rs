@@ -19,6 +19,7 @@ pub mod numbers;
 pub mod roster;
 pub mod run;
 pub mod scan;
+pub mod spare;
 pub mod spawn;
 pub mod stray;
 pub mod teardown;

@@ -14,6 +14,7 @@ use super::logs::log_truncation_marker;
 use super::roster::ROSTER;
 use super::run::RunSpec;
 use super::scan::decode_json_string;
+use super::spare::{ChildSpec, Spare};
 
 #[napi(object)]
 pub struct PythonInterpreter {
@@ -122,6 +123,47 @@ pub fn python_log_truncation_marker(max_bytes: u32) -> String {
     log_truncation_marker(max_bytes as usize)
 }
 
+/// How a spare child is started: the run options it must match.
+#[napi(object)]
+pub struct PythonSpareOptions {
+    pub executable: String,
+    pub interpreter_paths: Vec<String>,
+    pub tmpdir: String,
+    pub cpu_seconds: f64,
+    pub address_space_bytes: f64,
+}
+
+/// A child booted ahead of the next run (behind the same sandbox and limits), never used by any
+/// program before it. Dropping or disposing it kills it.
+#[napi]
+pub struct PythonSpare {
+    inner: Spare,
+}
+
+#[napi]
+impl PythonSpare {
+    /// Kills the spare and removes its directory; returns once it is gone.
+    #[napi]
+    pub fn dispose(&self) {
+        self.inner.dispose();
+    }
+}
+
+/// Starts booting a spare child on a thread of its own.
+#[napi]
+pub fn python_prepare_spare(options: PythonSpareOptions, pycache: Option<&PythonPycache>) -> PythonSpare {
+    PythonSpare {
+        inner: Spare::prepare(ChildSpec {
+            executable: PathBuf::from(options.executable),
+            interpreter_paths: options.interpreter_paths.into_iter().map(PathBuf::from).collect(),
+            pycache: pycache.map_or_else(|| Arc::new(Vec::new()), |p| p.files.clone()),
+            tmpdir: options.tmpdir,
+            cpu_seconds: options.cpu_seconds,
+            address_space_bytes: options.address_space_bytes,
+        }),
+    }
+}
+
 #[napi(object)]
 pub struct PythonRunOptions {
     pub executable: String,
@@ -191,11 +233,12 @@ fn decode(text: &str) -> Result<Vec<u16>> {
 
 /// Starts a run; `on_event` receives JSON texts (`call`, `log`, then one `settled`).
 #[napi(
-    ts_args_type = "options: PythonRunOptions, pycache: PythonPycache | null | undefined, onEvent: (event: string) => void"
+    ts_args_type = "options: PythonRunOptions, pycache: PythonPycache | null | undefined, spare: PythonSpare | null | undefined, onEvent: (event: string) => void"
 )]
 pub fn python_start_run(
     options: PythonRunOptions,
     pycache: Option<&PythonPycache>,
+    spare: Option<&PythonSpare>,
     on_event: EventFn,
 ) -> Result<PythonRun> {
     let mut namespaces = Vec::with_capacity(options.dispatch.len());
@@ -219,7 +262,10 @@ pub fn python_start_run(
         namespaces,
         program_json: options.program_json,
         stream_logs: options.stream_logs,
+        spare: None,
     };
+    let mut spec = spec;
+    spec.spare = spare.and_then(|s| s.inner.take(&spec.child()));
     let events = JsEvents { tsfn: on_event };
     let control = handle::start(spec, Box::new(events))
         .map_err(|e| Error::from_reason(format!("code-runtime-native: could not start a run thread: {e}")))?;

@@ -19,10 +19,10 @@ use super::codec::{decode_frame, ChildFrame, DoneKind};
 use super::events::{emit_settled, failure, Decided, Events};
 use super::exit::{signal_name, try_reap, Exit};
 use super::handle::{Command, Group};
-use super::limits::LimitPlan;
 use super::lines::LineSplitter;
 use super::logs::LogLedger;
-use super::spawn::{spawn, Confinement, Spawned, Staging, PROCESS_CAP, SCRATCH_BYTES};
+use super::spare::{boot, Booted, ChildSpec};
+use super::spawn::{Spawned, Staging};
 use super::stray::Stray;
 use super::teardown::{group_alive, signal_group};
 use super::wire::{self, cap_message, str16, unknown_binding};
@@ -59,6 +59,22 @@ pub struct RunSpec {
     /// The program as a JSON string.
     pub program_json: String,
     pub stream_logs: bool,
+    /// A child booted ahead of this run, when one was ready.
+    pub spare: Option<Booted>,
+}
+
+impl RunSpec {
+    /// How this run's child is started (and how a spare for it must have been).
+    pub fn child(&self) -> ChildSpec {
+        ChildSpec {
+            executable: self.executable.clone(),
+            interpreter_paths: self.interpreter_paths.clone(),
+            pycache: self.pycache.clone(),
+            tmpdir: self.tmpdir.clone(),
+            cpu_seconds: self.cpu_seconds,
+            address_space_bytes: self.address_space_bytes,
+        }
+    }
 }
 
 /// A frame read from fd 3, owned (its line is gone).
@@ -138,34 +154,15 @@ pub struct Run {
 }
 
 impl Run {
-    pub fn execute(spec: RunSpec, events: Box<dyn Events>, rx: Receiver<Command>, wake: UnixStream, group: Group) {
+    pub fn execute(mut spec: RunSpec, events: Box<dyn Events>, rx: Receiver<Command>, wake: UnixStream, group: Group) {
         let began = Instant::now();
-        let staging = match Staging::create(&spec.tmpdir, &spec.pycache) {
-            Ok(s) => s,
-            Err(m) => {
-                let msg = format!("failed to stage the python bootstrap: {m}");
-                return emit_settled(&*events, &[], &failure("worker-exit", &msg), None, began);
-            }
+        let booted = match spec.spare.take() {
+            Some(spare) => Ok(spare),
+            None => boot(&spec.child()),
         };
-        let plan = LimitPlan::for_host(spec.cpu_seconds as u64, spec.address_space_bytes as u64, SCRATCH_BYTES);
-        let cgroup = crate::sandbox::cgroup::RunCgroup::create(PROCESS_CAP);
-        let confine = Confinement {
-            helper: crate::sandbox::helper::path(),
-            interpreter_paths: &spec.interpreter_paths,
-            cgroup: cgroup.as_ref().map(|c| c.path()),
-        };
-        let spawned = match spawn(&spec.executable, &staging, plan, &confine) {
-            Ok(s) => s,
-            Err(m) => {
-                staging.remove();
-                return emit_settled(
-                    &*events,
-                    &[],
-                    &failure("worker-exit", &format!("python spawn error: {m}")),
-                    None,
-                    began,
-                );
-            }
+        let Booted { staging, cgroup, spawned } = match booted {
+            Ok(b) => b,
+            Err(e) => return emit_settled(&*events, &[], &failure("worker-exit", &e.message()), None, began),
         };
         let Spawned { pid, start_time, fd3, stdout, stderr, pidfd, layers: _, init } = spawned;
         *group.lock().unwrap_or_else(|p| p.into_inner()) = Some((pid, start_time, staging.dir.clone()));

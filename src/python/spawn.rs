@@ -34,6 +34,8 @@ pub const SCRATCH_BYTES: u64 = 64 << 20;
 /// A run's private copy of the bootstrap and its scratch directory, removed at settlement.
 pub struct Staging {
     pub dir: PathBuf,
+    /// Everything staging made inside `dir`, in order.
+    created: Vec<PathBuf>,
 }
 
 impl Staging {
@@ -42,26 +44,30 @@ impl Staging {
     pub fn create(tmpdir: &str, cache: &[CachedFile]) -> Result<Staging, String> {
         let template = format!("{}/code-runtime-native-python-XXXXXX", tmpdir.trim_end_matches('/'));
         let dir = mkdtemp(&template).map_err(|e| errors::fs("mkdtemp", &template, &e))?;
-        let staging = Staging { dir };
+        let mut staging = Staging { created: Vec::new(), dir };
         for (name, text) in BOOTSTRAP_FILES {
             let dst = staging.dir.join(name);
+            staging.created.push(dst.clone());
             if let Err(e) = std::fs::write(&dst, text) {
                 staging.remove();
                 return Err(errors::fs("write", &dst.to_string_lossy(), &e));
             }
         }
+        staging.created.push(staging.scratch());
         if let Err(e) = std::fs::create_dir(staging.scratch()) {
             staging.remove();
             return Err(errors::fs("mkdir", &staging.scratch().to_string_lossy(), &e));
         }
         if !cache.is_empty() {
             let pycache = staging.dir.join("__pycache__");
+            staging.created.push(pycache.clone());
             if let Err(e) = std::fs::create_dir(&pycache) {
                 staging.remove();
                 return Err(errors::fs("mkdir", &pycache.to_string_lossy(), &e));
             }
             for (rel, bytes) in cache {
                 let dst = staging.dir.join(rel);
+                staging.created.push(dst.clone());
                 if let Err(e) = std::fs::write(&dst, bytes) {
                     staging.remove();
                     return Err(errors::fs("open", &dst.to_string_lossy(), &e));
@@ -79,9 +85,17 @@ impl Staging {
         self.dir.join(SCRATCH)
     }
 
-    /// Errors are ignored: the directory is best-effort garbage once the run settles.
+    /// Errors are ignored: the directory is best-effort garbage once the run settles. When the
+    /// tree walk cannot even open the directory (descriptors exhausted), what staging made is
+    /// removed by name, which needs no descriptor.
     pub fn remove(&self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
+        if std::fs::remove_dir_all(&self.dir).is_ok() || !self.dir.exists() {
+            return;
+        }
+        for path in self.created.iter().rev() {
+            let _ = std::fs::remove_file(path).or_else(|_| std::fs::remove_dir(path));
+        }
+        let _ = std::fs::remove_dir(&self.dir);
     }
 }
 

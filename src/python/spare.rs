@@ -1,0 +1,170 @@
+//! Children booted ahead of their run (decision 16): staged, spawned behind the sandbox, and left
+//! importing and waiting for their `boot` frame, so a run does not wait for interpreter start-up.
+//! A spare is never used by any program before its run, and is replaced after each run.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Condvar, Mutex};
+
+use super::interp::CachedFile;
+use super::limits::LimitPlan;
+use super::spawn::{kill_init, spawn, Confinement, Spawned, Staging, PROCESS_CAP, SCRATCH_BYTES};
+use super::teardown::signal_group;
+use crate::sandbox::cgroup::RunCgroup;
+
+/// What a child is started with (the same for a spare and for a run that boots its own).
+#[derive(Clone)]
+pub struct ChildSpec {
+    pub executable: PathBuf,
+    pub interpreter_paths: Vec<PathBuf>,
+    pub pycache: Arc<Vec<CachedFile>>,
+    pub tmpdir: String,
+    pub cpu_seconds: f64,
+    pub address_space_bytes: f64,
+}
+
+/// A spawned child with its staging directory and cgroup.
+pub struct Booted {
+    pub staging: Staging,
+    pub cgroup: Option<RunCgroup>,
+    pub spawned: Spawned,
+}
+
+/// Why a child could not be started: the run's `worker-exit` message.
+pub enum BootError {
+    Stage(String),
+    Spawn(String),
+}
+
+impl BootError {
+    pub fn message(&self) -> String {
+        match self {
+            BootError::Stage(m) => format!("failed to stage the python bootstrap: {m}"),
+            BootError::Spawn(m) => format!("python spawn error: {m}"),
+        }
+    }
+}
+
+/// Stages and spawns one child.
+pub fn boot(spec: &ChildSpec) -> Result<Booted, BootError> {
+    let staging = Staging::create(&spec.tmpdir, &spec.pycache).map_err(BootError::Stage)?;
+    let plan = LimitPlan::for_host(spec.cpu_seconds as u64, spec.address_space_bytes as u64, SCRATCH_BYTES);
+    let cgroup = RunCgroup::create(PROCESS_CAP);
+    let confine = Confinement {
+        helper: crate::sandbox::helper::path(),
+        interpreter_paths: &spec.interpreter_paths,
+        cgroup: cgroup.as_ref().map(|c| c.path()),
+    };
+    match spawn(&spec.executable, &staging, plan, &confine) {
+        Ok(spawned) => Ok(Booted { staging, cgroup, spawned }),
+        Err(m) => {
+            staging.remove();
+            Err(BootError::Spawn(m))
+        }
+    }
+}
+
+impl Booted {
+    /// Whether the child is still running (a spare that died waiting is discarded, reaped).
+    fn alive(&self) -> bool {
+        let mut status = 0;
+        // SAFETY: a non-blocking wait for our own child.
+        unsafe { libc::waitpid(self.spawned.pid, &mut status, libc::WNOHANG) == 0 }
+    }
+
+    /// Kills a child no run will use, reaps it and removes its directory and cgroup.
+    pub fn discard(self) {
+        match &self.spawned.init {
+            Some(init) => kill_init(init),
+            None => signal_group(self.spawned.pid, self.spawned.start_time, nix::sys::signal::Signal::SIGKILL),
+        }
+        // SAFETY: reaping our own child (already reaped: ECHILD, harmless).
+        unsafe { libc::waitpid(self.spawned.pid, std::ptr::null_mut(), 0) };
+        self.staging.remove();
+        drop(self.cgroup);
+    }
+}
+
+/// One spare being booted (on a thread of its own) or ready.
+pub struct Spare {
+    slot: Arc<(Mutex<SpareSlot>, Condvar)>,
+    spec: ChildSpec,
+    booting: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+enum SpareSlot {
+    Booting,
+    Ready(Booted),
+    Gone,
+}
+
+impl Spare {
+    /// Starts booting a spare off the caller's thread.
+    pub fn prepare(spec: ChildSpec) -> Spare {
+        let slot = Arc::new((Mutex::new(SpareSlot::Booting), Condvar::new()));
+        let (thread_slot, thread_spec) = (slot.clone(), spec.clone());
+        let started =
+            std::thread::Builder::new().name("crn-python-spare".into()).stack_size(256 << 10).spawn(move || {
+                let booted = boot(&thread_spec).ok();
+                let (lock, ready) = &*thread_slot;
+                let mut slot = lock.lock().unwrap_or_else(|p| p.into_inner());
+                match (booted, &*slot) {
+                    (Some(b), SpareSlot::Booting) => *slot = SpareSlot::Ready(b),
+                    (Some(b), _) => b.discard(), // disposed while booting
+                    (None, _) => *slot = SpareSlot::Gone,
+                }
+                ready.notify_all();
+            });
+        let booting = match started {
+            Ok(handle) => Some(handle),
+            Err(_) => {
+                *slot.0.lock().unwrap_or_else(|p| p.into_inner()) = SpareSlot::Gone;
+                None
+            }
+        };
+        Spare { slot, spec, booting: Mutex::new(booting) }
+    }
+
+    /// The booted child, if it is ready, alive, and was started the way `spec` would start one.
+    pub fn take(&self, spec: &ChildSpec) -> Option<Booted> {
+        let same = self.spec.executable == spec.executable
+            && self.spec.tmpdir == spec.tmpdir
+            && self.spec.cpu_seconds == spec.cpu_seconds
+            && self.spec.address_space_bytes == spec.address_space_bytes
+            && self.spec.interpreter_paths == spec.interpreter_paths;
+        let (lock, ready) = &*self.slot;
+        let mut slot = lock.lock().unwrap_or_else(|p| p.into_inner());
+        // Still spawning (milliseconds: the spawn returns once the interpreter has started): that
+        // is sooner than a spawn of the run's own.
+        while matches!(*slot, SpareSlot::Booting) {
+            slot = ready.wait(slot).unwrap_or_else(|p| p.into_inner());
+        }
+        match std::mem::replace(&mut *slot, SpareSlot::Gone) {
+            SpareSlot::Ready(b) if same && b.alive() => Some(b),
+            SpareSlot::Ready(b) => {
+                b.discard();
+                None
+            }
+            SpareSlot::Booting | SpareSlot::Gone => None,
+        }
+    }
+
+    /// Kills the spare (booting or ready) and removes what it staged; returns once it is gone.
+    pub fn dispose(&self) {
+        {
+            let mut slot = self.slot.0.lock().unwrap_or_else(|p| p.into_inner());
+            if let SpareSlot::Ready(b) = std::mem::replace(&mut *slot, SpareSlot::Gone) {
+                b.discard();
+            }
+        }
+        // A spare still booting discards itself when its spawn returns: wait for that.
+        if let Some(handle) = self.booting.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            let _ = handle.join();
+        }
+    }
+}
+
+impl Drop for Spare {
+    fn drop(&mut self) {
+        self.dispose();
+    }
+}
