@@ -438,24 +438,39 @@ def main(
                 todo.append(node.__cause__)
                 todo.append(node.__context__)
                 todo.extend(getattr(node, "exceptions", None) or ())
-            # Cap the chain at 100 links, keeping the ones nearest the final exception.
-            node, links, chain_cut = te, 1, False
-            while node is not None:
+            # Cap the chain at 100 links, keeping the ones nearest the final exception. A link is
+            # a rendered cause or context, or a member of an exception group: every path from the
+            # final exception is cut after its 100th node.
+            chain_cut, seen, todo = False, set(), [(te, 1)]
+            while todo:
+                node, links = todo.pop()
+                if id(node) in seen:
+                    continue
+                seen.add(id(node))
                 if node.__cause__ is not None:
-                    nxt = node.__cause__
+                    nxt = [node.__cause__]
                 elif node.__context__ is not None and not node.__suppress_context__:
-                    nxt = node.__context__
+                    nxt = [node.__context__]
                 else:
-                    break
-                if links == 100:
-                    node.__cause__ = node.__context__ = None
-                    chain_cut = True
-                    break
-                node, links = nxt, links + 1
+                    nxt = []
+                members = getattr(node, "exceptions", None)
+                if members:
+                    nxt.extend(members)
+                if links >= 100:
+                    if nxt:
+                        node.__cause__ = node.__context__ = None
+                        if members:
+                            node.exceptions = []
+                        chain_cut = True
+                    continue
+                todo.extend((n, links + 1) for n in nxt)
             return cap_message(te.format(chain=True), chain_cut)
         except BaseException:
             try:
-                name = type(exc).__name__
+                try:
+                    name = type(exc).__name__
+                except BaseException:
+                    name = None
                 name = name[:200] if type(name) is str else "<unknown>"
                 return f"{name}: <diagnostic rendering failed>"
             except BaseException:
