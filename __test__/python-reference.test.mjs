@@ -68,6 +68,21 @@ raise Odd("boom")`
     expect(await run(program)).toEqual({ logs: [], error: { kind: 'exception', message: 'Odd: <diagnostic rendering failed>' } })
   })
 
+  it('a 70 MiB type name in an invalid completion is capped to maxValueBytes, not a frame overflow', async () => {
+    const r = await run("return type('N' * (70 * 1024 * 1024), (), {})()")
+    const head = 'program completion must be lossless JSON (unsupported type ('
+    // The message is ASCII up to the suffix: exactly the budget less the 15-byte suffix, then it.
+    expect(r).toEqual({ logs: [], error: { kind: 'invalid-output', message: head + 'N'.repeat(32768 - 15 - head.length) + TRUNCATED } })
+    expect(Buffer.byteLength(r.error.message)).toBe(32768)
+  })
+
+  it('the same reason under a small budget', async () => {
+    const runtime = await runtimeWith({ maxValueBytes: 100 })
+    const r = await runtime.run({ program: "return {'k': type('M' * (1 << 20), (), {})()}", bindings: [] })
+    const head = 'program completion must be lossless JSON (unsupported type ('
+    expect(r).toEqual({ logs: [], error: { kind: 'invalid-output', message: head + 'M'.repeat(100 - 15 - head.length) + TRUNCATED } })
+  })
+
   for (const [shape, program] of [
     ['built', 'e = ValueError("leaf")\nfor i in range(150):\n    e = ExceptionGroup(f"level {i}", [e])\nraise e'],
     [
@@ -91,5 +106,54 @@ raise Odd("boom")`
     expect(r.error.kind).toBe('exception')
     expect(r.error.message).not.toContain('exception chain truncated')
     expect(r.error.message).toContain('ExceptionGroup: level 97 (1 sub-exception)')
+  })
+})
+
+describe('near-limit values under a tight RLIMIT_AS (§9.7)', () => {
+  it('a 40 MiB string of NULs against maxValueBytes 1024 at 384 MiB is output-limit', async () => {
+    const runtime = await runtimeWith({ maxValueBytes: 1024, addressSpaceMb: 384 })
+    const r = await runtime.run({ program: 'return "\\x00" * (40 * 1024 * 1024)', bindings: [] })
+    expect(r).toEqual({ logs: [], error: { kind: 'output-limit', message: 'completion value exceeded 1024 bytes' } })
+  })
+
+  it('a 6 000 000-element list returns, and crosses to a binding, with maxValueBytes 20 MiB at 384 MiB', async () => {
+    const runtime = await runtimeWith({ maxValueBytes: 20 << 20, addressSpaceMb: 384 })
+    const r = await runtime.run({ program: 'return [0] * 6_000_000', bindings: [] })
+    expect(r.error).toBeUndefined()
+    expect(r.value.length).toBe(6_000_000)
+    expect(r.value.every((x) => x === 0)).toBe(true)
+    const seen = []
+    const functions = { count: async (xs) => (seen.push(xs.every((x) => x === 0)), xs.length) }
+    const program = 'xs = [0] * 6_000_000\nreturn await tools.count(xs)'
+    expect(await runtime.run({ program, bindings: [TOOLS(functions)] })).toEqual({ logs: [], value: 6_000_000 })
+    expect(seen).toEqual([true])
+  })
+
+  for (const [mib, space] of [
+    [150, 384],
+    [340, 400],
+  ]) {
+    // Each string is built in one allocation, so the program itself has room for it.
+    for (const [shape, write, logs] of [
+      ['alone', `sys.stdout.write("x" * (${mib} << 20))`, []],
+      ['after a pending fragment', `sys.stdout.write("a")\nsys.stdout.write("x" * (${mib} << 20))`, []],
+      ['after a short line', `sys.stdout.write("y\\n".ljust(${mib} << 20, "x"))`, ['y']],
+    ]) {
+      it(`a single ${mib} MiB sys.stdout.write (${shape}) with maxLogBytes 256 at ${space} MiB returns, the log truncated`, async () => {
+        const runtime = await runtimeWith({ maxLogBytes: 256, addressSpaceMb: space })
+        const r = await runtime.run({ program: `import sys\n${write}\nreturn "after"`, bindings: [] })
+        expect(r).toEqual({ logs: [...logs, MARKER(256)], value: 'after' })
+      })
+    }
+  }
+
+  it('the same flood in lines keeps what fits and ends with the marker', async () => {
+    const runtime = await runtimeWith({ maxLogBytes: 256, addressSpaceMb: 400 })
+    const program = 'import sys\nsys.stdout.write("line\\n" * (40 << 20))\nreturn "after"'
+    const r = await runtime.run({ program, bindings: [] })
+    expect(r.value).toBe('after')
+    expect(r.logs.at(-1)).toBe(MARKER(256))
+    expect(r.logs.slice(0, -1).every((l) => l === 'line')).toBe(true)
+    expect(Buffer.byteLength(JSON.stringify(r.logs.slice(0, -1)))).toBeLessThanOrEqual(256)
   })
 })

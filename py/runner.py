@@ -41,7 +41,7 @@ def main(
     import traceback
 
     FD = P.PROTOCOL_FD
-    encode, decode, quote = P.encode, P.decode, P.quote
+    encode, encode_chunks, decode, quote = P.encode, P.encode_chunks, P.decode, P.quote
     string_cost = P.string_cost
     FIXED_DONE = b'{"type":"done","error":{"kind":"exception","message":"<unrenderable>"}}\n'
     TRUNCATED = "\u2026 [truncated]"  # 15 bytes
@@ -54,7 +54,27 @@ def main(
     writing = [False]
     deferred = []
 
+    def write_piece(data):
+        view = memoryview(data)
+        while view:
+            view = view[_write(FD, view):]
+
+    def write_frame(item):
+        if type(item) is not list:
+            return write_piece(item)
+        batch, size = [], 0  # str pieces, written in writes of about 64 KiB
+        for piece in item:
+            data = piece.encode("utf-8")
+            batch.append(data)
+            size += len(data)
+            if size >= 65536:
+                write_piece(b"".join(batch))
+                batch, size = [], 0
+        if batch:
+            write_piece(b"".join(batch))
+
     def send_bytes(data):
+        """Writes one frame: bytes, or a list of str pieces."""
         with write_lock:
             if writing[0]:
                 deferred.append(data)
@@ -63,9 +83,7 @@ def main(
             try:
                 queue = [data]
                 while queue:
-                    view = memoryview(queue.pop(0))
-                    while view:
-                        view = view[_write(FD, view):]
+                    write_frame(queue.pop(0))
                     queue.extend(deferred)
                     deferred.clear()
             finally:
@@ -211,6 +229,8 @@ def main(
             self._serialized(self._settle, None)
 
         def _write(self, s):
+            # Every character of a line costs at least one byte, so a line longer than what is
+            # left cannot fit: it ends the log without being copied (no slice of a huge write).
             with self.lock:
                 if self.stopped or self.closed or not s:
                     return
@@ -219,6 +239,8 @@ def main(
                     nl = s.find("\n", start)
                     if nl < 0:
                         break
+                    if self.pending + (nl - start) > self.remaining:
+                        return self.overflow()
                     piece = s[start:nl]
                     if self.parts:
                         self.parts.append(piece)
@@ -228,18 +250,25 @@ def main(
                     start = nl + 1
                     if self.stopped:
                         return  # the ledger is exhausted: stop scanning
-                rest = s[start:] if start else s
-                if not rest:
+                if start == len(s):
                     return
+                if self.pending + (len(s) - start) > self.remaining:
+                    # A newline-free flood past the budget: its pending line cannot fit.
+                    return self.overflow()
+                rest = s[start:] if start else s
                 self.parts.append(rest)
                 self.pending += len(rest)
-                if self.pending > self.remaining:
-                    # A newline-free flood: push a budget-sized prefix, which cannot fit.
-                    text = "".join(self.parts)
-                    self.parts, self.pending = [], 0
-                    self.push(text[:self.remaining + 4], False)
-                elif len(self.parts) > 64:
+                if len(self.parts) > 64:
                     self.parts = ["".join(self.parts)]
+
+        def overflow(self):
+            """An entry did not fit: the one marker, then nothing more."""
+            with self.lock:
+                if self.stopped or self.closed:
+                    return
+                self.stopped = True
+                self.parts, self.pending = [], 0
+                send({"type": "log", "text": P.log_truncation_marker(max_log_bytes), "truncated": True})
 
         def _flush_line(self, _):
             with self.lock:
@@ -258,10 +287,7 @@ def main(
                 else:
                     fits = len(text) + 3 <= self.remaining and (cost := string_cost(text) + 1) <= self.remaining
                 if not fits:
-                    self.stopped = True
-                    self.parts, self.pending = [], 0
-                    send({"type": "log", "text": P.log_truncation_marker(max_log_bytes), "truncated": True})
-                    return
+                    return self.overflow()
                 self.remaining -= cost
                 self.opened = open_
                 send({"type": "log", "text": text, "open": True} if open_ else {"type": "log", "text": text})
@@ -338,9 +364,11 @@ def main(
                 future = loop.create_future()
                 pending[call_id] = (loop, future)
                 try:
-                    frame = ('{"type":"call","id":' + str(call_id) + ',"global":' + quote(global_name)
-                             + ',"name":' + quote(name) + ',"args":' + encode(args) + "}\n")
-                    send_bytes(frame.encode("utf-8"))
+                    frame = ['{"type":"call","id":' + str(call_id) + ',"global":' + quote(global_name)
+                             + ',"name":' + quote(name) + ',"args":']
+                    frame += encode_chunks(args)
+                    frame.append("}\n")
+                    send_bytes(frame)
                 except (TypeError, ValueError) as exc:
                     del pending[call_id]
                     raise make_error(name, f"binding arguments must be lossless JSON: {exc}") from None
@@ -410,6 +438,13 @@ def main(
         text = "".join(out)
         if text.endswith("\n"):
             text = text[:-1]
+        return cap_text(text)
+
+    def cap_text(text):
+        """`text` within maxValueBytes serialized bytes, else its longest prefix that fits with the
+        suffix. Every character costs at least one byte, so only a budget-sized prefix is metered."""
+        if len(text) > max_value_bytes:
+            text = text[:max_value_bytes + 1]
         if string_cost(text) - 2 <= max_value_bytes:
             return text
         budget = max_value_bytes - 15
@@ -492,16 +527,18 @@ def main(
                 flush_all()
                 problem = P.check_done_value(payload, max_value_bytes)
                 if problem is None:
-                    data = '{"type": "done", "value": ' + encode(payload) + "}\n"
+                    data = ['{"type": "done", "value": '] + encode_chunks(payload) + ["}\n"]
                 else:
-                    data = encode({"type": "done", "error": {"kind": problem[0], "message": problem[1]}}) + "\n"
+                    # A reason can quote a type name of any length: the message is capped like any other.
+                    message = cap_text(problem[1])
+                    data = encode({"type": "done", "error": {"kind": problem[0], "message": message}}) + "\n"
             else:
                 log.settle()
                 flush_all()
                 message = render_exception(payload)
                 data = encode({"type": "done", "error": {"kind": "exception", "message": message}}) + "\n"
             with log.lock:
-                _send_bytes(data.encode("utf-8"))
+                _send_bytes(data if type(data) is list else data.encode("utf-8"))
         except BaseException:
             try:
                 _write(FD, _fixed)
