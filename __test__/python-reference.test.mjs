@@ -157,3 +157,48 @@ describe('near-limit values under a tight RLIMIT_AS (§9.7)', () => {
     expect(Buffer.byteLength(JSON.stringify(r.logs.slice(0, -1)))).toBeLessThanOrEqual(256)
   })
 })
+
+describe('bursts of binding calls (§8.4)', () => {
+  it('5 000 forged calls to an instant binding while not reading replies: the reply queue, not the call backlog', async () => {
+    let calls = 0
+    const functions = { now: async () => (calls++, 'r') }
+    const program = `
+import asyncio, os
+asyncio.get_running_loop().remove_reader(3)
+frames = b"".join(b'{"type":"call","id":%d,"global":"tools","name":"now","args":null}\\n' % i for i in range(5000))
+view = memoryview(frames)
+while view:
+    view = view[os.write(3, view):]
+await asyncio.sleep(10)`
+    const started = Date.now()
+    expect(await run(program, [TOOLS(functions)])).toEqual({
+      logs: [],
+      error: { kind: 'worker-exit', message: 'reply queue exceeded 1024 pending frames on fd 3 (the child stopped consuming its replies)' },
+    })
+    expect(calls).toBeGreaterThan(1024)
+    expect(Date.now() - started).toBeLessThan(9000)
+  })
+
+  it('asyncio.gather of 5 000 instant binding calls succeeds', async () => {
+    const functions = { now: async (x) => x }
+    const program = 'import asyncio\nrs = await asyncio.gather(*(tools.now(i) for i in range(5000)))\nreturn [len(rs), sum(rs), rs[:3]]'
+    expect(await run(program, [TOOLS(functions)])).toEqual({ logs: [], value: [5000, 12_497_500, [0, 1, 2]] })
+  })
+
+  it('5 000 instant calls made at once from the program, then a return, complete', async () => {
+    const functions = { now: async (x) => x }
+    const program = 'import asyncio\nfs = [asyncio.ensure_future(tools.now(i)) for i in range(5000)]\nawait asyncio.sleep(0)\nreturn "ok"'
+    expect(await run(program, [TOOLS(functions)])).toEqual({ logs: [], value: 'ok' })
+  })
+
+  it('still: 1 025 calls that never settle are the call backlog', async () => {
+    const never = { never: () => new Promise(() => {}) }
+    const program = 'import asyncio\nfor i in range(1025):\n    asyncio.ensure_future(tools.never(i))\nawait asyncio.sleep(10)'
+    const started = Date.now()
+    expect(await run(program, [TOOLS(never)])).toEqual({
+      logs: [],
+      error: { kind: 'worker-exit', message: 'call backlog exceeded 1024 in-flight binding calls (a binding never settled)' },
+    })
+    expect(Date.now() - started).toBeLessThan(9000)
+  })
+})

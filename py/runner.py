@@ -48,42 +48,99 @@ def main(
 
     # ---- the channel: one residual buffer shared by the blocking and the asynchronous reader --
     state = {"buf": bytearray(), "pos": 0}
+    # fd 3 is a socket: a call frame is written without blocking, taking in the host's replies
+    # whenever the socket is full, and every read after boot is non-blocking, so a reader that
+    # finds the replies already taken never stalls. (Not a socket: plain blocking I/O.)
+    import select
+    import socket
+
+    try:
+        chan = socket.socket(fileno=FD)
+    except OSError:
+        chan = None
+    DONTWAIT, POLLIN, POLLOUT, poll = socket.MSG_DONTWAIT, select.POLLIN, select.POLLOUT, select.poll
+    BlockingIOError, InterruptedError = builtins.BlockingIOError, builtins.InterruptedError
+    # Held while reading fd 3 into the buffer and while taking lines out of it.
+    read_lock = threading.Lock()
+    read_eof = [False]
+    # (loop, selector key) of the reply pump once registered. Replies are read outside the pump
+    # only while it is still registered: a program that removed it has stopped reading them.
+    pump = [None]
+
+    def pump_registered():
+        entry = pump[0]
+        if entry is None or chan is None:
+            return False
+        try:
+            return entry[0]._selector.get_map().get(FD) is entry[1]
+        except BaseException:
+            return False
     # Frames are written whole under one lock. It is re-entrant so that a signal handler which
     # logs while this thread is mid-frame cannot deadlock; its frame waits for the current one.
     write_lock = threading.RLock()
     writing = [False]
     deferred = []
 
-    def write_piece(data):
+    def absorb_locked():
+        """Moves what the host has already sent into the buffer; never blocks. True at EOF."""
+        while not read_eof[0]:
+            try:
+                chunk = chan.recv(65536, DONTWAIT)
+            except (BlockingIOError, InterruptedError):
+                return False
+            except OSError:
+                chunk = b""
+            if not chunk:
+                read_eof[0] = True
+                break
+            state["buf"] += chunk
+        return True
+
+    def write_piece(data, absorbing):
         view = memoryview(data)
         while view:
-            view = view[_write(FD, view):]
+            if not absorbing or not pump_registered():
+                view = view[_write(FD, view):]
+                continue
+            try:
+                view = view[chan.send(view, DONTWAIT):]
+            except (BlockingIOError, InterruptedError):
+                # The host is not reading now: keep taking in its replies while waiting for room,
+                # so that neither side's queue grows because the other is writing.
+                waiter = poll()
+                waiter.register(FD, POLLOUT if read_eof[0] else POLLIN | POLLOUT)
+                waiter.poll()
+                if read_lock.acquire(False):
+                    try:
+                        absorb_locked()
+                    finally:
+                        read_lock.release()
 
-    def write_frame(item):
+    def write_frame(item, absorbing):
         if type(item) is not list:
-            return write_piece(item)
+            return write_piece(item, absorbing)
         batch, size = [], 0  # str pieces, written in writes of about 64 KiB
         for piece in item:
             data = piece.encode("utf-8")
             batch.append(data)
             size += len(data)
             if size >= 65536:
-                write_piece(b"".join(batch))
+                write_piece(b"".join(batch), absorbing)
                 batch, size = [], 0
         if batch:
-            write_piece(b"".join(batch))
+            write_piece(b"".join(batch), absorbing)
 
-    def send_bytes(data):
-        """Writes one frame: bytes, or a list of str pieces."""
+    def send_bytes(data, absorbing=False):
+        """Writes one frame: bytes, or a list of str pieces (a call frame absorbs replies)."""
         with write_lock:
             if writing[0]:
-                deferred.append(data)
+                deferred.append((data, False))
                 return
             writing[0] = True
             try:
-                queue = [data]
+                queue = [(data, absorbing)]
                 while queue:
-                    write_frame(queue.pop(0))
+                    write_frame(*queue.pop(0))
                     queue.extend(deferred)
                     deferred.clear()
             finally:
@@ -368,11 +425,12 @@ def main(
                              + ',"name":' + quote(name) + ',"args":']
                     frame += encode_chunks(args)
                     frame.append("}\n")
-                    send_bytes(frame)
+                    send_bytes(frame, True)
                 except (TypeError, ValueError) as exc:
                     del pending[call_id]
                     raise make_error(name, f"binding arguments must be lossless JSON: {exc}") from None
                 next_id[0] = call_id + 1
+            drain_replies()
             ok, payload = await future
             if ok:
                 return payload
@@ -578,14 +636,35 @@ def main(
 
     def on_readable(loop):
         """The reply pump: frames other than known replies are ignored."""
-        try:
-            chunk = _read(FD, 65536)
-        except OSError:
-            chunk = b""
-        if not chunk:
-            loop.remove_reader(FD)
+        with read_lock:
+            if chan is None:
+                try:
+                    chunk = _read(FD, 65536)
+                except OSError:
+                    chunk = b""
+                if chunk:
+                    state["buf"] += chunk
+                else:
+                    read_eof[0] = True
+            else:
+                absorb_locked()  # a drain may have taken the data already: then nothing is read
+            pump_lines()
+            if read_eof[0]:
+                loop.remove_reader(FD)
+
+    def drain_replies():
+        """After a call frame: completes the replies that have already arrived, so the host's
+        reply queue does not grow while this program is busy making calls."""
+        if not pump_registered() or not read_lock.acquire(False):
             return
-        state["buf"] += chunk
+        try:
+            absorb_locked()
+            pump_lines()
+        finally:
+            read_lock.release()
+
+    def pump_lines():
+        """Completes the futures of the complete reply lines in the buffer (read_lock held)."""
         while True:
             line = take_line()
             if line is None:
@@ -615,6 +694,10 @@ def main(
     async def runner():
         loop = asyncio.get_running_loop()
         loop.add_reader(FD, on_readable, loop)
+        try:
+            pump[0] = (loop, loop._selector.get_key(FD))
+        except BaseException:
+            pass  # not a selector loop: replies are read by the pump alone
         try:
             value = await main()
         except BaseException as exc:
