@@ -7,6 +7,7 @@ iteratively (no recursion, so depth is limited only by memory).
 
 import math
 import re
+import sys as _sys
 from typing import Any, List, TypedDict
 
 PROTOCOL_FD = 3
@@ -514,6 +515,54 @@ def _read_string(s, pos):
 
 
 def decode(s):
+    """Parses host JSON: with the C scanner of the json module where that provably gives the
+    exact decoder's result, else with the exact decoder."""
+    if _scan is not None and (_SCAN_DEPTH_BOUNDED or _getrecursionlimit() <= 4000
+                              or s.count("[") + s.count("{") <= 900):
+        try:
+            value, end = _scan(s, 0)
+        except Exception:  # invalid for strict JSON, NaN/Infinity, too deep, too many digits
+            pass
+        else:
+            if end == len(s):
+                return value
+    return exact_decode(s)
+
+
+# The C scanner (what json.loads runs, without its leading-whitespace skip) in strict mode, with
+# float() and int() for numbers exactly as the exact decoder, and NaN, Infinity and -Infinity
+# refused. Whenever it accepts a whole line, that line is standard JSON, on which both decoders
+# agree: the same \uXXXX pair folding and lone surrogates, the same int/float split and parse
+# (1e400 is inf in both, a 5000-digit int fails in both), the last duplicate key's value at the
+# first key's position, `__proto__` a plain key. Anything it refuses goes to the exact decoder.
+# Its recursion is bounded by the interpreter from 3.12; before that by the recursion limit, which
+# a program may raise, so a deep line is scanned only under a modest limit.
+def _reject_constant(name):
+    raise ValueError(f"{name} is not JSON")
+
+
+class _ScanContext:
+    def __init__(self):
+        self.strict = True
+        self.object_hook = None
+        self.object_pairs_hook = None
+        self.parse_float = float
+        self.parse_int = int
+        self.parse_constant = _reject_constant
+        self.memo = {}
+
+
+try:
+    from _json import make_scanner as _make_scanner
+
+    _scan = _make_scanner(_ScanContext())
+except Exception:  # no C accelerator: the exact decoder alone
+    _scan = None
+_SCAN_DEPTH_BOUNDED = _sys.version_info >= (3, 12)
+_getrecursionlimit = _sys.getrecursionlimit
+
+
+def exact_decode(s):
     """Parses host JSON (trusted, well-formed) without recursion."""
     pos = 0
     stack = []
