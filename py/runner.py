@@ -75,6 +75,7 @@ def main(
             return entry[0]._selector.get_map().get(FD) is entry[1]
         except BaseException:
             return False
+
     # Frames are written whole under one lock. It is re-entrant so that a signal handler which
     # logs while this thread is mid-frame cannot deadlock; its frame waits for the current one.
     write_lock = threading.RLock()
