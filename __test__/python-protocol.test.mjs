@@ -132,3 +132,76 @@ describe('host encoder for replies (14, seam §5)', () => {
     expect(encodeLossless(vm.runInNewContext('({ a: [1, 2], b: Object.create(null) })'))).toBe('{"a":[1,2],"b":{}}')
   })
 })
+
+describe('reply decoding (§9.3): the C scanner only where it equals the exact decoder', () => {
+  const records = Array.from({ length: 500 }, (_, i) => ({ id: i, name: `item-${i}`, tags: ['a', 'é'], score: i / 7, ok: i % 2 === 0 }))
+  const hostSent = [
+    null, true, 0, -1.5, 1e-7, 1 / 3, 5e-324, 2 ** 60, -(2 ** 60), 1e21, Number.MAX_VALUE, 'é\uD800"\n\u0000\u001f\u2028',
+    '\uD83D\uDE00', '\uDE00\uD83D', { a: [1, { b: null }], ['__proto__']: 2 }, Object.create(null), [], records,
+  ].map((v) => `{"type":"reply","id":7,"ok":true,"value":${encodeLossless(v)}}`)
+  // Texts the host never sends, each a way the two decoders could differ.
+  const crafted = [
+    '{"a":1,"a":2,"b":3}', '{"__proto__":{"x":1}}', '"\\ud800\\udc00"', '"\\ud800\\u0041"', '"\\uDBFF\\uDFFF\\uDFFF"', '"\\/\\b\\f"',
+    '1e400', '-1e400', '[1E400,-0,-0.0,0.1e1,12.50E+3]', '1' + '0'.repeat(400), '1' + '0'.repeat(5000), '[NaN]', 'Infinity',
+    '[-Infinity]', ' [1]', '[1] ', '[1,]', '"\u0001"',
+  ]
+  // Deep texts are built in the child (they do not fit on a command line).
+  const DEEP = '["[" * 100_000 + "]" * 100_000, \'{"a":\' * 3000 + "1" + "}" * 3000]'
+  // `probe`: also report whether the raw scanner takes the whole text (never under a raised
+  // recursion limit, where the raw scanner is exactly what must not run on a deep text).
+  const check = (texts, prefix = '', extra = '[]', probe = true) =>
+    python(`${prefix}
+def sig(v):
+    out, stack = [], [v]
+    while stack:
+        x = stack.pop()
+        if type(x) is list:
+            out.append(("list", len(x)))
+            stack.extend(reversed(x))
+        elif type(x) is dict:
+            out.append(("dict", tuple(x)))
+            stack.extend(reversed(list(x.values())))
+        else:
+            out.append((type(x).__name__, repr(x)))
+    return out
+
+def outcome(f, t):
+    try:
+        return ["ok", sig(f(t))]
+    except Exception as e:
+        return ["error", type(e).__name__]
+
+res = []
+for t in json.loads(${JSON.stringify(JSON.stringify(texts))}) + ${extra}:
+    scanned = None
+    if ${probe ? 'True' : 'False'}:
+        try:
+            scanned = protocol._scan(t, 0)[1] == len(t)
+        except Exception:
+            scanned = False
+    res.append([outcome(protocol.decode, t) == outcome(protocol.exact_decode, t), scanned])
+print(json.dumps(res))`)
+
+  it('every reply the host sends takes the C scanner and decodes exactly as the exact decoder does', () => {
+    expect(check(hostSent)).toEqual(hostSent.map(() => [true, true]))
+  })
+
+  it('duplicate keys, surrogate escapes, 1e400, huge integers, NaN/Infinity, whitespace and depth decode as the exact decoder does', () => {
+    const out = check(crafted, '', DEEP)
+    expect(out.map(([same]) => same)).toEqual([...crafted, 'deep list', 'deep dict'].map(() => true))
+    // The scanner takes standard JSON and refuses the rest, which the exact decoder then handles.
+    const scanned = Object.fromEntries(crafted.map((t, i) => [t.slice(0, 24), out[i][1]]))
+    expect(scanned).toMatchObject({
+      '{"a":1,"a":2,"b":3}': true, '"\\ud800\\udc00"': true, '"\\ud800\\u0041"': true, '1e400': true, '[NaN]': false, Infinity: false,
+      '[-Infinity]': false, ' [1]': false, '[1] ': false, '[1,]': false, '"\u0001"': false,
+    })
+  })
+
+  it('a program that raises the recursion limit cannot make a deep reply overflow the C stack', () => {
+    const deep = '["[" * 200_000 + "]" * 200_000, \'{"a":\' * 100_000 + "null" + "}" * 100_000]'
+    expect(check([], 'sys.setrecursionlimit(10**7)', deep, false)).toEqual([
+      [true, null],
+      [true, null],
+    ])
+  })
+})

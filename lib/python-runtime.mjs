@@ -288,6 +288,9 @@ function startRun(state, namespaces, program, signal, onLog, onStats, resolve) {
     try {
       const event = JSON.parse(text)
       if (event.type === 'call') dispatch(event)
+      // The host's call-backlog barrier: answered (id -1) once every call dispatched before it
+      // has run its microtasks, so bindings that settle at once are no longer in flight.
+      else if (event.type === 'barrier') setImmediate(() => run.handle.reply(-1, true, ''))
       else if (event.type === 'log') onLog?.(event.text)
       else if (event.type === 'settled') settle(event)
     } catch {}

@@ -7,6 +7,7 @@ iteratively (no recursion, so depth is limited only by memory).
 
 import math
 import re
+import sys as _sys
 from typing import Any, List, TypedDict
 
 PROTOCOL_FD = 3
@@ -136,9 +137,35 @@ def quote(s):
     return '"' + fold_surrogates(s).translate(_ESCAPES) + '"'
 
 
+_COST_CHUNK = 1 << 20
+_SHORT_BYTES = _SHORT.encode("ascii")
+_ESCAPE_BYTES = bytes(range(0x20)) + b'"\\'
+_LONE_BYTES = re.compile(b"\xed[\xa0-\xbf]")
+
+
+def _long_string_cost(s):
+    """string_cost for a long string, in bounded memory: one UTF-8 chunk at a time, counting
+    escapes with bytes.translate (UTF-8 never puts an ASCII byte inside a multi-byte character,
+    and surrogatepass spells each surrogate as ED A0..BF xx)."""
+    if _SURROGATE.search(s) is not None:
+        s = fold_surrogates(s)
+    total = 2
+    for i in range(0, len(s), _COST_CHUNK):
+        b = s[i:i + _COST_CHUNK].encode("utf-8", "surrogatepass")
+        n = len(b)
+        escapes = n - len(b.translate(None, _ESCAPE_BYTES))
+        short = n - len(b.translate(None, _SHORT_BYTES))
+        total += n + short + 5 * (escapes - short)
+        if b.find(b"\xed") >= 0:
+            total += 3 * len(_LONE_BYTES.findall(b))
+    return total
+
+
 def string_cost(s):
     """Quoted JSON size in bytes (python-runtime.md §9.6): escapes 2 or 6, a lone surrogate 6,
     a folded pair 4, other characters their UTF-8 width."""
+    if len(s) > _COST_CHUNK:
+        return _long_string_cost(s)
     extra = 0
     if _ASCII_ESCAPE.search(s) is not None:
         for c in _ASCII_ESCAPE.findall(s):
@@ -218,11 +245,64 @@ def _float_problem(x):
 
 OVER_BUDGET = object()
 
+# Wide lists of one scalar type that is lossless for every member (safe ints, finite non-zero
+# floats, strings, None and bools) are checked, metered and encoded with C-level passes instead of
+# one step per member; the results are exactly the member-by-member ones.
+_FLAT_MIN = 8
+_FLAT_SLICE = 65536
+_NONE_TYPE = type(None)
+_LITERAL_TEXT = {None: "null", True: "true", False: "false"}
 
-def _walk(value, budget):
+
+def _flat_kind(v):
+    """The member type of a list whose every member is a lossless scalar of that type (None and
+    bool count as one kind), else None."""
+    kinds = set(map(type, v))
+    if len(kinds) == 1:
+        kind = kinds.pop()
+        if kind is int:
+            return int if -MAX_SAFE <= min(v) and max(v) <= MAX_SAFE else None
+        if kind is float:
+            # No zero at all (so no -0.0), and no inf or nan.
+            return float if v.count(0.0) == 0 and all(map(math.isfinite, v)) else None
+        if kind is str:
+            return str
+    if kinds and kinds <= {_NONE_TYPE, bool}:
+        return bool
+    return None
+
+
+def _flat_size(v, kind, room):
+    """The members' total compact size; past `room` (when given), any size beyond it."""
+    if kind is int:
+        return sum(map(len, map(str, v)))
+    if kind is float:
+        return sum(map(len, map(number_text, v)))
+    if kind is bool:
+        return 4 * v.count(None) + 4 * v.count(True) + 5 * v.count(False)
+    least = sum(map(len, v)) + 2 * len(v)  # every character costs at least one byte
+    if room is not None and least > room:
+        return least
+    return sum(map(string_cost, v))
+
+
+def _flat_pieces(v, kind):
+    """The list's compact JSON, as pieces of at most _FLAT_SLICE members each."""
+    spell = {int: str, float: number_text, str: quote, bool: _LITERAL_TEXT.__getitem__}[kind]
+    pieces = ["["]
+    for i in range(0, len(v), _FLAT_SLICE):
+        if i:
+            pieces.append(",")
+        pieces.append(",".join(map(spell, v[i:i + _FLAT_SLICE])))
+    pieces.append("]")
+    return pieces
+
+
+def _walk(value, budget, measure=True):
     """Returns (reason, size): a reason string for the first lossy member, OVER_BUDGET as soon as
-    the size (or a container's lower bound, before its children are queued) passes `budget`,
-    else (None, exact compact size). `budget` None means unbounded."""
+    the size (or a container's or string's lower bound, before it is metered) passes `budget`,
+    else (None, exact compact size). `budget` None means unbounded; `measure` False skips the
+    size (it is then meaningless)."""
     size = 0
     path = set()
     # Each entry: (id of the container or None, iterator over its child values).
@@ -243,14 +323,20 @@ def _walk(value, budget):
             problem = _int_problem(v)
             if problem:
                 return problem, size
-            size += len(str(v))
+            if measure:
+                size += len(str(v))
         elif t is float:
             problem = _float_problem(v)
             if problem:
                 return problem, size
-            size += len(number_text(v))
+            if measure:
+                size += len(number_text(v))
         elif t is str:
-            size += string_cost(v)
+            # Every character costs at least one byte: a string that cannot fit is not metered.
+            if budget is not None and size + len(v) + 2 > budget:
+                return OVER_BUDGET, size
+            if measure:
+                size += string_cost(v)
         elif t is list:
             if id(v) in path:
                 return "circular reference", size
@@ -259,8 +345,13 @@ def _walk(value, budget):
             if budget is not None and size + 2 + max(2 * n - 1, 0) > budget:
                 return OVER_BUDGET, size
             size += 2 + max(n - 1, 0)
-            path.add(id(v))
-            stack.append((id(v), iter(v)))
+            flat = _flat_kind(v) if n >= _FLAT_MIN else None
+            if flat is None:
+                path.add(id(v))
+                stack.append((id(v), iter(v)))
+            elif measure:
+                room = None if budget is None else budget - size
+                size += _flat_size(v, flat, room)
         elif t is dict:
             if id(v) in path:
                 return "circular reference", size
@@ -275,7 +366,8 @@ def _walk(value, budget):
                     return f"non-string dict key ({type(k).__name__})", size
                 f = fold_surrogates(k)
                 folded.add(f)
-                keys_cost += string_cost(f) + 1
+                if measure:
+                    keys_cost += string_cost(f) + 1
             if len(folded) != n:
                 return "duplicate dict key after surrogate-pair combining", size
             size += 2 + max(n - 1, 0) + keys_cost
@@ -290,7 +382,7 @@ def _walk(value, budget):
 
 def lossless_reason(value):
     """None when `value` is lossless JSON, else the reason."""
-    reason, _ = _walk(value, None)
+    reason, _ = _walk(value, None, False)
     return reason
 
 
@@ -300,7 +392,9 @@ def check_done_value(value, max_value_bytes):
     if reason is OVER_BUDGET:
         return "output-limit", f"completion value exceeded {max_value_bytes} bytes"
     if reason is not None:
-        return "invalid-output", f"program completion must be lossless JSON ({reason})"
+        # The caller caps the message to the budget; a longer reason (a type name can be any
+        # length) would be cut anyway, so only a budget-sized prefix of it is copied.
+        return "invalid-output", f"program completion must be lossless JSON ({reason[:max_value_bytes + 1]})"
     return None
 
 
@@ -315,13 +409,27 @@ def encoded_size(value):
 # ---------------------------------------------------------------------------------------------
 # Encoding and decoding, iteratively.
 
+_PIECES = 4096
+
+
 def encode(value):
     """Compact JSON text (the encoder also accepts tuples; the validators reject them)."""
+    return "".join(encode_chunks(value))
+
+
+def encode_chunks(value):
+    """`encode(value)` as a list of strings to write in order. Tokens are joined every few
+    thousand, so a wide value is held as about one copy of its text, never as one object per
+    token, and the caller need not join the pieces into a second copy."""
+    chunks = []
     out = []
     add = out.append
     stack = []
     v = value
     while True:
+        if len(out) >= _PIECES:
+            chunks.append("".join(out))
+            out.clear()
         t = type(v)
         if v is None:
             add("null")
@@ -336,6 +444,10 @@ def encode(value):
             if problem:
                 raise ValueError(problem)
             add(number_text(v))
+        elif t is list and len(v) >= _FLAT_MIN and (flat := _flat_kind(v)) is not None:
+            chunks.append("".join(out))
+            out.clear()
+            chunks.extend(_flat_pieces(v, flat))
         elif t is list or t is tuple:
             add("[")
             stack.append([iter(v), False, 0])
@@ -364,7 +476,8 @@ def encode(value):
                 v = item
             break
         else:
-            return "".join(out)
+            chunks.append("".join(out))
+            return chunks
 
 
 _TOKEN = re.compile(
@@ -402,6 +515,54 @@ def _read_string(s, pos):
 
 
 def decode(s):
+    """Parses host JSON: with the C scanner of the json module where that provably gives the
+    exact decoder's result, else with the exact decoder."""
+    if _scan is not None and (_SCAN_DEPTH_BOUNDED or _getrecursionlimit() <= 4000
+                              or s.count("[") + s.count("{") <= 900):
+        try:
+            value, end = _scan(s, 0)
+        except Exception:  # invalid for strict JSON, NaN/Infinity, too deep, too many digits
+            pass
+        else:
+            if end == len(s):
+                return value
+    return exact_decode(s)
+
+
+# The C scanner (what json.loads runs, without its leading-whitespace skip) in strict mode, with
+# float() and int() for numbers exactly as the exact decoder, and NaN, Infinity and -Infinity
+# refused. Whenever it accepts a whole line, that line is standard JSON, on which both decoders
+# agree: the same \uXXXX pair folding and lone surrogates, the same int/float split and parse
+# (1e400 is inf in both, a 5000-digit int fails in both), the last duplicate key's value at the
+# first key's position, `__proto__` a plain key. Anything it refuses goes to the exact decoder.
+# Its recursion is bounded by the interpreter from 3.12; before that by the recursion limit, which
+# a program may raise, so a deep line is scanned only under a modest limit.
+def _reject_constant(name):
+    raise ValueError(f"{name} is not JSON")
+
+
+class _ScanContext:
+    def __init__(self):
+        self.strict = True
+        self.object_hook = None
+        self.object_pairs_hook = None
+        self.parse_float = float
+        self.parse_int = int
+        self.parse_constant = _reject_constant
+        self.memo = {}
+
+
+try:
+    from _json import make_scanner as _make_scanner
+
+    _scan = _make_scanner(_ScanContext())
+except Exception:  # no C accelerator: the exact decoder alone
+    _scan = None
+_SCAN_DEPTH_BOUNDED = _sys.version_info >= (3, 12)
+_getrecursionlimit = _sys.getrecursionlimit
+
+
+def exact_decode(s):
     """Parses host JSON (trusted, well-formed) without recursion."""
     pos = 0
     stack = []

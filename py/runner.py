@@ -41,31 +41,107 @@ def main(
     import traceback
 
     FD = P.PROTOCOL_FD
-    encode, decode, quote = P.encode, P.decode, P.quote
+    encode, encode_chunks, decode, quote = P.encode, P.encode_chunks, P.decode, P.quote
     string_cost = P.string_cost
     FIXED_DONE = b'{"type":"done","error":{"kind":"exception","message":"<unrenderable>"}}\n'
     TRUNCATED = "\u2026 [truncated]"  # 15 bytes
 
     # ---- the channel: one residual buffer shared by the blocking and the asynchronous reader --
     state = {"buf": bytearray(), "pos": 0}
+    # fd 3 is a socket: a call frame is written without blocking, taking in the host's replies
+    # whenever the socket is full, and every read after boot is non-blocking, so a reader that
+    # finds the replies already taken never stalls. (Not a socket: plain blocking I/O.)
+    import select
+    import socket
+
+    try:
+        chan = socket.socket(fileno=FD)
+    except OSError:
+        chan = None
+    DONTWAIT, POLLIN, POLLOUT, poll = socket.MSG_DONTWAIT, select.POLLIN, select.POLLOUT, select.poll
+    BlockingIOError, InterruptedError = builtins.BlockingIOError, builtins.InterruptedError
+    # Held while reading fd 3 into the buffer and while taking lines out of it.
+    read_lock = threading.Lock()
+    read_eof = [False]
+    # (loop, selector key) of the reply pump once registered. Replies are read outside the pump
+    # only while it is still registered: a program that removed it has stopped reading them.
+    pump = [None]
+
+    def pump_registered():
+        entry = pump[0]
+        if entry is None or chan is None:
+            return False
+        try:
+            return entry[0]._selector.get_map().get(FD) is entry[1]
+        except BaseException:
+            return False
+
     # Frames are written whole under one lock. It is re-entrant so that a signal handler which
     # logs while this thread is mid-frame cannot deadlock; its frame waits for the current one.
     write_lock = threading.RLock()
     writing = [False]
     deferred = []
 
-    def send_bytes(data):
+    def absorb_locked():
+        """Moves what the host has already sent into the buffer; never blocks. True at EOF."""
+        while not read_eof[0]:
+            try:
+                chunk = chan.recv(65536, DONTWAIT)
+            except (BlockingIOError, InterruptedError):
+                return False
+            except OSError:
+                chunk = b""
+            if not chunk:
+                read_eof[0] = True
+                break
+            state["buf"] += chunk
+        return True
+
+    def write_piece(data, absorbing):
+        view = memoryview(data)
+        while view:
+            if not absorbing or not pump_registered():
+                view = view[_write(FD, view):]
+                continue
+            try:
+                view = view[chan.send(view, DONTWAIT):]
+            except (BlockingIOError, InterruptedError):
+                # The host is not reading now: keep taking in its replies while waiting for room,
+                # so that neither side's queue grows because the other is writing.
+                waiter = poll()
+                waiter.register(FD, POLLOUT if read_eof[0] else POLLIN | POLLOUT)
+                waiter.poll()
+                if read_lock.acquire(False):
+                    try:
+                        absorb_locked()
+                    finally:
+                        read_lock.release()
+
+    def write_frame(item, absorbing):
+        if type(item) is not list:
+            return write_piece(item, absorbing)
+        batch, size = [], 0  # str pieces, written in writes of about 64 KiB
+        for piece in item:
+            data = piece.encode("utf-8")
+            batch.append(data)
+            size += len(data)
+            if size >= 65536:
+                write_piece(b"".join(batch), absorbing)
+                batch, size = [], 0
+        if batch:
+            write_piece(b"".join(batch), absorbing)
+
+    def send_bytes(data, absorbing=False):
+        """Writes one frame: bytes, or a list of str pieces (a call frame absorbs replies)."""
         with write_lock:
             if writing[0]:
-                deferred.append(data)
+                deferred.append((data, False))
                 return
             writing[0] = True
             try:
-                queue = [data]
+                queue = [(data, absorbing)]
                 while queue:
-                    view = memoryview(queue.pop(0))
-                    while view:
-                        view = view[_write(FD, view):]
+                    write_frame(*queue.pop(0))
                     queue.extend(deferred)
                     deferred.clear()
             finally:
@@ -211,6 +287,8 @@ def main(
             self._serialized(self._settle, None)
 
         def _write(self, s):
+            # Every character of a line costs at least one byte, so a line longer than what is
+            # left cannot fit: it ends the log without being copied (no slice of a huge write).
             with self.lock:
                 if self.stopped or self.closed or not s:
                     return
@@ -219,6 +297,8 @@ def main(
                     nl = s.find("\n", start)
                     if nl < 0:
                         break
+                    if self.pending + (nl - start) > self.remaining:
+                        return self.overflow()
                     piece = s[start:nl]
                     if self.parts:
                         self.parts.append(piece)
@@ -228,18 +308,25 @@ def main(
                     start = nl + 1
                     if self.stopped:
                         return  # the ledger is exhausted: stop scanning
-                rest = s[start:] if start else s
-                if not rest:
+                if start == len(s):
                     return
+                if self.pending + (len(s) - start) > self.remaining:
+                    # A newline-free flood past the budget: its pending line cannot fit.
+                    return self.overflow()
+                rest = s[start:] if start else s
                 self.parts.append(rest)
                 self.pending += len(rest)
-                if self.pending > self.remaining:
-                    # A newline-free flood: push a budget-sized prefix, which cannot fit.
-                    text = "".join(self.parts)
-                    self.parts, self.pending = [], 0
-                    self.push(text[:self.remaining + 4], False)
-                elif len(self.parts) > 64:
+                if len(self.parts) > 64:
                     self.parts = ["".join(self.parts)]
+
+        def overflow(self):
+            """An entry did not fit: the one marker, then nothing more."""
+            with self.lock:
+                if self.stopped or self.closed:
+                    return
+                self.stopped = True
+                self.parts, self.pending = [], 0
+                send({"type": "log", "text": P.log_truncation_marker(max_log_bytes), "truncated": True})
 
         def _flush_line(self, _):
             with self.lock:
@@ -258,10 +345,7 @@ def main(
                 else:
                     fits = len(text) + 3 <= self.remaining and (cost := string_cost(text) + 1) <= self.remaining
                 if not fits:
-                    self.stopped = True
-                    self.parts, self.pending = [], 0
-                    send({"type": "log", "text": P.log_truncation_marker(max_log_bytes), "truncated": True})
-                    return
+                    return self.overflow()
                 self.remaining -= cost
                 self.opened = open_
                 send({"type": "log", "text": text, "open": True} if open_ else {"type": "log", "text": text})
@@ -338,13 +422,16 @@ def main(
                 future = loop.create_future()
                 pending[call_id] = (loop, future)
                 try:
-                    frame = ('{"type":"call","id":' + str(call_id) + ',"global":' + quote(global_name)
-                             + ',"name":' + quote(name) + ',"args":' + encode(args) + "}\n")
-                    send_bytes(frame.encode("utf-8"))
+                    frame = ['{"type":"call","id":' + str(call_id) + ',"global":' + quote(global_name)
+                             + ',"name":' + quote(name) + ',"args":']
+                    frame += encode_chunks(args)
+                    frame.append("}\n")
+                    send_bytes(frame, True)
                 except (TypeError, ValueError) as exc:
                     del pending[call_id]
                     raise make_error(name, f"binding arguments must be lossless JSON: {exc}") from None
                 next_id[0] = call_id + 1
+            drain_replies()
             ok, payload = await future
             if ok:
                 return payload
@@ -410,6 +497,13 @@ def main(
         text = "".join(out)
         if text.endswith("\n"):
             text = text[:-1]
+        return cap_text(text)
+
+    def cap_text(text):
+        """`text` within maxValueBytes serialized bytes, else its longest prefix that fits with the
+        suffix. Every character costs at least one byte, so only a budget-sized prefix is metered."""
+        if len(text) > max_value_bytes:
+            text = text[:max_value_bytes + 1]
         if string_cost(text) - 2 <= max_value_bytes:
             return text
         budget = max_value_bytes - 15
@@ -438,24 +532,39 @@ def main(
                 todo.append(node.__cause__)
                 todo.append(node.__context__)
                 todo.extend(getattr(node, "exceptions", None) or ())
-            # Cap the chain at 100 links, keeping the ones nearest the final exception.
-            node, links, chain_cut = te, 1, False
-            while node is not None:
+            # Cap the chain at 100 links, keeping the ones nearest the final exception. A link is
+            # a rendered cause or context, or a member of an exception group: every path from the
+            # final exception is cut after its 100th node.
+            chain_cut, seen, todo = False, set(), [(te, 1)]
+            while todo:
+                node, links = todo.pop()
+                if id(node) in seen:
+                    continue
+                seen.add(id(node))
                 if node.__cause__ is not None:
-                    nxt = node.__cause__
+                    nxt = [node.__cause__]
                 elif node.__context__ is not None and not node.__suppress_context__:
-                    nxt = node.__context__
+                    nxt = [node.__context__]
                 else:
-                    break
-                if links == 100:
-                    node.__cause__ = node.__context__ = None
-                    chain_cut = True
-                    break
-                node, links = nxt, links + 1
+                    nxt = []
+                members = getattr(node, "exceptions", None)
+                if members:
+                    nxt.extend(members)
+                if links >= 100:
+                    if nxt:
+                        node.__cause__ = node.__context__ = None
+                        if members:
+                            node.exceptions = []
+                        chain_cut = True
+                    continue
+                todo.extend((n, links + 1) for n in nxt)
             return cap_message(te.format(chain=True), chain_cut)
         except BaseException:
             try:
-                name = type(exc).__name__
+                try:
+                    name = type(exc).__name__
+                except BaseException:
+                    name = None
                 name = name[:200] if type(name) is str else "<unknown>"
                 return f"{name}: <diagnostic rendering failed>"
             except BaseException:
@@ -477,16 +586,18 @@ def main(
                 flush_all()
                 problem = P.check_done_value(payload, max_value_bytes)
                 if problem is None:
-                    data = '{"type": "done", "value": ' + encode(payload) + "}\n"
+                    data = ['{"type": "done", "value": '] + encode_chunks(payload) + ["}\n"]
                 else:
-                    data = encode({"type": "done", "error": {"kind": problem[0], "message": problem[1]}}) + "\n"
+                    # A reason can quote a type name of any length: the message is capped like any other.
+                    message = cap_text(problem[1])
+                    data = encode({"type": "done", "error": {"kind": problem[0], "message": message}}) + "\n"
             else:
                 log.settle()
                 flush_all()
                 message = render_exception(payload)
                 data = encode({"type": "done", "error": {"kind": "exception", "message": message}}) + "\n"
             with log.lock:
-                _send_bytes(data.encode("utf-8"))
+                _send_bytes(data if type(data) is list else data.encode("utf-8"))
         except BaseException:
             try:
                 _write(FD, _fixed)
@@ -526,14 +637,35 @@ def main(
 
     def on_readable(loop):
         """The reply pump: frames other than known replies are ignored."""
-        try:
-            chunk = _read(FD, 65536)
-        except OSError:
-            chunk = b""
-        if not chunk:
-            loop.remove_reader(FD)
+        with read_lock:
+            if chan is None:
+                try:
+                    chunk = _read(FD, 65536)
+                except OSError:
+                    chunk = b""
+                if chunk:
+                    state["buf"] += chunk
+                else:
+                    read_eof[0] = True
+            else:
+                absorb_locked()  # a drain may have taken the data already: then nothing is read
+            pump_lines()
+            if read_eof[0]:
+                loop.remove_reader(FD)
+
+    def drain_replies():
+        """After a call frame: completes the replies that have already arrived, so the host's
+        reply queue does not grow while this program is busy making calls."""
+        if not pump_registered() or not read_lock.acquire(False):
             return
-        state["buf"] += chunk
+        try:
+            absorb_locked()
+            pump_lines()
+        finally:
+            read_lock.release()
+
+    def pump_lines():
+        """Completes the futures of the complete reply lines in the buffer (read_lock held)."""
         while True:
             line = take_line()
             if line is None:
@@ -563,6 +695,10 @@ def main(
     async def runner():
         loop = asyncio.get_running_loop()
         loop.add_reader(FD, on_readable, loop)
+        try:
+            pump[0] = (loop, loop._selector.get_key(FD))
+        except BaseException:
+            pass  # not a selector loop: replies are read by the pump alone
         try:
             value = await main()
         except BaseException as exc:

@@ -145,6 +145,11 @@ pub struct Run {
     run_queued: bool,
     next_call_id: f64,
     in_flight: usize,
+    /// Past the call cap, the verdict waits on a barrier: JavaScript answers it (a reply with id
+    /// -1) once every call dispatched before it has run its microtasks, so calls that settled at
+    /// once do not count. fd 3 is not read meanwhile, and a `done` read in that batch waits too.
+    barrier: bool,
+    held_done: Option<Inbound>,
     decided: Option<Decided>,
     /// The outcome came from the child's own `done`: the kernel's CPU accounting still overrules it.
     child_decided: bool,
@@ -200,6 +205,8 @@ impl Run {
             run_queued: false,
             next_call_id: 0.0,
             in_flight: 0,
+            barrier: false,
+            held_done: None,
             decided: None,
             child_decided: false,
             wall_deadline: Some(began + wall),
@@ -240,6 +247,9 @@ impl Run {
     }
 
     fn on_inbound(&mut self, frame: Inbound) {
+        if self.held_done.is_some() {
+            return; // nothing after `done` counts
+        }
         match frame {
             Inbound::BootAck => {
                 // `run` goes out once, only after the first boot-ack.
@@ -286,6 +296,10 @@ impl Run {
                 if self.decided.is_some() {
                     return;
                 }
+                if self.in_flight > BACKLOG_CAP && self.barrier_pending() {
+                    self.held_done = Some(Inbound::Done { value, error });
+                    return;
+                }
                 if self.check_call_backlog() {
                     return;
                 }
@@ -307,6 +321,26 @@ impl Run {
                 self.finish(decided);
             }
         }
+    }
+
+    /// Raises the barrier when more calls are in flight than the cap; true while it is up.
+    fn barrier_pending(&mut self) -> bool {
+        if self.in_flight > BACKLOG_CAP && !self.barrier && self.decided.is_none() {
+            self.barrier = true;
+            self.events.emit("{\"type\":\"barrier\"}".to_string());
+        }
+        self.barrier
+    }
+
+    /// JavaScript answered the barrier: what is still in flight now is a backlog.
+    fn barrier_passed(&mut self) {
+        self.barrier = false;
+        if !self.check_call_backlog() {
+            if let Some(done) = self.held_done.take() {
+                self.on_inbound(done);
+            }
+        }
+        self.held_done = None;
     }
 
     /// True when the backlog cap ended the run.
@@ -367,7 +401,7 @@ impl Run {
             let message = format!("protocol frame exceeded {} bytes on fd 3", self.spec.frame_cap);
             self.finish(failure("worker-exit", &message));
         }
-        self.check_call_backlog();
+        self.barrier_pending();
     }
 
     fn read_stray(&mut self, which: usize, buf: &mut [u8]) {
@@ -396,6 +430,7 @@ impl Run {
         while matches!((&self.wake).read(&mut sink), Ok(n) if n > 0) {}
         loop {
             match self.rx.try_recv() {
+                Ok(Command::Reply { id, .. }) if id < 0.0 => self.barrier_passed(),
                 Ok(Command::Reply { id, ok, payload }) => {
                     self.in_flight = self.in_flight.saturating_sub(1);
                     self.queue_reply(id, ok, payload);
@@ -497,7 +532,8 @@ impl Run {
             };
             let wake_i = slot(self.wake.as_raw_fd(), libc::POLLIN);
             let fd3_i = self.fd3.as_ref().and_then(|fd| {
-                let read = if self.fd3_eof { 0 } else { libc::POLLIN };
+                let paused = self.barrier && self.decided.is_none();
+                let read = if self.fd3_eof || paused { 0 } else { libc::POLLIN };
                 let write = if self.writer.pending() { libc::POLLOUT } else { 0 };
                 (read | write != 0).then(|| slot(fd.as_raw_fd(), read | write))
             });
