@@ -37,12 +37,31 @@ fn candidates() -> Vec<PathBuf> {
 }
 
 fn find_base() -> Option<PathBuf> {
-    candidates().into_iter().find(|dir| {
+    let base = candidates().into_iter().find(|dir| {
         let probe = dir.join(format!("code-runtime-native-probe-{}", std::process::id()));
         let usable = std::fs::create_dir(&probe).is_ok() && std::fs::write(probe.join("pids.max"), "1").is_ok();
         let _ = std::fs::remove_dir(&probe);
         usable
-    })
+    })?;
+    sweep(&base);
+    Some(base)
+}
+
+/// Removes the empty run cgroups of host processes that have exited without removing them
+/// (killed, or exiting while a run was live).
+fn sweep(base: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("code-runtime-native-")) else { continue };
+        let Some(owner) = rest.split('-').next().and_then(|p| p.parse::<i32>().ok()) else { continue };
+        // SAFETY: signal 0 only checks whether the process exists.
+        let gone =
+            unsafe { libc::kill(owner, 0) } != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone {
+            let _ = std::fs::remove_dir(entry.path());
+        }
+    }
 }
 
 /// One run's cgroup; removed when dropped (after every process in it has gone).
