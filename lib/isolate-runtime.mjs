@@ -127,37 +127,56 @@ async function runIsolate(state, request) {
       }))
       const { signal, onLog, onStats } = request
       const cap = state.config.maxOutputBytes
-      if (signal?.aborted) {
-        return finish(state, native.isolateFreshFailure('abort', renderReason(signal.reason), cap), onStats)
+      const preAborted = abortedMessage(signal)
+      if (preAborted !== undefined) {
+        return finish(state, native.isolateFreshFailure('abort', preAborted, cap), onStats)
       }
       const program = String(request.program)
       return new Promise((resolve) => {
         let run
         let settled = false
-        const onAbort = () => run?.abort(renderReason(signal.reason))
+        const onAbort = () => run?.abort(reasonMessage(signal))
         const entry = { run: undefined, done: undefined }
         const dispatch = (id, ns, nameIndex, argJson) => {
           const { global, functions } = namespaces[ns]
           const name = specs[ns].names[nameIndex]
           const fail = (message) => {
-            if (!settled) run.reply(id, false, JSONStringify(message))
+            if (settled) return
+            // A message longer than the whole output budget could never be shown; cut it so the
+            // reply always converts (JSON.stringify throws past V8's string length limit).
+            const text = message.length > cap ? message.slice(0, cap) : message
+            run.reply(id, false, JSONStringify(text))
           }
-          const fn = ObjectHasOwn(functions, name) ? functions[name] : undefined
+          let fn
+          try {
+            fn = ObjectHasOwn(functions, name) ? functions[name] : undefined
+          } catch (error) {
+            // A getter on `functions` that throws fails this call, as the function itself would.
+            fail(renderRejection(error))
+            return
+          }
           if (typeof fn !== 'function') {
             fail(`unknown binding ${JSONStringify(`${global}.${name}`)}`)
             return
           }
           const arg = JSONParse(argJson)
           const invoke = async () => fn(arg)
-          invoke().then(
-            (value) => {
-              if (settled) return
-              const json = losslessJson(value)
-              if (json === undefined) fail('binding resolution must be lossless JSON')
-              else run.reply(id, true, json)
-            },
-            (error) => fail(renderRejection(error)),
-          )
+          invoke()
+            .then(
+              (value) => {
+                if (settled) return
+                const json = losslessJson(value)
+                if (json === undefined) fail('binding resolution must be lossless JSON')
+                else run.reply(id, true, json)
+              },
+              (error) => fail(renderRejection(error)),
+            )
+            .catch((error) => {
+              // Nothing about a host value may escape as an unhandled rejection: the call fails.
+              try {
+                fail(renderRejection(error))
+              } catch {}
+            })
         }
         const onEvent = (kind, id, ns, name, payload) => {
           try {
@@ -167,7 +186,7 @@ async function runIsolate(state, request) {
             } else if (kind === EVENT_DONE) {
               settled = true
               run.join()
-              signal?.removeEventListener('abort', onAbort)
+              unlisten(signal, onAbort)
               state.live.delete(entry)
               resolve(finish(state, payload, onStats))
             }
@@ -199,9 +218,46 @@ async function runIsolate(state, request) {
           }
         })
         state.live.add(entry)
-        signal?.addEventListener('abort', onAbort, { once: true })
+        listen(signal, onAbort)
       })
     }
+
+/**
+ * The abort message of a signal that has already fired, or `undefined`. A signal is read
+ * defensively: it may not be an AbortSignal at all, and any of its getters may throw (then the
+ * run is treated as aborted, with the seam's fallback message).
+ */
+function abortedMessage(signal) {
+  if (signal === undefined || signal === null) return undefined
+  try {
+    if (!signal.aborted) return undefined
+  } catch {
+    return '<unrenderable rejection value>'
+  }
+  return reasonMessage(signal)
+}
+
+/** `String(signal.reason)`, or the seam's fallback when reading or converting it throws. */
+function reasonMessage(signal) {
+  try {
+    return renderReason(signal.reason)
+  } catch {
+    return '<unrenderable rejection value>'
+  }
+}
+
+/** Listens for `abort` when the signal can be listened to; a signal that cannot never fires. */
+function listen(signal, onAbort) {
+  try {
+    if (typeof signal?.addEventListener === 'function') signal.addEventListener('abort', onAbort, { once: true })
+  } catch {}
+}
+
+function unlisten(signal, onAbort) {
+  try {
+    if (typeof signal?.removeEventListener === 'function') signal.removeEventListener('abort', onAbort)
+  } catch {}
+}
 
 function finish(state, report, onStats) {
   state.lastStats = report.stats

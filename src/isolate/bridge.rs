@@ -56,12 +56,21 @@ fn call_binding<'s>(
     let run = state(scope);
     let intrinsics = intrinsics(scope);
     let arg = args.get(0);
-    let json = match snapshot(scope, &intrinsics, arg, usize::MAX) {
+    let (shared, cap) = {
+        let st = run.borrow();
+        (st.shared.clone(), st.max_argument_bytes)
+    };
+    let json = match snapshot(scope, &intrinsics, arg, cap, &|| shared.is_decided()) {
         Snapshot::Json(json) => json,
         Snapshot::Terminated => return,
-        Snapshot::Invalid | Snapshot::TooLarge => {
-            // Rejected before an id is allocated: the host never hears of this call.
-            let error = binding_error(scope, ns, name, ARGUMENTS_INVALID, None);
+        failed => {
+            // Rejected before an id is allocated: the host never hears of this call. The cap is
+            // checked while walking, so shared references cannot amplify an argument past it.
+            let message = match failed {
+                Snapshot::TooLarge => format!("binding arguments exceeded {cap} bytes"),
+                _ => ARGUMENTS_INVALID.to_string(),
+            };
+            let error = binding_error(scope, ns, name, &message, None);
             resolver.reject(scope, error);
             return;
         }

@@ -122,6 +122,7 @@ fn execute(
         shared: shared.clone(),
         host: host.clone(),
         ledger: OutputLedger::new(config.max_output_bytes),
+        max_argument_bytes: config.max_output_bytes,
         streamed: config.stream_logs.then(Vec::new),
         namespaces: config
             .namespaces
@@ -411,7 +412,8 @@ fn check_completion(scope: &mut v8::PinScope, promise: v8::Local<v8::Promise>, s
             }
             let budget = run.borrow().ledger.remaining();
             let intrinsics = intrinsics(scope);
-            let terminal = match snapshot(scope, &intrinsics, value, budget) {
+            let shared_for_walk = shared.clone();
+            let terminal = match snapshot(scope, &intrinsics, value, budget, &|| shared_for_walk.is_decided()) {
                 Snapshot::Json(json) => {
                     let cost = json.len();
                     Terminal::Completed(Some((json, cost)))

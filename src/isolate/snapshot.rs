@@ -52,9 +52,17 @@ struct Walker<'a, 's> {
     out: Vec<u8>,
     limit: usize,
     stack: Vec<Frame<'s>>,
-    /// Identity hashes of the objects on the current path, for cheap cycle pre-checks.
-    on_path: HashMap<i32, u32>,
+    /// The objects on the current path, by identity hash: a cycle check costs the few objects
+    /// sharing a hash, never the whole path (deep values would make it quadratic).
+    on_path: HashMap<i32, Vec<v8::Local<'s, v8::Object>>>,
+    /// Polled every few thousand steps: the run ended (a budget, abort, dispose) while the walk,
+    /// which runs no JavaScript V8 could interrupt, was still going.
+    stopped: &'a dyn Fn() -> bool,
+    steps: usize,
 }
+
+/// Steps between polls of `stopped`.
+const POLL_EVERY: usize = 4096;
 
 /// Validates `value` as lossless JSON and returns its compact JSON text, stopping once the text
 /// would exceed `limit` bytes. Runs inside its own TryCatch: a throwing getter makes the value
@@ -64,9 +72,11 @@ pub fn snapshot<'s>(
     intrinsics: &Intrinsics<'s>,
     value: v8::Local<'s, v8::Value>,
     limit: usize,
+    stopped: &dyn Fn() -> bool,
 ) -> Snapshot {
     v8::tc_scope!(let tc, scope);
-    let mut walker = Walker { intrinsics, out: Vec::new(), limit, stack: Vec::new(), on_path: HashMap::new() };
+    let mut walker =
+        Walker { intrinsics, out: Vec::new(), limit, stack: Vec::new(), on_path: HashMap::new(), stopped, steps: 0 };
     let result = walker.run(tc, value);
     if tc.has_terminated() || tc.is_execution_terminating() {
         return Snapshot::Terminated;
@@ -128,7 +138,12 @@ impl<'a, 's> Walker<'a, 's> {
         if let Step::Fail(f) = self.write_value(tc, root) {
             return Step::Fail(f);
         }
-        while let Some(top) = self.stack.last_mut() {
+        while !self.stack.is_empty() {
+            self.steps += 1;
+            if self.steps.is_multiple_of(POLL_EVERY) && (self.stopped)() {
+                return Step::Fail(Snapshot::Terminated);
+            }
+            let Some(top) = self.stack.last_mut() else { break };
             match top {
                 Frame::Array { array, len, next } => {
                     let (array, len, i) = (*array, *len, *next);
@@ -191,9 +206,9 @@ impl<'a, 's> Walker<'a, 's> {
     fn leave(&mut self) {
         if let Some(frame) = self.stack.pop() {
             let hash = frame.object().get_identity_hash().get();
-            if let Some(n) = self.on_path.get_mut(&hash) {
-                *n -= 1;
-                if *n == 0 {
+            if let Some(same_hash) = self.on_path.get_mut(&hash) {
+                same_hash.pop();
+                if same_hash.is_empty() {
                     self.on_path.remove(&hash);
                 }
             }
@@ -202,12 +217,12 @@ impl<'a, 's> Walker<'a, 's> {
 
     fn is_on_path(&self, object: v8::Local<'s, v8::Object>) -> bool {
         let hash = object.get_identity_hash().get();
-        self.on_path.contains_key(&hash) && self.stack.iter().any(|f| f.object() == object)
+        self.on_path.get(&hash).is_some_and(|same_hash| same_hash.contains(&object))
     }
 
     fn enter(&mut self, frame: Frame<'s>) {
-        let hash = frame.object().get_identity_hash().get();
-        *self.on_path.entry(hash).or_insert(0) += 1;
+        let object = frame.object();
+        self.on_path.entry(object.get_identity_hash().get()).or_default().push(object);
         self.stack.push(frame);
     }
 

@@ -34,6 +34,9 @@ pub struct RunState {
     pub shared: Arc<RunShared>,
     pub host: Arc<HostFn>,
     pub ledger: OutputLedger,
+    /// Byte cap of one binding call's argument JSON (the output budget: no argument a program
+    /// could print may be refused, and none can outgrow what the host can convert).
+    pub max_argument_bytes: usize,
     /// Entries admitted since the last `onLog` batch, when the host streams logs.
     pub streamed: Option<Vec<Text>>,
     pub namespaces: Vec<Namespace>,
