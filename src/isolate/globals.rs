@@ -145,6 +145,7 @@ pub fn install_program_scope<'s>(
     // code outside the heap budget. (V8 installs it anew in every context, snapshot or not.)
     let wasm = v8::String::new(scope, "WebAssembly")?;
     global.delete(scope, wasm.into())?;
+    super::waiters::install(scope)?;
     let error_constructor: v8::Local<v8::Object> = natives::get(scope, global, "Error")?.try_into().ok()?;
     let error_constructor = v8::Global::new(scope, error_constructor);
     scope.set_slot(StackIntrinsics::new(error_constructor));

@@ -17,6 +17,7 @@ mod strip;
 mod terminal;
 mod timers;
 mod wait;
+mod waiters;
 mod web;
 
 use std::sync::mpsc;

@@ -136,6 +136,7 @@ fn execute(
         calls: HashMap::new(),
         next_call_id: 0,
         timers: Timers::default(),
+        async_waiters: Default::default(),
         unhandled: Vec::new(),
         uncaught: None,
         settled: false,
@@ -158,6 +159,7 @@ fn execute(
     {
         let mut st = run.borrow_mut();
         st.timers.clear_all();
+        st.async_waiters.clear();
         st.calls.clear();
         st.unhandled.clear();
         st.uncaught = None;
@@ -167,6 +169,7 @@ fn execute(
     isolate.remove_slot::<super::bridge::CapturedIntrinsics>();
     isolate.remove_slot::<CompletionPromise>();
     isolate.remove_slot::<super::stack::StackIntrinsics>();
+    isolate.remove_slot::<super::waiters::OriginalWaitAsync>();
     isolate.remove_near_heap_limit_callback(budget::near_heap_limit, 0);
     drop(isolate);
     drop(heap_guard);
@@ -290,7 +293,15 @@ fn event_loop(
     let mut waiter = Waiter::new();
     loop {
         scope.perform_microtask_checkpoint();
-        while v8::Platform::pump_message_loop(platform(), scope, false) {}
+        // A task V8 posted (an Atomics.waitAsync waiter settling) queues microtasks: run them
+        // before deciding anything.
+        let mut pumped = false;
+        while v8::Platform::pump_message_loop(platform(), scope, false) {
+            pumped = true;
+        }
+        if pumped {
+            continue;
+        }
         run.borrow_mut().flush_stream();
         if shared.is_decided() {
             return;
@@ -314,7 +325,7 @@ fn event_loop(
                 shared.claim_quietly(Terminal::Failed(FailureKind::Exception, Text::new(NEVER_SETTLES)));
                 return;
             }
-            (st.timers.next_due(), !st.calls.is_empty())
+            (st.next_due(), !st.calls.is_empty())
         };
         match waiter.wait(events, next_due, shared, awaiting_reply) {
             Woken::Event(event) => handle(scope, event),

@@ -43,6 +43,8 @@ pub struct RunState {
     pub calls: HashMap<u64, PendingCall>,
     pub next_call_id: u64,
     pub timers: Timers,
+    /// `Atomics.waitAsync` waiters V8 will settle on its own.
+    pub async_waiters: super::waiters::AsyncWaiters,
     /// Rejected promises without a handler, checked after each microtask checkpoint.
     pub unhandled: Vec<v8::Global<v8::Promise>>,
     /// The first exception a microtask threw that nothing caught.
@@ -92,8 +94,18 @@ impl RunState {
         }
     }
 
-    /// Whether anything can still settle the completion: a binding call or a timer.
+    /// Whether anything can still settle the completion: a binding call, a timer, or an
+    /// `Atomics.waitAsync` waiter with a timeout.
     pub fn has_pending_work(&mut self) -> bool {
-        !self.calls.is_empty() || self.timers.next_due().is_some()
+        !self.calls.is_empty() || self.timers.next_due().is_some() || !self.async_waiters.is_empty()
+    }
+
+    /// When the loop must wake next on its own: the next timer, or a waiter's timeout.
+    pub fn next_due(&mut self) -> Option<Instant> {
+        let now = Instant::now();
+        match (self.timers.next_due(), self.async_waiters.next_due(now)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 }

@@ -82,6 +82,8 @@ const NAMESPACE_FLAGS: &[libc::c_int] = &[
 
 /// The two programs: the deny list, and clone3 → ENOSYS. The kernel runs every installed filter
 /// and the strictest answer wins.
+// Syscall numbers are `c_long`, which is `i64` only on 64-bit targets.
+#[allow(clippy::unnecessary_cast)]
 fn filters() -> Option<[BpfProgram; 2]> {
     let arch = std::env::consts::ARCH.try_into().ok()?;
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = DENIED.iter().map(|n| (*n as i64, Vec::new())).collect();
