@@ -2,7 +2,7 @@
 //! objects of native callables, argument snapshots, call dispatch to the host thread, and the
 //! settlement of each call's promise from the host's reply.
 
-use super::host::{self, HostEvent};
+use super::host::HostEvent;
 use super::snapshot::{snapshot, Intrinsics, Snapshot};
 use super::stack::program_frames;
 use super::state::{state, PendingCall};
@@ -85,7 +85,7 @@ fn call_binding<'s>(
     let id = st.next_call_id;
     let site = v8::StackTrace::current_stack_trace(scope, STACK_FRAMES).map(|t| v8::Global::new(scope, t));
     st.calls.insert(id, PendingCall { resolver: v8::Global::new(scope, resolver), ns, name, site });
-    host::send(&st.host, HostEvent::Call { id, ns, name, arg_json: json });
+    st.host.send(HostEvent::Call { id, ns, name, arg_json: json });
 }
 
 /// The realm's prototypes, captured at context creation (see globals::install).

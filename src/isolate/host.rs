@@ -57,10 +57,21 @@ impl HostEvent {
     }
 }
 
-/// Sends an event to the host thread; never blocks the isolate thread.
-pub fn send(host: &HostFn, event: HostEvent) {
-    let _ = host.call(event, ThreadsafeFunctionCallMode::NonBlocking);
+/// Where a run's events go. In-process runs send them to Node's main thread through a
+/// threadsafe function; a run in a sandbox process will write them to its channel instead.
+pub trait HostSink: Send + Sync {
+    /// Sends one event; never blocks the isolate thread.
+    fn send(&self, event: HostEvent);
 }
+
+impl HostSink for HostFn {
+    fn send(&self, event: HostEvent) {
+        let _ = self.call(event, ThreadsafeFunctionCallMode::NonBlocking);
+    }
+}
+
+/// A run's event sink, shared by its thread and its native callbacks.
+pub type Host = std::sync::Arc<dyn HostSink>;
 
 fn check(status: sys::napi_status) -> napi::Result<()> {
     if status == sys::Status::napi_ok {

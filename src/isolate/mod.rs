@@ -29,7 +29,7 @@ use napi_derive::napi;
 
 use crate::ledger::output::{fresh_failure, FailureKind};
 use crate::ledger::text::Text;
-use host::{EventArgs, HostEvent, HostFn, ReportValue, RunReport, RunStats};
+use host::{EventArgs, Host, HostEvent, HostFn, ReportValue, RunReport, RunStats};
 use terminal::{IsolateEvent, RunShared, Terminal};
 
 #[napi(object)]
@@ -96,7 +96,7 @@ pub fn start_isolate_run(options: IsolateRunOptions, on_event: Function<EventArg
         .build_threadsafe_function::<HostEvent>()
         .callee_handled::<false>()
         .build_callback(|ctx| Ok(ctx.value.into_args()))?;
-    let host = Arc::new(host);
+    let host: Host = Arc::new(host);
     let (wake, events) = mpsc::channel();
     let shared = Arc::new(RunShared::new(wake));
     let config = run::RunConfig {

@@ -12,7 +12,7 @@ use std::time::Instant;
 use super::bridge::{intrinsics, settle_reply};
 use super::budget::{self, HeapGuard};
 use super::globals::{self, NamespaceSpec};
-use super::host::{self, HostEvent, HostFn, RunReport, RunStats};
+use super::host::{Host, HostEvent, RunReport, RunStats};
 use super::natives::Compile;
 use super::platform::platform;
 use super::render::{render_thrown, Rendered, UNRENDERABLE};
@@ -45,7 +45,7 @@ pub struct RunConfig {
 }
 
 /// The isolate thread's body. Sends exactly one Done event, after the isolate is gone.
-pub fn run_thread(config: RunConfig, shared: Arc<RunShared>, events: Receiver<IsolateEvent>, host: Arc<HostFn>) {
+pub fn run_thread(config: RunConfig, shared: Arc<RunShared>, events: Receiver<IsolateEvent>, host: Host) {
     let started = Instant::now();
     let cpu_start = budget::thread_cpu_ns(budget::current_thread_clock());
     // A panic in the runtime's own code must still settle the run (callbacks V8 calls never
@@ -69,14 +69,14 @@ pub fn run_thread(config: RunConfig, shared: Arc<RunShared>, events: Receiver<Is
         heap_used_bytes: heap.0 as f64,
         heap_peak_bytes: heap.1 as f64,
     };
-    host::send(&host, HostEvent::Done(Box::new(RunReport { result, stats })));
+    host.send(HostEvent::Done(Box::new(RunReport { result, stats })));
 }
 
 fn execute(
     config: &RunConfig,
     shared: &Arc<RunShared>,
     events: &Receiver<IsolateEvent>,
-    host: &Arc<HostFn>,
+    host: &Host,
     started: Instant,
 ) -> (LedgerResult, (usize, usize)) {
     let js = match strip(&config.program) {

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::host::{self, HostEvent, HostFn};
+use super::host::{Host, HostEvent};
 use super::terminal::{RunShared, Terminal};
 use super::timers::Timers;
 use crate::ledger::output::{Admission, OutputLedger};
@@ -32,7 +32,7 @@ pub struct PendingCall {
 
 pub struct RunState {
     pub shared: Arc<RunShared>,
-    pub host: Arc<HostFn>,
+    pub host: Host,
     pub ledger: OutputLedger,
     /// Byte cap of one binding call's argument JSON (the output budget: no argument a program
     /// could print may be refused, and none can outgrow what the host can convert).
@@ -89,7 +89,7 @@ impl RunState {
     pub fn flush_stream(&mut self) {
         if let Some(stream) = self.streamed.as_mut() {
             if !stream.is_empty() {
-                host::send(&self.host, HostEvent::Logs(std::mem::take(stream)));
+                self.host.send(HostEvent::Logs(std::mem::take(stream)));
             }
         }
     }
