@@ -3,14 +3,14 @@
 // left in TMPDIR, the disk, the network, and a CPU verdict the program tries to fake. Every attack
 // runs twice: as this process's user (root on CI) and as an unprivileged user in a child Node
 // process, since users' hosts vary and the kernel layers behave differently for root.
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import fs from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { PythonCodeRuntime } from '../lib/index.mjs'
 import { CPU_TIMEOUT, attack } from './python-attacks.mjs'
-import { PYTHON, REPO, URLS, liveProcesses, load, privateTmpdir, stagingDirs, unreapedChildren } from './python-helpers.mjs'
+import { PYTHON, REPO, liveProcesses, load, privateTmpdir, stagingDirs, unreapedChildren } from './python-helpers.mjs'
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 })
 const TMP = privateTmpdir('py-sandbox')
@@ -69,15 +69,26 @@ describe('a Python program cannot reach the host, other runs or the next run', (
     const dir = fs.mkdtempSync(path.join(TMP, 'unprivileged-'))
     fs.chownSync(dir, uid, gid)
     fs.chmodSync(TMP, 0o711) // that user passes through this file's private directory to its own
-    const script = path.join(dir, 'host.mjs')
-    // The child runs this file's attack table and runner, as source.
+    // That user may not be able to read this checkout (CI clones anywhere): the package as a
+    // user installs it — its JavaScript, the addon, the helper and the runtime dependencies — is
+    // copied where it can.
+    const pkg = path.join(dir, 'pkg')
+    for (const entry of ['package.json', 'index.js', 'lib', 'py', 'code-runtime-native-sandbox', '__test__/python-attacks.mjs']) {
+      fs.cpSync(path.join(REPO, entry), path.join(pkg, entry), { recursive: true })
+    }
+    for (const entry of fs.readdirSync(REPO).filter((f) => f.endsWith('.node'))) fs.copyFileSync(path.join(REPO, entry), path.join(pkg, entry))
+    for (const dep of ['cordis', 'schemastery', 'cosmokit', '@standard-schema']) {
+      fs.cpSync(path.join(REPO, 'node_modules', dep), path.join(pkg, 'node_modules', dep), { recursive: true, dereference: true })
+    }
+    execFileSync('chmod', ['-R', 'a+rX', pkg])
+    const script = path.join(pkg, 'host.mjs')
     const source = `
-      import { Context } from '${URLS.cordis}'
-      import { PythonCodeRuntime } from '${URLS.index}'
-      import { attack } from '${new URL('./python-attacks.mjs', import.meta.url).href}'
+      import { Context } from 'cordis'
+      import { PythonCodeRuntime } from './lib/index.mjs'
+      import { attack } from './__test__/python-attacks.mjs'
       const ctx = new Context()
       await ctx.plugin(PythonCodeRuntime, { pythonBin: ${JSON.stringify(python)}, cpuSeconds: 1, graceMs: 300 })
-      const results = await attack(ctx.codeRuntime, process.pid, ${port}, ${JSON.stringify(REPO)})
+      const results = await attack(ctx.codeRuntime, process.pid, ${port}, ${JSON.stringify(pkg)})
       process.stdout.write(JSON.stringify(results))
       process.exit(0)
     `
