@@ -2,5 +2,9 @@
 
 pub mod isolate;
 pub mod ledger;
+pub mod os;
+/// The Python backend needs POSIX rlimits, fd 3 and process groups; on Windows the JavaScript
+/// layer refuses it with its own error before any native call.
+#[cfg(unix)]
 pub mod python;
 pub mod seam;

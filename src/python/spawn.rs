@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use nix::fcntl::OFlag;
-use nix::unistd::{pipe2, setsid};
+#[cfg(not(target_vendor = "apple"))]
+use nix::unistd::pipe2;
+use nix::unistd::setsid;
 
 use super::errors;
 use super::interp::CachedFile;
@@ -61,6 +63,22 @@ impl Staging {
     pub fn remove(&self) {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// macOS has no `pipe2`: a pipe, then close-on-exec on both ends. A fork on another thread in
+/// between can inherit the two fds; our own children close every fd above 3 at exec anyway.
+#[cfg(target_vendor = "apple")]
+fn pipe2(flags: OFlag) -> nix::Result<(OwnedFd, OwnedFd)> {
+    let (r, w) = nix::unistd::pipe()?;
+    if flags.contains(OFlag::O_CLOEXEC) {
+        for fd in [&r, &w] {
+            // SAFETY: `fd` is an open descriptor owned above.
+            if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) } < 0 {
+                return Err(nix::Error::last());
+            }
+        }
+    }
+    Ok((r, w))
 }
 
 fn mkdtemp(template: &str) -> std::io::Result<PathBuf> {
