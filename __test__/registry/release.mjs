@@ -3,17 +3,30 @@
 // folder (scripts/fill-platform-packages.mjs: `napi artifacts` + extra files), `napi prepublish`
 // (writes the root's optionalDependencies, publishes the platform packages), `npm publish`.
 //
-// Only linux-x64-gnu is built on this machine, so the napi targets are restricted to it through a
+// Only this machine's target (linux-x64-gnu here) is built, so the napi targets are restricted to it through a
 // napi config file (`--config-path`); the workflow runs the same steps with all five targets.
 import { execFileSync } from 'node:child_process'
 import { chmodSync, copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { delimiter, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { platformSuffix } from '../../lib/missing-binary.mjs'
 import { fillPlatformPackages, napiCli } from '../../scripts/fill-platform-packages.mjs'
 
 export const repo = fileURLToPath(new URL('../..', import.meta.url))
-export const TARGET = 'linux-x64-gnu'
-export const TRIPLE = 'x86_64-unknown-linux-gnu'
+const TRIPLES = {
+  'linux-x64-gnu': 'x86_64-unknown-linux-gnu',
+  'linux-arm64-gnu': 'aarch64-unknown-linux-gnu',
+  'darwin-x64': 'x86_64-apple-darwin',
+  'darwin-arm64': 'aarch64-apple-darwin',
+  'win32-x64-msvc': 'x86_64-pc-windows-msvc',
+}
+/** This machine's napi target (the one whose `.node` the build left in the repository root). */
+export const TARGET = platformSuffix({
+  platform: process.platform,
+  arch: process.arch,
+  libc: process.platform === 'linux' && !process.report.getReport().header.glibcVersionRuntime ? 'musl' : 'glibc',
+})
+export const TRIPLE = TRIPLES[TARGET]
 const napi = napiCli()
 
 /** npm with `env` on top of this process's environment; stdout, or an error carrying stderr. */
