@@ -100,7 +100,7 @@ describe('explainLoadFailure', () => {
     const { message } = explainLoadFailure(loaderError, { root, platform: 'linux', arch: 'x64', libc: 'glibc 2.36' })
     expect(message).toBe(
       `code-runtime-native: the addon code-runtime-native.linux-x64-gnu.node is not built in this source checkout (${root}). ` +
-        'Build it with `npm run build` (needs a Rust toolchain; see "Install and test" in the README).',
+        'Build it with `npm run build` (needs a Rust toolchain; see "Build from source and test" in the README).',
     )
   })
 })

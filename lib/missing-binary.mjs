@@ -56,7 +56,7 @@ export function explainLoadFailure(error, facts = {}) {
     const built = `${manifest.napi?.binaryName ?? manifest.name}.${suffix}.node`
     message = existsSync(join(root, 'Cargo.toml'))
       ? `the addon ${built} is not built in this source checkout (${root}). Build it with \`npm run build\` ` +
-        '(needs a Rust toolchain; see "Install and test" in the README).'
+        '(needs a Rust toolchain; see "Build from source and test" in the README).'
       : `no compiled addon for ${machine}: ${manifest.name}@${manifest.version} declares no platform packages in ` +
         'optionalDependencies, so it was not published by the release workflow. Install a released version.'
   } else if (!(name in optional)) {
