@@ -1,6 +1,6 @@
 //! Per-run staging and spawn (python-runtime.md §7).
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -119,7 +119,7 @@ fn nonblocking(fd: &OwnedFd) {
 fn pidfd_open(pid: i32) -> Option<OwnedFd> {
     // SAFETY: pidfd_open returns a new descriptor or -1.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+    (fd >= 0).then(|| unsafe { std::os::fd::FromRawFd::from_raw_fd(fd as RawFd) })
 }
 
 #[cfg(not(target_os = "linux"))]
