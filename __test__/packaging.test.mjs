@@ -1,58 +1,115 @@
-// Packaging: the package as users install it. The root package and its linux-x64-gnu binary
-// package are packed with npm, installed into a fresh project, and plain Node (no build tools, no
-// flags) loads and runs them, without this source checkout.
+// Packaging: the package as users install it, from a real registry. The release flow
+// (__test__/registry/release.mjs: napi artifacts, napi prepublish, npm publish) publishes the root
+// package and its linux-x64-gnu platform package to a verdaccio started on 127.0.0.1; then fresh
+// projects run `npm install code-runtime-native cordis` with no Rust toolchain on PATH, exactly as
+// a user would, and plain Node (no build tools, no flags) runs programs through ctx.codeRuntime.
 import { execFileSync, spawnSync } from 'node:child_process'
-import { copyFileSync, cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { npm, pathWithoutRust, publishRelease, registryEnv, repo, stageArtifacts, stageRelease, TARGET } from './registry/release.mjs'
+import { startRegistry } from './registry/verdaccio.mjs'
 
-const root = fileURLToPath(new URL('..', import.meta.url))
-const npm = (args, cwd) => execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+const PLATFORM_PACKAGE = `code-runtime-native-${TARGET}`
+const { version } = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8'))
 
 let work
+let registry
+let userEnv
 let project
 
-beforeAll(() => {
-  work = mkdtempSync(join(tmpdir(), 'crn-pack-'))
-  // The platform package, as `napi artifacts` would fill it.
-  const platform = join(work, 'linux-x64-gnu')
-  cpSync(join(root, 'npm', 'linux-x64-gnu'), platform, { recursive: true })
-  copyFileSync(join(root, 'code-runtime-native.linux-x64-gnu.node'), join(platform, 'code-runtime-native.linux-x64-gnu.node'))
-  npm(['pack', '--silent', '--pack-destination', work], platform)
-  npm(['pack', '--silent', '--ignore-scripts', '--pack-destination', work], root)
-  const tarballs = readdirSync(work).filter((f) => f.endsWith('.tgz')).map((f) => join(work, f))
-  project = join(work, 'project')
-  cpSync(join(root, 'examples'), join(project, 'programs'), { recursive: true })
-  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'host', version: '1.0.0', type: 'module' }))
-  npm(['install', '--silent', '--no-audit', '--no-fund', '--prefer-offline', ...tarballs, 'cordis@4.0.0-rc.10'], project)
-}, 120_000)
+/** A fresh host project; `npm install <args>` as a user on a machine without Rust. */
+function userProject(name, installArgs) {
+  const dir = join(work, name)
+  mkdirSync(dir)
+  cpSync(join(repo, 'examples'), join(dir, 'programs'), { recursive: true })
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'host', version: '1.0.0', type: 'module' }))
+  npm(['install', '--no-audit', '--no-fund', ...installArgs], dir, userEnv)
+  return dir
+}
 
-afterAll(() => {
+function runNode(dir, file, source) {
+  writeFileSync(join(dir, file), source)
+  return spawnSync(process.execPath, [file], { cwd: dir, encoding: 'utf8', timeout: 30000, env: { ...process.env, ...userEnv } })
+}
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'crn-pack-'))
+  registry = await startRegistry(join(work, 'registry'))
+  publishRelease(stageRelease(join(work, 'release')), stageArtifacts(join(work, 'artifacts')), registry)
+  userEnv = { ...registryEnv(registry), PATH: pathWithoutRust() }
+  project = userProject('project', ['code-runtime-native', 'cordis'])
+}, 600_000)
+
+afterAll(async () => {
+  await registry?.stop()
   if (work) rmSync(work, { recursive: true, force: true })
 })
 
-describe('the installed package', () => {
+describe('the published packages', () => {
+  it('the root declares its platform packages in optionalDependencies, as napi prepublish wrote them', () => {
+    const view = (spec, field) => JSON.parse(npm(['view', spec, field, '--json'], work, userEnv))
+    expect(view(`code-runtime-native@${version}`, 'optionalDependencies')).toEqual({ [PLATFORM_PACKAGE]: version })
+    const platform = JSON.parse(npm(['view', `${PLATFORM_PACKAGE}@${version}`, '--json'], work, userEnv))
+    expect({ os: platform.os, cpu: platform.cpu, libc: platform.libc, main: platform.main }).toEqual({
+      os: [process.platform],
+      cpu: [process.arch],
+      libc: TARGET.endsWith('-gnu') ? ['glibc'] : undefined,
+      main: `code-runtime-native.${TARGET}.node`,
+    })
+  })
+})
+
+describe('npm install code-runtime-native cordis, with no Rust on PATH', () => {
+  it('runs with a PATH that really has no cargo or rustc', () => {
+    for (const tool of ['cargo', 'rustc']) {
+      expect(spawnSync('sh', ['-c', `command -v ${tool}`], { env: { PATH: userEnv.PATH } }).status).not.toBe(0)
+    }
+    expect(spawnSync('sh', ['-c', 'command -v npm'], { env: { PATH: userEnv.PATH } }).status).toBe(0)
+  })
+
+  it('gets the platform package through the root package alone (optionalDependencies)', () => {
+    expect(Object.keys(JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')).dependencies).sort()).toEqual([
+      'code-runtime-native',
+      'cordis',
+    ])
+    const lock = JSON.parse(readFileSync(join(project, 'package-lock.json'), 'utf8'))
+    expect(lock.packages[`node_modules/${PLATFORM_PACKAGE}`]).toMatchObject({ version, optional: true })
+    expect(lock.packages['node_modules/code-runtime-native'].optionalDependencies).toEqual({ [PLATFORM_PACKAGE]: version })
+    const resolved = execFileSync(
+      process.execPath,
+      ['-e', `console.log(require('node:module').createRequire(require.resolve('code-runtime-native/package.json')).resolve('${PLATFORM_PACKAGE}'))`],
+      { cwd: project, encoding: 'utf8' },
+    ).trim()
+    expect(resolved).toBe(join(project, 'node_modules', PLATFORM_PACKAGE, `code-runtime-native.${TARGET}.node`))
+  })
+
   it('ships the loader, the JavaScript API, the bootstrap files and the binary, not the sources', () => {
     const installed = join(project, 'node_modules', 'code-runtime-native')
     const files = readdirSync(installed)
     for (const expected of ['index.js', 'index.d.ts', 'lib', 'bin', 'py', 'package.json', 'README.md']) expect(files).toContain(expected)
     expect(readdirSync(join(installed, 'py')).sort()).toEqual(['bootstrap.py', 'protocol.py', 'runner.py'])
-    for (const absent of ['src', '__test__', 'Cargo.toml', 'target', 'bench']) expect(files).not.toContain(absent)
-    expect(readdirSync(join(project, 'node_modules', 'code-runtime-native-linux-x64-gnu'))).toContain(
-      'code-runtime-native.linux-x64-gnu.node',
-    )
+    for (const absent of ['src', '__test__', 'Cargo.toml', 'target', 'bench', 'npm', 'scripts']) expect(files).not.toContain(absent)
+    expect(files.filter((f) => f.endsWith('.node'))).toEqual([])
+    expect(readdirSync(join(project, 'node_modules', PLATFORM_PACKAGE)).sort()).toEqual([
+      'README.md',
+      `code-runtime-native.${TARGET}.node`,
+      'package.json',
+    ])
   })
 
-  it('runs Code Mode programs under plain Node', () => {
-    const script = `
+  it('runs a TypeScript program through ctx.codeRuntime under plain Node', () => {
+    const child = runNode(
+      project,
+      'host.mjs',
+      `
       import { Context } from 'cordis'
       import IsolateCodeRuntime from 'code-runtime-native'
       const ctx = new Context()
       await ctx.plugin(IsolateCodeRuntime)
       const result = await ctx.codeRuntime.run({
-        program: \`const r = await tools.double({ n: 21 }); console.log('halfway', r)
+        program: \`const r: number = await tools.double({ n: 21 }); console.log('halfway', r)
           let failure
           try { await tools.fail({}) } catch (e) { failure = { typed: e instanceof ToolCallError, name: e.name, toolName: e.toolName, message: e.message } }
           return { doubled: r, failure }\`,
@@ -62,9 +119,8 @@ describe('the installed package', () => {
           errorClass: { name: 'ToolCallError', memberNameProperty: 'toolName' },
         }],
       })
-      console.log(JSON.stringify(result))`
-    writeFileSync(join(project, 'host.mjs'), script)
-    const child = spawnSync(process.execPath, ['host.mjs'], { cwd: project, encoding: 'utf8', timeout: 30000 })
+      console.log(JSON.stringify(result))`,
+    )
     expect(child.stderr).toBe('')
     expect(JSON.parse(child.stdout)).toEqual({
       logs: ['halfway 42'],
@@ -72,9 +128,12 @@ describe('the installed package', () => {
     })
   })
 
-  it('runs Python programs from the bootstrap it ships, staged per run (spec python §16 case 17)', () => {
+  it('runs a Python program through ctx.codeRuntime from the bootstrap it ships, staged per run (spec python §16 case 17)', () => {
     const python = spawnSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).stdout.trim()
-    const script = `
+    const child = runNode(
+      project,
+      'python-host.mjs',
+      `
       import { Context } from 'cordis'
       import PythonCodeRuntime from 'code-runtime-native/python'
       const ctx = new Context()
@@ -83,19 +142,46 @@ describe('the installed package', () => {
         program: 'import sys\\nr = await tools.double({"n": 21})\\nprint("halfway", r)\\nreturn [r, sys.modules["__main__"].__file__]',
         bindings: [{ global: 'tools', functions: { double: async ({ n }) => n * 2 } }],
       })
-      console.log(JSON.stringify(result))`
-    writeFileSync(join(project, 'python-host.mjs'), script)
-    const child = spawnSync(process.execPath, ['python-host.mjs'], { cwd: project, encoding: 'utf8', timeout: 30000 })
+      result.sandbox = ctx.codeRuntime.sandbox
+      console.log(JSON.stringify(result))`,
+    )
     expect(child.stderr).toBe('')
     const result = JSON.parse(child.stdout)
     expect(result.logs).toEqual(['halfway 42'])
     expect(result.value[0]).toBe(42)
     expect(result.value[1]).toMatch(new RegExp(`^${tmpdir()}/code-runtime-native-python-[^/]+/bootstrap\\.py$`))
+    // The platform package carries the sandbox helper, and the installed addon finds it.
+    expect(result.sandbox).toMatchObject({ process: true, helper: true, namespaces: true, seccomp: true })
+    expect(result.sandbox.landlock).toBeGreaterThanOrEqual(6)
   })
 
   it('runs the command line through npx', () => {
-    const child = spawnSync('npx', ['code-runtime-native', 'run', 'programs/hello.ts'], { cwd: project, encoding: 'utf8', timeout: 30000 })
+    const child = spawnSync('npx', ['code-runtime-native', 'run', 'programs/hello.ts'], {
+      cwd: project,
+      encoding: 'utf8',
+      timeout: 60000,
+      env: { ...process.env, ...userEnv },
+    })
+    expect(child.stderr).toBe('')
     expect(child.status).toBe(0)
     expect(child.stdout).toContain('hello, world! { round: 1 }')
+  })
+})
+
+describe('npm install --omit=optional code-runtime-native cordis', () => {
+  it('fails at import with an error that names the missing platform package and why', () => {
+    const dir = userProject('no-optional', ['--omit=optional', 'code-runtime-native', 'cordis'])
+    expect(readdirSync(join(dir, 'node_modules'))).not.toContain(PLATFORM_PACKAGE)
+    const child = runNode(dir, 'host.mjs', "import('code-runtime-native').catch((e) => { console.log(JSON.stringify({ code: e.code, message: e.message })); process.exit(3) })")
+    expect(child.status).toBe(3)
+    const { code, message } = JSON.parse(child.stdout)
+    expect(code).toBe('ERR_CODE_RUNTIME_NATIVE_BINARY')
+    expect(message).toContain(`the platform package ${PLATFORM_PACKAGE}@${version} is not installed`)
+    expect(message).toContain(`compiled addon for ${process.platform} ${process.arch}`)
+    if (process.platform === 'linux') expect(message).toMatch(/ \(glibc \d+\.\d+\)/)
+    expect(message).toContain(`optionalDependencies entry "${PLATFORM_PACKAGE}": "${version}"`)
+    expect(message).toContain('--omit=optional')
+    expect(message).toContain(`npm install ${PLATFORM_PACKAGE}@${version}`)
+    expect(message).not.toMatch(/wasm32-wasi|wasi\.cjs|npm\/cli\/issues\/4828/)
   })
 })

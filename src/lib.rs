@@ -2,6 +2,10 @@
 
 pub mod isolate;
 pub mod ledger;
+pub mod os;
+/// The Python backend needs POSIX rlimits, fd 3 and process groups; on Windows the JavaScript
+/// layer refuses it with its own error before any native call.
+#[cfg(unix)]
 pub mod python;
 #[cfg(unix)]
 pub mod sandbox;

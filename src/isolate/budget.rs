@@ -11,27 +11,13 @@ use super::terminal::{RunShared, Terminal};
 use crate::ledger::output::FailureKind;
 use crate::ledger::text::Text;
 
-/// CPU time of a thread, through its POSIX CPU clock.
-pub fn thread_cpu_ns(clock: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `clock` comes from pthread_getcpuclockid of a live thread (see Watched::clock).
-    unsafe { libc::clock_gettime(clock, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-/// The calling thread's CPU clock.
-pub fn current_thread_clock() -> libc::clockid_t {
-    let mut clock: libc::clockid_t = 0;
-    // SAFETY: pthread_self is always a valid thread handle for the caller.
-    unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut clock) };
-    clock
-}
+pub use crate::os::cpu_clock::{current_thread_clock, thread_cpu_ns, ThreadClock};
 
 /// One run under the watchdog. It is registered by the isolate thread itself and unregistered by
 /// it before it exits, so its CPU clock is only read while the thread is alive.
 pub struct Watched {
     shared: Arc<RunShared>,
-    clock: libc::clockid_t,
+    clock: ThreadClock,
     compute_ns: u64,
     compute_ms: f64,
     wall_deadline: Instant,

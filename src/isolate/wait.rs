@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
 use std::time::{Duration, Instant};
 
-use super::budget::{current_thread_clock, thread_cpu_ns};
+use super::budget::{current_thread_clock, thread_cpu_ns, ThreadClock};
 use super::terminal::{IsolateEvent, RunShared};
 
 const MAX_SPIN: Duration = Duration::from_micros(80);
@@ -22,7 +22,7 @@ static SPINNING: AtomicBool = AtomicBool::new(false);
 
 pub struct Waiter {
     spin: Duration,
-    clock: libc::clockid_t,
+    clock: ThreadClock,
 }
 
 /// Why the wait ended.

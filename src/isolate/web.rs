@@ -410,17 +410,7 @@ fn form_serialize<'s>(
 
 /// Fills a buffer from the OS random source; false if the OS refuses.
 fn os_random(buf: &mut [u8]) -> bool {
-    let mut filled = 0;
-    while filled < buf.len() {
-        // SAFETY: the pointer and length describe the unfilled tail of `buf`.
-        let n = unsafe { libc::getrandom(buf[filled..].as_mut_ptr().cast(), buf.len() - filled, 0) };
-        if n > 0 {
-            filled += n as usize;
-        } else if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            return false;
-        }
-    }
-    true
+    getrandom::fill(buf).is_ok()
 }
 
 fn throw_random_failure(scope: &mut v8::PinScope) {

@@ -1,7 +1,7 @@
 //! Per-run staging and spawn (python-runtime.md §7), through the sandbox helper when it is there
 //! (src/sandbox): namespaces, Landlock, seccomp and limits around the interpreter.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -9,7 +9,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use nix::fcntl::OFlag;
-use nix::unistd::{pipe2, setsid};
+#[cfg(not(target_vendor = "apple"))]
+use nix::unistd::pipe2;
+use nix::unistd::setsid;
 
 use super::errors;
 use super::interp::CachedFile;
@@ -97,6 +99,22 @@ impl Staging {
         }
         let _ = std::fs::remove_dir(&self.dir);
     }
+}
+
+/// macOS has no `pipe2`: a pipe, then close-on-exec on both ends. A fork on another thread in
+/// between can inherit the two fds; our own children close every fd above 3 at exec anyway.
+#[cfg(target_vendor = "apple")]
+fn pipe2(flags: OFlag) -> nix::Result<(OwnedFd, OwnedFd)> {
+    let (r, w) = nix::unistd::pipe()?;
+    if flags.contains(OFlag::O_CLOEXEC) {
+        for fd in [&r, &w] {
+            // SAFETY: `fd` is an open descriptor owned above.
+            if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) } < 0 {
+                return Err(nix::Error::last());
+            }
+        }
+    }
+    Ok((r, w))
 }
 
 fn mkdtemp(template: &str) -> std::io::Result<PathBuf> {
@@ -221,7 +239,7 @@ fn nonblocking(fd: &OwnedFd) {
 fn pidfd_open(pid: i32) -> Option<OwnedFd> {
     // SAFETY: pidfd_open returns a new descriptor or -1.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+    (fd >= 0).then(|| unsafe { std::os::fd::FromRawFd::from_raw_fd(fd as RawFd) })
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -336,10 +354,16 @@ pub fn spawn(interpreter: &Path, staging: &Staging, plan: LimitPlan, confine: &C
     Ok(Spawned { pid, start_time, fd3, stdout: out_r, stderr: err_r, pidfd, layers, init })
 }
 
-/// SIGKILLs a namespace's init through its pidfd (never a recycled pid).
+/// SIGKILLs a namespace's init through its pidfd (never a recycled pid). Namespaces and pidfds
+/// exist on Linux only; elsewhere there is never an init to kill.
 pub fn kill_init(init: &OwnedFd) {
+    #[cfg(target_os = "linux")]
     // SAFETY: pidfd_send_signal on a pidfd we own.
-    unsafe { libc::syscall(libc::SYS_pidfd_send_signal, init.as_raw_fd(), libc::SIGKILL, std::ptr::null::<()>(), 0) };
+    unsafe {
+        libc::syscall(libc::SYS_pidfd_send_signal, init.as_raw_fd(), libc::SIGKILL, std::ptr::null::<()>(), 0)
+    };
+    #[cfg(not(target_os = "linux"))]
+    let _ = init;
 }
 
 /// A close-on-exec duplicate numbered 10 or above.
@@ -350,7 +374,7 @@ fn high_fd(fd: &impl AsRawFd) -> std::io::Result<OwnedFd> {
         return Err(std::io::Error::last_os_error());
     }
     // SAFETY: just created.
-    Ok(unsafe { OwnedFd::from_raw_fd(n) })
+    Ok(unsafe { std::os::fd::FromRawFd::from_raw_fd(n) })
 }
 
 /// Puts `fd` at `target` without close-on-exec (dup2 clears it; an fd already there needs fcntl).

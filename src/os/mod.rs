@@ -1,0 +1,4 @@
+//! What differs between the operating systems the addon is built for (Linux, macOS, Windows),
+//! behind one interface each.
+
+pub mod cpu_clock;
