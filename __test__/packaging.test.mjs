@@ -4,12 +4,13 @@
 // projects run `npm install code-runtime-native cordis` with no Rust toolchain on PATH, exactly as
 // a user would, and plain Node (no build tools, no flags) runs programs through ctx.codeRuntime.
 import { execFileSync, spawnSync } from 'node:child_process'
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { npm, pathWithoutRust, publishRelease, registryEnv, repo, stageArtifacts, stageRelease, TARGET } from './registry/release.mjs'
 import { startRegistry } from './registry/verdaccio.mjs'
+import { platformFiles } from '../scripts/platform-files.mjs'
 
 const PLATFORM_PACKAGE = `code-runtime-native-${TARGET}`
 const { version } = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8'))
@@ -92,11 +93,14 @@ describe('npm install code-runtime-native cordis, with no Rust on PATH', () => {
     expect(readdirSync(join(installed, 'py')).sort()).toEqual(['bootstrap.py', 'protocol.py', 'runner.py'])
     for (const absent of ['src', '__test__', 'Cargo.toml', 'target', 'bench', 'npm', 'scripts']) expect(files).not.toContain(absent)
     expect(files.filter((f) => f.endsWith('.node'))).toEqual([])
-    expect(readdirSync(join(project, 'node_modules', PLATFORM_PACKAGE)).sort()).toEqual([
-      'README.md',
-      `code-runtime-native.${TARGET}.node`,
-      'package.json',
-    ])
+    // The platform package: the addon, plus the files scripts/platform-files.mjs lists for it
+    // (the sandbox helper on Linux), executable as installed.
+    expect(readdirSync(join(project, 'node_modules', PLATFORM_PACKAGE)).sort()).toEqual(
+      ['README.md', `code-runtime-native.${TARGET}.node`, 'package.json', ...platformFiles(TARGET)].sort(),
+    )
+    for (const file of platformFiles(TARGET)) {
+      expect(statSync(join(project, 'node_modules', PLATFORM_PACKAGE, file)).mode & 0o111).not.toBe(0)
+    }
   })
 
   it('runs a TypeScript program through ctx.codeRuntime under plain Node', () => {

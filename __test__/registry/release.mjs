@@ -74,12 +74,17 @@ export function stageRelease(dir) {
   return { dir, config, pkg }
 }
 
-/** The build job's artifact for this machine's target: the release `.node` (and `extras`). */
+/**
+ * The build job's artifact for this machine's target, gathered as the workflow gathers it
+ * (scripts/collect-platform-artifact.mjs: the release `.node` and the platform's extra files such
+ * as the sandbox helper), plus `extras`.
+ */
 export function stageArtifacts(dir, extras = {}) {
   const folder = join(dir, `bindings-${TARGET}`)
-  mkdirSync(folder, { recursive: true })
-  const addon = `code-runtime-native.${TARGET}.node`
-  copyFileSync(join(repo, addon), join(folder, addon))
+  execFileSync(process.execPath, [join(repo, 'scripts', 'collect-platform-artifact.mjs'), TARGET, TRIPLE, folder], {
+    cwd: repo,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   for (const [name, { content, mode }] of Object.entries(extras)) {
     writeFileSync(join(folder, name), content)
     chmodSync(join(folder, name), mode)
