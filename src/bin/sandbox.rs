@@ -202,6 +202,11 @@ mod linux {
         unsafe { signal(Signal::SIGTERM, SigHandler::SigDfl) }.ok();
         let mut nproc = false;
         for (kind, soft, hard) in &plan.rlimits {
+            // RLIMIT_NPROC counts the user's processes in its user namespace: only the run's own
+            // namespace makes it a cap of this run (in the host's it would count the host user's).
+            if *kind == RlimitKind::Nproc && !setup.namespaces {
+                continue;
+            }
             let resource = match kind {
                 RlimitKind::Cpu => Resource::RLIMIT_CPU,
                 RlimitKind::As => Resource::RLIMIT_AS,
