@@ -80,6 +80,9 @@ describe('a Python program cannot reach the host, other runs or the next run', (
     for (const dep of ['cordis', 'schemastery', 'cosmokit', '@standard-schema']) {
       fs.cpSync(path.join(REPO, 'node_modules', dep), path.join(pkg, 'node_modules', dep), { recursive: true, dereference: true })
     }
+    // And the Node binary itself (CI's other Node versions live under root's home).
+    const node = path.join(pkg, 'node')
+    fs.copyFileSync(process.execPath, node)
     execFileSync('chmod', ['-R', 'a+rX', pkg])
     const script = path.join(pkg, 'host.mjs')
     const source = `
@@ -93,7 +96,7 @@ describe('a Python program cannot reach the host, other runs or the next run', (
       process.exit(0)
     `
     fs.writeFileSync(script, source)
-    const child = spawn(process.execPath, [script], {
+    const child = spawn(node, [script], {
       uid,
       gid,
       cwd: dir,
@@ -104,7 +107,10 @@ describe('a Python program cannot reach the host, other runs or the next run', (
     let stderr = ''
     child.stdout.on('data', (d) => (stdout += d))
     child.stderr.on('data', (d) => (stderr += d))
-    const code = await new Promise((r) => child.on('close', r))
+    const code = await new Promise((resolve, reject) => {
+      child.on('error', reject)
+      child.on('close', resolve)
+    })
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
     const results = JSON.parse(stdout)
     expectContained(results)

@@ -152,15 +152,35 @@ impl PythonSpare {
 /// Starts booting a spare child on a thread of its own.
 #[napi]
 pub fn python_prepare_spare(options: PythonSpareOptions, pycache: Option<&PythonPycache>) -> PythonSpare {
+    let PythonSpareOptions { executable, interpreter_paths, tmpdir, cpu_seconds, address_space_bytes } = options;
     PythonSpare {
-        inner: Spare::prepare(ChildSpec {
-            executable: PathBuf::from(options.executable),
-            interpreter_paths: options.interpreter_paths.into_iter().map(PathBuf::from).collect(),
-            pycache: pycache.map_or_else(|| Arc::new(Vec::new()), |p| p.files.clone()),
-            tmpdir: options.tmpdir,
-            cpu_seconds: options.cpu_seconds,
-            address_space_bytes: options.address_space_bytes,
-        }),
+        inner: Spare::prepare(child_spec(
+            executable,
+            interpreter_paths,
+            tmpdir,
+            cpu_seconds,
+            address_space_bytes,
+            pycache,
+        )),
+    }
+}
+
+/// A child's start-up, from the options JavaScript passed (a run's or a spare's).
+fn child_spec(
+    executable: String,
+    interpreter_paths: Vec<String>,
+    tmpdir: String,
+    cpu_seconds: f64,
+    address_space_bytes: f64,
+    pycache: Option<&PythonPycache>,
+) -> ChildSpec {
+    ChildSpec {
+        executable: PathBuf::from(executable),
+        interpreter_paths: interpreter_paths.into_iter().map(PathBuf::from).collect(),
+        pycache: pycache.map_or_else(|| Arc::new(Vec::new()), |p| p.files.clone()),
+        tmpdir,
+        cpu_seconds,
+        address_space_bytes,
     }
 }
 
@@ -246,13 +266,16 @@ pub fn python_start_run(
         let (global, names) = row.split_first().ok_or_else(|| Error::from_reason("empty dispatch row"))?;
         namespaces.push((decode(global)?, names.iter().map(|n| decode(n)).collect::<Result<Vec<_>>>()?));
     }
+    let child = child_spec(
+        options.executable,
+        options.interpreter_paths,
+        options.tmpdir,
+        options.cpu_seconds,
+        options.address_space_bytes,
+        pycache,
+    );
     let spec = RunSpec {
-        executable: PathBuf::from(options.executable),
-        interpreter_paths: options.interpreter_paths.into_iter().map(PathBuf::from).collect(),
-        pycache: pycache.map_or_else(|| Arc::new(Vec::new()), |p| p.files.clone()),
-        tmpdir: options.tmpdir,
-        cpu_seconds: options.cpu_seconds,
-        address_space_bytes: options.address_space_bytes,
+        child,
         max_log_bytes: options.max_log_bytes as usize,
         max_value_bytes: options.max_value_bytes as usize,
         max_wall_ms: options.max_wall_ms,
@@ -265,7 +288,7 @@ pub fn python_start_run(
         spare: None,
     };
     let mut spec = spec;
-    spec.spare = spare.and_then(|s| s.inner.take(&spec.child()));
+    spec.spare = spare.and_then(|s| s.inner.take(&spec.child));
     let events = JsEvents { tsfn: on_event };
     let control = handle::start(spec, Box::new(events))
         .map_err(|e| Error::from_reason(format!("code-runtime-native: could not start a run thread: {e}")))?;

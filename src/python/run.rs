@@ -9,7 +9,6 @@
 use std::io::Read;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
-use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::time::{Duration, Instant};
 
@@ -39,14 +38,8 @@ const EXIT_POLL: Duration = Duration::from_millis(10);
 
 /// Everything one run needs, resolved by the JavaScript layer.
 pub struct RunSpec {
-    pub executable: PathBuf,
-    /// What the child may read of the interpreter's installation.
-    pub interpreter_paths: Vec<PathBuf>,
-    /// Precompiled modules staged with the sources (empty: the child compiles them).
-    pub pycache: std::sync::Arc<Vec<super::interp::CachedFile>>,
-    pub tmpdir: String,
-    pub cpu_seconds: f64,
-    pub address_space_bytes: f64,
+    /// How the run's child is started (and how a spare for it must have been).
+    pub child: ChildSpec,
     pub max_log_bytes: usize,
     pub max_value_bytes: usize,
     pub max_wall_ms: f64,
@@ -61,20 +54,6 @@ pub struct RunSpec {
     pub stream_logs: bool,
     /// A child booted ahead of this run, when one was ready.
     pub spare: Option<Booted>,
-}
-
-impl RunSpec {
-    /// How this run's child is started (and how a spare for it must have been).
-    pub fn child(&self) -> ChildSpec {
-        ChildSpec {
-            executable: self.executable.clone(),
-            interpreter_paths: self.interpreter_paths.clone(),
-            pycache: self.pycache.clone(),
-            tmpdir: self.tmpdir.clone(),
-            cpu_seconds: self.cpu_seconds,
-            address_space_bytes: self.address_space_bytes,
-        }
-    }
 }
 
 /// A frame read from fd 3, owned (its line is gone).
@@ -163,7 +142,7 @@ impl Run {
         let began = Instant::now();
         let booted = match spec.spare.take() {
             Some(spare) => Ok(spare),
-            None => boot(&spec.child()),
+            None => boot(&spec.child),
         };
         let Booted { staging, cgroup, spawned } = match booted {
             Ok(b) => b,
@@ -172,8 +151,8 @@ impl Run {
         let Spawned { pid, start_time, fd3, stdout, stderr, pidfd, layers: _, init } = spawned;
         *group.lock().unwrap_or_else(|p| p.into_inner()) = Some((pid, start_time, staging.dir.clone()));
         let boot = wire::boot_frame(
-            spec.cpu_seconds,
-            spec.address_space_bytes,
+            spec.child.cpu_seconds,
+            spec.child.address_space_bytes,
             spec.max_log_bytes,
             spec.max_value_bytes,
             &spec.namespaces_json,
@@ -454,7 +433,7 @@ impl Run {
     /// to its own signal handlers or `resource` module.
     fn cpu_exhausted(&self) -> bool {
         match &self.exit {
-            Some(exit) => exit.signal == Some(libc::SIGXCPU) || exit.cpu_ms >= self.spec.cpu_seconds * 1000.0,
+            Some(exit) => exit.signal == Some(libc::SIGXCPU) || exit.cpu_ms >= self.spec.child.cpu_seconds * 1000.0,
             None => false,
         }
     }
@@ -464,7 +443,7 @@ impl Run {
             "timeout",
             &format!(
                 "CPU time exhausted (limit at most the configured {}s; a stricter inherited RLIMIT_CPU can fire sooner)",
-                number_to_string(self.spec.cpu_seconds)
+                number_to_string(self.spec.child.cpu_seconds)
             ),
         )
     }
