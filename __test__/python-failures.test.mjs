@@ -146,8 +146,10 @@ describe('staging failures (§7.1)', () => {
       import { Context } from '${URLS.cordis}'
       import { PythonCodeRuntime } from '${URLS.index}'
       const ctx = new Context()
-      await ctx.plugin(PythonCodeRuntime, { pythonBin: ${JSON.stringify(PYTHON)} })
+      const fiber = await ctx.plugin(PythonCodeRuntime, { pythonBin: ${JSON.stringify(PYTHON)} })
       const r = await ctx.codeRuntime.run({ program: 'return 1', bindings: [] })
+      // Disposal also waits for a spare that was booting for the next run.
+      await fiber.dispose()
       console.log(JSON.stringify({ r, left: fs.readdirSync(${JSON.stringify(tmp)}) }))
       `,
       { env: { TMPDIR: tmp }, shellPrefix: "ulimit -f 0; trap '' XFSZ;" },
