@@ -39,6 +39,13 @@ describe('Atomics.waitAsync', () => {
     expect(await run(`${SHARED}return await Atomics.waitAsync(ia, 0, 0).value`)).toEqual({ logs: [], error: NEVER })
   })
 
+  it('a waiter with a timeout far in the future is still bounded by the wall ceiling', async () => {
+    const { runtime: walled, fiber: f } = await loadIsolate({ maxWallMs: 300 })
+    const r = await walled.run({ program: `${SHARED}return await Atomics.waitAsync(ia, 0, 0, 1e12).value`, bindings: [] })
+    expect(r).toEqual({ logs: [], error: { kind: 'timeout', message: 'wall-clock ceiling reached (300ms)' } })
+    await f.dispose()
+  })
+
   it("keeps V8's own shape and errors", async () => {
     expect(
       await run('const d = Object.getOwnPropertyDescriptor(Atomics, "waitAsync")\nreturn [d.enumerable, d.writable, d.configurable, Atomics.waitAsync.name, Atomics.waitAsync.length, String(Atomics.waitAsync)]'),

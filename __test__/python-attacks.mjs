@@ -40,6 +40,23 @@ for p in (${JSON.stringify(path.join(repo, 'py', 'bootstrap.py'))}, ${JSON.strin
     except OSError as e:
         out.append(type(e).__name__)
 return out`,
+  tamperWithTheSpare: () => `
+import glob, os, sys
+out = []
+home = os.path.dirname(sys.modules["__main__"].__file__)
+parent = os.path.dirname(home)
+try:
+    os.listdir(parent)
+    out.append("listed")
+except OSError as e:
+    out.append(type(e).__name__)
+for path in glob.glob(os.path.join(parent, "code-runtime-native-python-*", "bootstrap.py")) + [os.path.join(parent, "x")]:
+    try:
+        open(path, "a").write("raise SystemExit(9)")
+        out.append("wrote")
+    except OSError as e:
+        out.append(type(e).__name__)
+return out`,
   leaveAFile: () => `
 import os, tempfile
 path = os.path.join(tempfile.gettempdir(), "left-behind")

@@ -8,7 +8,7 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { platformFiles } from './platform-files.mjs'
+import { builtFile, platformFiles } from './platform-files.mjs'
 
 const [target, triple, out] = process.argv.slice(2)
 if (!target || !triple || !out) {
@@ -25,8 +25,7 @@ if (!existsSync(join(root, addon))) {
 }
 copyFileSync(join(root, addon), join(out, addon))
 for (const file of platformFiles(target)) {
-  const candidates = [join(root, 'target', triple, 'release', file), join(root, 'target', 'release', file)]
-  const found = candidates.find((path) => existsSync(path))
+  const { found, candidates } = builtFile(join(root, 'target'), triple, file)
   if (!found) {
     process.stderr.write(`${target}: ${file} (scripts/platform-files.mjs) was not built; looked in:\n  ${candidates.join('\n  ')}\n`)
     process.exit(1)

@@ -1,19 +1,17 @@
 // After `napi build`: puts the sandbox helper executable (src/bin/sandbox.rs, built by the same
 // cargo invocation) beside the addon, where the addon looks for it. Linux only; elsewhere the
 // runtimes start children without it and report that no sandbox layers are active.
-import { copyFileSync, chmodSync, existsSync, statSync } from 'node:fs'
+import { copyFileSync, chmodSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { builtFile } from './platform-files.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const name = 'code-runtime-native-sandbox'
 const profile = process.argv.includes('--debug') ? 'debug' : 'release'
 const targetDir = process.env.CARGO_TARGET_DIR ?? process.env.CARGO_BUILD_TARGET_DIR ?? join(root, 'target')
-// `napi build` passes `--target <triple>`, so cargo writes under target/<triple>/; a plain
-// `cargo build` writes under target/. The newest build wins.
 const triples = { x64: 'x86_64-unknown-linux-gnu', arm64: 'aarch64-unknown-linux-gnu' }
-const candidates = [join(targetDir, triples[process.arch] ?? '', profile, name), join(targetDir, profile, name)]
-const built = candidates.filter((p) => existsSync(p)).sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0]
+const { found: built, candidates } = builtFile(targetDir, triples[process.arch] ?? '', name, profile)
 
 if (process.platform === 'linux') {
   if (!built) {
