@@ -233,7 +233,7 @@ function disposeRuns(state) {
 }
 
 function startRun(state, namespaces, program, signal, onLog, onStats, resolve) {
-  const { config, frameCap, interpreter, pycache } = state
+  const { config, frameCap, pycache } = state
   const run = { handle: undefined, finished: undefined }
   let settleFinished
   run.finished = new Promise((r) => (settleFinished = r))
@@ -302,11 +302,7 @@ function startRun(state, namespaces, program, signal, onLog, onStats, resolve) {
   try {
     run.handle = native.pythonStartRun(
       {
-        executable: interpreter.executable,
-        interpreterPaths: state.interpreterPaths,
-        tmpdir: os.tmpdir(),
-        cpuSeconds: config.cpuSeconds,
-        addressSpaceBytes: config.addressSpaceMb * 1048576,
+        ...childOptions(state),
         maxLogBytes: config.maxLogBytes,
         maxValueBytes: config.maxValueBytes,
         maxWallMs: config.maxWallMs,
@@ -344,16 +340,17 @@ function takeSpare(state) {
  */
 function prepareSpare(state) {
   if (state.disposed) return
-  const { config, interpreter, interpreterPaths, pycache } = state
-  state.spare = native.pythonPrepareSpare(
-    {
-      executable: interpreter.executable,
-      interpreterPaths,
-      tmpdir: os.tmpdir(),
-      cpuSeconds: config.cpuSeconds,
-      addressSpaceBytes: config.addressSpaceMb * 1048576,
-    },
-    pycache,
-  )
+  state.spare = native.pythonPrepareSpare(childOptions(state), state.pycache)
   liveSpares.add(state)
+}
+
+/** How a child starts, the same for a run and for the spare that may serve it. */
+function childOptions({ config, interpreter, interpreterPaths }) {
+  return {
+    executable: interpreter.executable,
+    interpreterPaths,
+    tmpdir: os.tmpdir(),
+    cpuSeconds: config.cpuSeconds,
+    addressSpaceBytes: config.addressSpaceMb * 1048576,
+  }
 }
