@@ -1,5 +1,6 @@
 //! code-runtime-native: runs model-written programs in isolation for an agent host's Code Mode.
 
+pub mod channel;
 pub mod isolate;
 pub mod ledger;
 pub mod os;

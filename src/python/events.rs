@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::wire::{self, str16};
+use crate::channel::wire::{self, str16};
 use crate::ledger::meter::number_to_string;
 
 /// Where a run's events go (a threadsafe function into JavaScript). Each event is one JSON text.

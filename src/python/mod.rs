@@ -4,26 +4,20 @@
 //! the binding snapshot and dispatch; the child side is `py/` (`bootstrap.py`, the entry;
 //! `runner.py`, the run; `protocol.py`, the wire).
 
-pub mod codec;
 pub mod errors;
 pub mod events;
 pub mod exit;
 pub mod handle;
 pub mod interp;
 pub mod limits;
-pub mod lines;
 pub mod logs;
-pub mod meter;
 pub mod napi;
-pub mod numbers;
 pub mod roster;
 pub mod run;
-pub mod scan;
 pub mod spare;
 pub mod spawn;
 pub mod stray;
 pub mod teardown;
-pub mod wire;
 pub mod writer;
 
 /// The protocol descriptor in the child.

@@ -13,7 +13,7 @@ use super::interp::{self, CachedFile};
 use super::logs::log_truncation_marker;
 use super::roster::ROSTER;
 use super::run::RunSpec;
-use super::scan::decode_json_string;
+use crate::channel::scan::decode_json_string;
 use super::spare::{ChildSpec, Spare};
 
 #[napi(object)]

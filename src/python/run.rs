@@ -14,17 +14,17 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
-use super::codec::{decode_frame, ChildFrame, DoneKind};
+use crate::channel::codec::{decode_frame, ChildFrame, DoneKind};
 use super::events::{emit_settled, failure, Decided, Events};
 use super::exit::{signal_name, try_reap, Exit};
 use super::handle::{Command, Group};
-use super::lines::LineSplitter;
+use crate::channel::lines::LineSplitter;
 use super::logs::LogLedger;
 use super::spare::{boot, Booted, ChildSpec};
 use super::spawn::{Spawned, Staging};
 use super::stray::Stray;
 use super::teardown::{group_alive, signal_group};
-use super::wire::{self, cap_message, str16, unknown_binding};
+use crate::channel::wire::{self, cap_message, str16, unknown_binding};
 use super::writer::{WriteKind, Writer};
 use crate::ledger::meter::number_to_string;
 
@@ -61,7 +61,7 @@ enum Inbound {
     BootAck,
     Log { text: Vec<u16>, truncated: bool, open: bool },
     Call { id: f64, global: Vec<u16>, name: Vec<u16>, args: String },
-    Done { value: Option<(String, super::meter::Metered)>, error: Option<(DoneKind, Vec<u16>)> },
+    Done { value: Option<(String, crate::channel::meter::Metered)>, error: Option<(DoneKind, Vec<u16>)> },
 }
 
 fn inbound(line: &[u8], budget: usize) -> Option<Inbound> {

@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::os::fd::RawFd;
 
-use super::wire;
+use crate::channel::wire;
 
 /// Which frame a write error hit: a failed `boot` or `run` fails the run, a failed reply does not.
 #[derive(Clone, Copy, PartialEq, Eq)]
