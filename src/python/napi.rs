@@ -13,8 +13,8 @@ use super::interp::{self, CachedFile};
 use super::logs::log_truncation_marker;
 use super::roster::ROSTER;
 use super::run::RunSpec;
-use crate::channel::scan::decode_json_string;
 use super::spare::{ChildSpec, Spare};
+use crate::channel::scan::decode_json_string;
 
 #[napi(object)]
 pub struct PythonInterpreter {

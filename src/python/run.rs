@@ -14,18 +14,18 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
-use crate::channel::codec::{decode_frame, ChildFrame, DoneKind};
 use super::events::{emit_settled, failure, Decided, Events};
 use super::exit::{signal_name, try_reap, Exit};
 use super::handle::{Command, Group};
-use crate::channel::lines::LineSplitter;
 use super::logs::LogLedger;
 use super::spare::{boot, Booted, ChildSpec};
 use super::spawn::{Spawned, Staging};
 use super::stray::Stray;
 use super::teardown::{group_alive, signal_group};
-use crate::channel::wire::{self, cap_message, str16, unknown_binding};
 use super::writer::{WriteKind, Writer};
+use crate::channel::codec::{decode_frame, ChildFrame, DoneKind};
+use crate::channel::lines::LineSplitter;
+use crate::channel::wire::{self, cap_message, str16, unknown_binding};
 use crate::ledger::meter::number_to_string;
 
 /// Pending-reply and in-flight-call caps.
@@ -452,7 +452,7 @@ impl Run {
     /// and exits), else the process group.
     fn kill_hard(&self) {
         match (&self.init, &self.exit) {
-            (Some(init), None) => super::spawn::kill_init(init),
+            (Some(init), None) => crate::sandbox::child::kill_init(init),
             _ => signal_group(self.pid, self.spawned_at, Signal::SIGKILL),
         }
     }

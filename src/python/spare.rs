@@ -7,9 +7,10 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use super::interp::CachedFile;
 use super::limits::LimitPlan;
-use super::spawn::{kill_init, spawn, Confinement, Spawned, Staging, PROCESS_CAP, SCRATCH_BYTES};
+use super::spawn::{spawn, Confinement, Spawned, Staging, PROCESS_CAP, SCRATCH_BYTES};
 use super::teardown::signal_group;
 use crate::sandbox::cgroup::RunCgroup;
+use crate::sandbox::child::kill_init;
 
 /// What a child is started with (the same for a spare and for a run that boots its own).
 #[derive(Clone)]

@@ -3,6 +3,7 @@
 //! helper's instructions (`plan`) and reads back which layers hold (`Layers`).
 
 pub mod cgroup;
+pub mod child;
 pub mod helper;
 pub mod plan;
 

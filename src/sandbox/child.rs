@@ -1,0 +1,152 @@
+//! Starting a child through the sandbox helper, for both backends: descriptor placement between
+//! fork and exec, the helper's report (which layers hold, or why the exec failed), pidfds, and the
+//! SIGKILL of a namespace's init.
+
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::time::{Duration, Instant};
+
+#[cfg(target_vendor = "apple")]
+use nix::fcntl::OFlag;
+#[cfg(not(target_vendor = "apple"))]
+pub use nix::unistd::pipe2;
+
+use super::plan::Layers;
+
+/// macOS has no `pipe2`: a pipe, then close-on-exec on both ends. A fork on another thread in
+/// between can inherit the two fds; our own children close every fd above 3 at exec anyway.
+#[cfg(target_vendor = "apple")]
+pub fn pipe2(flags: OFlag) -> nix::Result<(OwnedFd, OwnedFd)> {
+    let (r, w) = nix::unistd::pipe()?;
+    if flags.contains(OFlag::O_CLOEXEC) {
+        for fd in [&r, &w] {
+            // SAFETY: `fd` is an open descriptor owned above.
+            if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) } < 0 {
+                return Err(nix::Error::last());
+            }
+        }
+    }
+    Ok((r, w))
+}
+
+/// The helper's report descriptor in the child.
+pub const STATUS_FD: i32 = 4;
+/// How long the helper may take to report (it reports right before the interpreter starts).
+pub const REPORT_DEADLINE: Duration = Duration::from_secs(5);
+
+/// What the helper reported: the layers, or the errno of an exec that failed.
+pub enum Report {
+    Started(Option<Layers>),
+    ExecFailed(i32),
+}
+
+/// Reads the helper's report lines until the descriptor closes (at the interpreter's exec).
+pub fn read_report(fd: OwnedFd) -> Report {
+    let deadline = Instant::now() + REPORT_DEADLINE;
+    let mut text = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || text.len() > 4096 {
+            break;
+        }
+        let mut pfd = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        // SAFETY: one valid pollfd.
+        if unsafe { libc::poll(&mut pfd, 1, left.as_millis().max(1) as i32) } <= 0 {
+            continue;
+        }
+        let mut chunk = [0u8; 512];
+        // SAFETY: reading into our own buffer.
+        let n = unsafe { libc::read(fd.as_raw_fd(), chunk.as_mut_ptr().cast(), chunk.len()) };
+        if n <= 0 {
+            break;
+        }
+        text.extend_from_slice(&chunk[..n as usize]);
+    }
+    let text = String::from_utf8_lossy(&text);
+    if let Some(errno) = text.lines().find_map(crate::sandbox::plan::parse_exec_error) {
+        return Report::ExecFailed(errno);
+    }
+    let layers = text.lines().find_map(Layers::parse).map(|mut layers| {
+        layers.init_pid = text.lines().find_map(|l| l.strip_prefix("init ")?.parse().ok()).unwrap_or(0);
+        layers
+    });
+    Report::Started(layers)
+}
+
+pub fn nonblocking(fd: &OwnedFd) {
+    // SAFETY: plain fcntl on a descriptor we own.
+    unsafe {
+        let flags = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
+        libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK);
+    }
+}
+
+#[cfg(target_os = "linux")]
+pub fn pidfd_open(pid: i32) -> Option<OwnedFd> {
+    // SAFETY: pidfd_open returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    (fd >= 0).then(|| unsafe { std::os::fd::FromRawFd::from_raw_fd(fd as RawFd) })
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn pidfd_open(_pid: i32) -> Option<OwnedFd> {
+    None
+}
+
+/// Marks every descriptor from `first` up close-on-exec, in the child before exec. Marking rather
+/// than closing keeps the standard library's exec-error pipe working.
+pub fn cloexec_from(first: RawFd) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: close_range only changes descriptor flags.
+        let r = unsafe { libc::syscall(libc::SYS_close_range, first as u32, u32::MAX, libc::CLOSE_RANGE_CLOEXEC) };
+        if r == 0 {
+            return Ok(());
+        }
+    }
+    // Older kernels: walk the table (bounded, since the host may have raised RLIMIT_NOFILE a lot).
+    // SAFETY: sysconf and fcntl are async-signal-safe.
+    let max = unsafe { libc::sysconf(libc::_SC_OPEN_MAX) }.clamp(4, 65536) as RawFd;
+    for fd in first..max {
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+    Ok(())
+}
+
+/// SIGKILLs a namespace's init through its pidfd (never a recycled pid). Namespaces and pidfds
+/// exist on Linux only; elsewhere there is never an init to kill.
+pub fn kill_init(init: &OwnedFd) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: pidfd_send_signal on a pidfd we own.
+    unsafe {
+        libc::syscall(libc::SYS_pidfd_send_signal, init.as_raw_fd(), libc::SIGKILL, std::ptr::null::<()>(), 0)
+    };
+    #[cfg(not(target_os = "linux"))]
+    let _ = init;
+}
+
+/// A close-on-exec duplicate numbered 10 or above.
+pub fn high_fd(fd: &impl AsRawFd) -> std::io::Result<OwnedFd> {
+    // SAFETY: F_DUPFD_CLOEXEC returns a new descriptor we own, or -1.
+    let n = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 10) };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: just created.
+    Ok(unsafe { std::os::fd::FromRawFd::from_raw_fd(n) })
+}
+
+/// Puts `fd` at `target` without close-on-exec (dup2 clears it; an fd already there needs fcntl).
+pub fn place_fd(fd: RawFd, target: RawFd) -> std::io::Result<()> {
+    // SAFETY: descriptor calls in the child between fork and exec.
+    let r = unsafe {
+        if fd == target {
+            libc::fcntl(target, libc::F_SETFD, 0)
+        } else {
+            libc::dup2(fd, target)
+        }
+    };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
