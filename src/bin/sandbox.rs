@@ -26,6 +26,9 @@ mod plan;
 #[cfg(target_os = "linux")]
 fn main() {
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if args.first().is_some_and(|a| a == "isolate") {
+        linux::serve_isolate(&args[1..]);
+    }
     match plan::Plan::from_args(&args) {
         Some(plan) => linux::start(plan),
         None => {
@@ -106,6 +109,39 @@ mod linux {
                 keep(child, relay_r)
             }
         }
+    }
+
+    /// `isolate <addon> <heapMb>`: the program of a contained isolate's sandbox process (started
+    /// through `exec`, so every layer already holds). Loads the addon, which links V8 and needs no
+    /// Node to serve, and hands it the channel on fd 3.
+    pub fn serve_isolate(args: &[std::ffi::OsString]) -> ! {
+        let (Some(addon), Some(heap_mb)) = (args.first(), args.get(1).and_then(|h| h.to_str()?.parse::<f64>().ok()))
+        else {
+            eprintln!("code-runtime-native-sandbox: isolate <addon> <heapMb>");
+            std::process::exit(125);
+        };
+        let Ok(path) = CString::new(addon.as_bytes()) else { std::process::exit(125) };
+        // SAFETY: loading the addon this helper shipped with; its initialisers only register
+        // napi items, which nothing calls without Node.
+        let lib = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        if lib.is_null() {
+            std::process::exit(124);
+        }
+        type Serve = unsafe extern "C" fn(i32, f64) -> i32;
+        // SAFETY: the symbol is `crn_isolate_serve` of src/isolate/serve.rs, of this type.
+        let serve = unsafe { libc::dlsym(lib, c"crn_isolate_serve".as_ptr()) };
+        if serve.is_null() {
+            std::process::exit(124);
+        }
+        let serve: Serve = unsafe { std::mem::transmute::<*mut libc::c_void, Serve>(serve) };
+        // Only the channel stays open: stdio goes (nothing here prints; V8's fatal hooks use the
+        // channel).
+        for fd in 0..=2 {
+            // SAFETY: closing this process's own standard descriptors.
+            unsafe { libc::close(fd) };
+        }
+        // SAFETY: fd 3 is the channel the host placed for the program.
+        std::process::exit(unsafe { serve(3, heap_mb) })
     }
 
     /// Waits for init, then ends exactly as the program ended (code or signal), so the host's

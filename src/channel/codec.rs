@@ -4,12 +4,17 @@
 use super::meter::Metered;
 use super::scan::{key_is, scan_line, Kind, Member};
 
-/// The three kinds a child may report in `done.error`.
+/// The failure kinds a child may name in `done.error` or `stop.error`. A Python child may only
+/// report the first three (its consumer drops frames with the others); an isolate's sandbox
+/// process reports its budgets' verdicts too, which the supervisor re-checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DoneKind {
     Exception,
     InvalidOutput,
     OutputLimit,
+    Timeout,
+    Abort,
+    WorkerExit,
 }
 
 impl DoneKind {
@@ -18,6 +23,9 @@ impl DoneKind {
             ("exception", DoneKind::Exception),
             ("invalid-output", DoneKind::InvalidOutput),
             ("output-limit", DoneKind::OutputLimit),
+            ("timeout", DoneKind::Timeout),
+            ("abort", DoneKind::Abort),
+            ("worker-exit", DoneKind::WorkerExit),
         ]
         .into_iter()
         .find(|(name, _)| key_is(units, name))
@@ -29,7 +37,15 @@ impl DoneKind {
             DoneKind::Exception => "exception",
             DoneKind::InvalidOutput => "invalid-output",
             DoneKind::OutputLimit => "output-limit",
+            DoneKind::Timeout => "timeout",
+            DoneKind::Abort => "abort",
+            DoneKind::WorkerExit => "worker-exit",
         }
+    }
+
+    /// Whether a Python child may report this kind itself.
+    pub fn child_reportable(self) -> bool {
+        matches!(self, DoneKind::Exception | DoneKind::InvalidOutput | DoneKind::OutputLimit)
     }
 }
 
@@ -60,7 +76,22 @@ pub enum ChildFrame {
     Done {
         value: Option<DoneValue>,
         error: Option<(DoneKind, Vec<u16>)>,
+        stats: DoneStats,
     },
+    /// A failure claimed from outside the program (an isolate's budgets): the run is ending.
+    Stop {
+        kind: DoneKind,
+        message: Vec<u16>,
+    },
+}
+
+/// The run's statistics an isolate's `done` carries (absent, negative or non-finite: `None`).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct DoneStats {
+    pub cpu_ms: Option<f64>,
+    pub wall_ms: Option<f64>,
+    pub heap_used_bytes: Option<f64>,
+    pub heap_peak_bytes: Option<f64>,
 }
 
 fn member<'m>(ms: &'m [Member], key: &str) -> Option<&'m Member> {
@@ -109,25 +140,44 @@ pub fn decode_frame(line: &[u8], value_budget: usize) -> Option<ChildFrame> {
     if key_is(ty, "done") {
         let error = match member(&ms, "error") {
             None => None,
-            Some(e) if e.kind == Kind::Object => {
-                let field = |k: &str| e.fields.iter().find(|(key, _)| key_is(key, k)).map(|(_, v)| v);
-                let kind = match field("kind") {
-                    Some(Kind::Str(Some(units))) => DoneKind::parse(units)?,
-                    _ => return None,
-                };
-                let message = match field("message") {
-                    Some(Kind::Str(Some(units))) => units.clone(),
-                    _ => return None,
-                };
-                Some((kind, message))
-            }
-            Some(_) => return None,
+            Some(e) => Some(failure(e)?),
         };
         let value = member(&ms, "value")
             .map(|v| DoneValue { range: v.range, metered: v.metered.expect("value members are always metered") });
-        return Some(ChildFrame::Done { value, error });
+        let stat = |k: &str| match member(&ms, k)?.kind {
+            Kind::Num(v) if v.is_finite() && v >= 0.0 => Some(v),
+            _ => None,
+        };
+        let stats = DoneStats {
+            cpu_ms: stat("cpuMs"),
+            wall_ms: stat("wallMs"),
+            heap_used_bytes: stat("heapUsedBytes"),
+            heap_peak_bytes: stat("heapPeakBytes"),
+        };
+        return Some(ChildFrame::Done { value, error, stats });
+    }
+    if key_is(ty, "stop") {
+        let (kind, message) = failure(member(&ms, "error")?)?;
+        return Some(ChildFrame::Stop { kind, message });
     }
     None
+}
+
+/// `{ kind, message }` of a `done` or `stop` frame.
+fn failure(e: &Member) -> Option<(DoneKind, Vec<u16>)> {
+    if e.kind != Kind::Object {
+        return None;
+    }
+    let field = |k: &str| e.fields.iter().find(|(key, _)| key_is(key, k)).map(|(_, v)| v);
+    let kind = match field("kind") {
+        Some(Kind::Str(Some(units))) => DoneKind::parse(units)?,
+        _ => return None,
+    };
+    let message = match field("message") {
+        Some(Kind::Str(Some(units))) => units.clone(),
+        _ => return None,
+    };
+    Some((kind, message))
 }
 
 #[cfg(test)]
@@ -192,8 +242,11 @@ mod tests {
 
     #[test]
     fn done_fields() {
-        assert_eq!(d(r#"{"type":"done"}"#), Some(ChildFrame::Done { value: None, error: None }));
-        let Some(ChildFrame::Done { value: Some(v), error: None }) = d(r#"{"type":"done","value":[1,2]}"#) else {
+        assert_eq!(
+            d(r#"{"type":"done"}"#),
+            Some(ChildFrame::Done { value: None, error: None, stats: DoneStats::default() })
+        );
+        let Some(ChildFrame::Done { value: Some(v), error: None, .. }) = d(r#"{"type":"done","value":[1,2]}"#) else {
             panic!()
         };
         assert_eq!(v.metered, Metered { over: false, size: 5, lossy: false });
@@ -202,12 +255,31 @@ mod tests {
             d(r#"{"type":"done","value":1,"error":{"kind":"exception","message":"boom","x":1}}"#),
             Some(ChildFrame::Done {
                 value: Some(DoneValue { range: (23, 24), metered: Metered { over: false, size: 1, lossy: false } }),
-                error: Some((DoneKind::Exception, u("boom")))
+                error: Some((DoneKind::Exception, u("boom"))),
+                stats: DoneStats::default(),
             })
         );
         for ok in ["exception", "invalid-output", "output-limit"] {
             assert!(d(&format!(r#"{{"type":"done","error":{{"kind":"{ok}","message":""}}}}"#)).is_some());
         }
+    }
+
+    #[test]
+    fn isolate_verdicts_stats_and_stop() {
+        let Some(ChildFrame::Done { error: Some((kind, _)), stats, .. }) = d(
+            r#"{"type":"done","error":{"kind":"timeout","message":"m"},"cpuMs":1.5,"wallMs":-1,"heapUsedBytes":"x"}"#,
+        ) else {
+            panic!()
+        };
+        assert_eq!(kind, DoneKind::Timeout);
+        assert!(!kind.child_reportable());
+        assert_eq!(stats, DoneStats { cpu_ms: Some(1.5), ..DoneStats::default() });
+        assert_eq!(
+            d(r#"{"type":"stop","error":{"kind":"worker-exit","message":"heap"}}"#),
+            Some(ChildFrame::Stop { kind: DoneKind::WorkerExit, message: u("heap") })
+        );
+        assert_eq!(d(r#"{"type":"stop"}"#), None);
+        assert_eq!(d(r#"{"type":"stop","error":{"kind":"abort"}}"#), None);
     }
 
     #[test]
@@ -218,7 +290,7 @@ mod tests {
             r#"{"type":"done","error":["exception","m"]}"#,
             r#"{"type":"done","error":{"kind":"exception","message":1}}"#,
             r#"{"type":"done","error":{"kind":"exception"}}"#,
-            r#"{"type":"done","error":{"kind":"timeout","message":"m"}}"#,
+            r#"{"type":"done","error":{"kind":"later","message":"m"}}"#,
             r#"{"type":"done","error":{"message":"m"}}"#,
         ] {
             assert_eq!(d(bad), None, "{bad}");

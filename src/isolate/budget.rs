@@ -136,11 +136,18 @@ pub struct HeapGuard {
     /// `refusals` as of the previous callback, and how often a refusal was answered with headroom.
     pub seen_refusals: AtomicUsize,
     pub external_grants: AtomicUsize,
+    /// The isolate lives in a sandbox process the supervisor can end: unwinding headroom is
+    /// granted once, and a second exhaustion lets V8 abort that process (never the host).
+    pub contained: bool,
+    pub unwind_grants: AtomicUsize,
 }
 
 /// Headroom granted while a terminated isolate unwinds: more than any single V8 object can be, so
 /// the allocation in flight never reaches V8's fatal out-of-memory path.
 const UNWIND_HEADROOM: usize = 2 << 30;
+/// The one grant of a contained isolate: enough for the allocation in flight and the unwind of
+/// an ordinary program; the sandbox process's memory cap bounds it either way.
+const CONTAINED_HEADROOM: usize = 64 << 20;
 /// Headroom for a GC V8 ran only because the ArrayBuffer budget refused an allocation.
 const EXTERNAL_HEADROOM: usize = 1 << 20;
 /// Refusals answered with headroom before a program that keeps hitting the buffer cap is treated
@@ -161,11 +168,19 @@ pub unsafe extern "C" fn near_heap_limit(data: *mut c_void, current: usize, _ini
     if new_refusal && guard.external_grants.fetch_add(1, Ordering::Relaxed) < MAX_EXTERNAL_GRANTS {
         return current.saturating_add(EXTERNAL_HEADROOM);
     }
-    guard.shared.claim(Terminal::Failed(
-        FailureKind::WorkerExit,
-        Text::new(&format!("isolate heap limit reached ({} MiB)", fmt_ms(guard.limit_mb))),
-    ));
+    guard.shared.claim(Terminal::Failed(FailureKind::WorkerExit, Text::new(&heap_limit_message(guard.limit_mb))));
+    if guard.contained {
+        if guard.unwind_grants.fetch_add(1, Ordering::Relaxed) > 0 {
+            return current;
+        }
+        return current.saturating_add(CONTAINED_HEADROOM.max(current / 4));
+    }
     current.saturating_add(UNWIND_HEADROOM)
+}
+
+/// `isolate heap limit reached (<N> MiB)` (spec isolate-runtime.md §9.3).
+pub fn heap_limit_message(limit_mb: f64) -> String {
+    format!("isolate heap limit reached ({} MiB)", fmt_ms(limit_mb))
 }
 
 /// ArrayBuffer backing stores counted against the same cap as the heap (§9.3): an allocation past

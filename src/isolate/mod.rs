@@ -9,6 +9,8 @@ mod natives;
 mod platform;
 mod render;
 mod run;
+#[cfg(target_os = "linux")]
+mod serve;
 mod snapshot;
 mod stack;
 mod startup;

@@ -19,7 +19,7 @@ use super::render::{render_thrown, Rendered, UNRENDERABLE};
 use super::snapshot::{snapshot, Snapshot};
 use super::startup;
 use super::state::{state, Namespace, RunState, StateRef};
-use super::strip::strip;
+use super::strip::{strip, StripError};
 use super::terminal::{IsolateEvent, RunShared, Terminal};
 use super::timers::Timers;
 use super::wait::{Waiter, Woken};
@@ -44,14 +44,127 @@ pub struct RunConfig {
     pub node_major: Option<u32>,
 }
 
+/// An isolate and context made from the startup snapshot before any program exists, so a run in
+/// a sandbox process only pays for its own program. Never used by more than one run.
+pub struct Prepared {
+    isolate: v8::OwnedIsolate,
+    heap_guard: Box<HeapGuard>,
+    context: v8::Global<v8::Context>,
+    from_snapshot: bool,
+}
+
+impl Prepared {
+    /// A fresh isolate capped at `heap_mb`, wired to `shared` (its watchdog claims stop it).
+    /// `on_oom` (contained runs): the isolate lives in a sandbox process, so headroom near the heap limit is
+    /// granted once and V8 may then abort the process (the supervisor reports the heap limit).
+    pub fn new(heap_mb: f64, shared: &Arc<RunShared>, on_oom: Option<v8::OomErrorCallback>) -> Prepared {
+        let contained = on_oom.is_some();
+        let heap_bytes = (heap_mb * 1024.0 * 1024.0) as usize;
+        let refusals = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let mut params = v8::CreateParams::default()
+            .heap_limits(0, heap_bytes)
+            .array_buffer_allocator(budget::capped_allocator(heap_bytes, refusals.clone()));
+        let snapshot = startup::blob();
+        if let Some(blob) = snapshot {
+            params = params.snapshot_blob(v8::StartupData::from(blob)).external_references(startup::references());
+        }
+        let mut isolate = v8::Isolate::new(params);
+        isolate.set_microtasks_policy(v8::MicrotasksPolicy::Explicit);
+        // Atomics.wait would block the thread where termination cannot reach it.
+        isolate.set_allow_atomics_wait(false);
+        isolate.set_promise_reject_callback(on_promise_reject);
+        // Exceptions nothing caught inside microtasks reach message listeners (V8 would print them).
+        isolate.add_message_listener(on_uncaught_exception);
+        isolate.set_host_import_module_dynamically_callback(refuse_dynamic_import);
+        isolate.set_prepare_stack_trace_callback(super::stack::prepare_stack_trace);
+        if let Some(on_oom) = on_oom {
+            isolate.set_oom_error_handler(on_oom);
+        }
+        let heap_guard = Box::new(HeapGuard {
+            shared: shared.clone(),
+            limit_mb: heap_mb,
+            refusals,
+            seen_refusals: Default::default(),
+            external_grants: Default::default(),
+            contained,
+            unwind_grants: Default::default(),
+        });
+        let guard_ptr = &*heap_guard as *const HeapGuard as *mut std::ffi::c_void;
+        isolate.add_near_heap_limit_callback(budget::near_heap_limit, guard_ptr);
+        shared.attach_isolate(isolate.thread_safe_handle());
+        let context = {
+            v8::scope!(let scope, &mut isolate);
+            let context = v8::Context::new(scope, Default::default());
+            v8::Global::new(scope, context)
+        };
+        Prepared { isolate, heap_guard, context, from_snapshot: snapshot.is_some() }
+    }
+}
+
+/// What a prepared isolate's thread waits for: the run, where its events go, and when it began
+/// (its wall ceiling counts from there, admission wait included).
+pub struct Start {
+    pub config: RunConfig,
+    pub js: Result<String, StripError>,
+    pub host: Host,
+    pub started: Instant,
+}
+
 /// The isolate thread's body. Sends exactly one Done event, after the isolate is gone.
 pub fn run_thread(config: RunConfig, shared: Arc<RunShared>, events: Receiver<IsolateEvent>, host: Host) {
     let started = Instant::now();
+    settle(&config, &shared, &host, started, || {
+        // A strip failure never creates an isolate; it goes through a fresh ledger.
+        let js = match strip(&config.program) {
+            Ok(js) => js,
+            Err(diagnostic) => return strip_failure(&config, diagnostic),
+        };
+        let _watch = budget::watch(shared.clone(), config.compute_ms, config.max_wall_ms, started);
+        let prepared = Prepared::new(config.heap_mb, &shared, None);
+        execute(prepared, &js, &config, &shared, &events, &host)
+    });
+}
+
+/// A sandbox process's isolate thread: prepares an isolate, says so, waits for its one run.
+pub fn prepared_thread(
+    heap_mb: f64,
+    on_oom: v8::OomErrorCallback,
+    shared: Arc<RunShared>,
+    events: Receiver<IsolateEvent>,
+    ready: std::sync::mpsc::Sender<()>,
+    start: Receiver<Start>,
+) {
+    let prepared = Prepared::new(heap_mb, &shared, Some(on_oom));
+    let _ = ready.send(());
+    let Ok(Start { config, js, host, started }) = start.recv() else { return };
+    settle(&config, &shared, &host, started, || {
+        let js = match js {
+            Ok(js) => js,
+            Err(diagnostic) => return strip_failure(&config, diagnostic),
+        };
+        let _watch = budget::watch(shared.clone(), config.compute_ms, config.max_wall_ms, started);
+        execute(prepared, &js, &config, &shared, &events, &host)
+    });
+}
+
+fn strip_failure(config: &RunConfig, diagnostic: StripError) -> (LedgerResult, (usize, usize)) {
+    let result =
+        OutputLedger::new(config.max_output_bytes).finish_failure(FailureKind::Exception, Text::new(&diagnostic.0));
+    (result, (0, 0))
+}
+
+/// Runs `body`, turns a panic of the runtime's own code into the run's failure, and sends Done.
+fn settle(
+    config: &RunConfig,
+    shared: &Arc<RunShared>,
+    host: &Host,
+    started: Instant,
+    body: impl FnOnce() -> (LedgerResult, (usize, usize)),
+) {
     let cpu_start = budget::thread_cpu_ns(budget::current_thread_clock());
     // A panic in the runtime's own code must still settle the run (callbacks V8 calls never
     // panic: a panic there would abort the process).
-    let outcome =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| execute(&config, &shared, &events, &host, started)));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
     let (result, heap) = outcome.unwrap_or_else(|panic| {
         let reason = panic
             .downcast_ref::<&str>()
@@ -73,51 +186,14 @@ pub fn run_thread(config: RunConfig, shared: Arc<RunShared>, events: Receiver<Is
 }
 
 fn execute(
+    prepared: Prepared,
+    js: &str,
     config: &RunConfig,
     shared: &Arc<RunShared>,
     events: &Receiver<IsolateEvent>,
     host: &Host,
-    started: Instant,
 ) -> (LedgerResult, (usize, usize)) {
-    let js = match strip(&config.program) {
-        Ok(js) => js,
-        Err(diagnostic) => {
-            // A strip failure never creates an isolate; it goes through a fresh ledger.
-            let result = OutputLedger::new(config.max_output_bytes)
-                .finish_failure(FailureKind::Exception, Text::new(&diagnostic.0));
-            return (result, (0, 0));
-        }
-    };
-    let _watch = budget::watch(shared.clone(), config.compute_ms, config.max_wall_ms, started);
-    let heap_bytes = (config.heap_mb * 1024.0 * 1024.0) as usize;
-    let refusals = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let mut params = v8::CreateParams::default()
-        .heap_limits(0, heap_bytes)
-        .array_buffer_allocator(budget::capped_allocator(heap_bytes, refusals.clone()));
-    let snapshot = startup::blob();
-    if let Some(blob) = snapshot {
-        params = params.snapshot_blob(v8::StartupData::from(blob)).external_references(startup::references());
-    }
-    let mut isolate = v8::Isolate::new(params);
-    isolate.set_microtasks_policy(v8::MicrotasksPolicy::Explicit);
-    // Atomics.wait would block the thread where termination cannot reach it.
-    isolate.set_allow_atomics_wait(false);
-    isolate.set_promise_reject_callback(on_promise_reject);
-    // Exceptions nothing caught inside microtasks reach message listeners (V8 would print them).
-    isolate.add_message_listener(on_uncaught_exception);
-    isolate.set_host_import_module_dynamically_callback(refuse_dynamic_import);
-    isolate.set_prepare_stack_trace_callback(super::stack::prepare_stack_trace);
-    let heap_guard = Box::new(HeapGuard {
-        shared: shared.clone(),
-        limit_mb: config.heap_mb,
-        refusals,
-        seen_refusals: Default::default(),
-        external_grants: Default::default(),
-    });
-    let guard_ptr = &*heap_guard as *const HeapGuard as *mut std::ffi::c_void;
-    isolate.add_near_heap_limit_callback(budget::near_heap_limit, guard_ptr);
-    shared.attach_isolate(isolate.thread_safe_handle());
-
+    let Prepared { mut isolate, heap_guard, context, from_snapshot } = prepared;
     let run: StateRef = Rc::new(RefCell::new(RunState {
         shared: shared.clone(),
         host: host.clone(),
@@ -146,11 +222,12 @@ fn execute(
 
     if !shared.is_decided() {
         v8::scope!(let scope, &mut isolate);
-        let context = v8::Context::new(scope, Default::default());
+        let context = v8::Local::new(scope, &context);
         let scope = &mut v8::ContextScope::new(scope, context);
-        run_program(scope, &js, config, shared, events, snapshot.is_some());
+        run_program(scope, js, config, shared, events, from_snapshot);
         run.borrow_mut().flush_stream();
     }
+    drop(context);
 
     let stats = isolate.get_heap_statistics();
     let heap = (stats.used_heap_size(), stats.total_heap_size());

@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use crate::ledger::output::FailureKind;
 use crate::ledger::text::Text;
@@ -38,22 +38,38 @@ pub struct RunShared {
     terminal: Mutex<Option<Terminal>>,
     isolate: Mutex<Option<v8::IsolateHandle>>,
     wake: Sender<IsolateEvent>,
+    /// Told of every failure claimed from outside the program's own flow (a sandbox process
+    /// forwards it to its supervisor, which ends the process if V8 does not unwind in time).
+    observer: OnceLock<Box<dyn Fn(FailureKind, &Text) + Send + Sync>>,
 }
 
 impl RunShared {
     pub fn new(wake: Sender<IsolateEvent>) -> Self {
-        RunShared { waited_cpu_ns: AtomicU64::new(0), terminal: Mutex::new(None), isolate: Mutex::new(None), wake }
+        RunShared {
+            waited_cpu_ns: AtomicU64::new(0),
+            terminal: Mutex::new(None),
+            isolate: Mutex::new(None),
+            wake,
+            observer: OnceLock::new(),
+        }
     }
 
     /// Claims the terminal event; returns false when another one already won.
     /// Stops the isolate (from any thread) and wakes its event loop when this claim wins.
     pub fn claim(&self, terminal: Terminal) -> bool {
+        let observed = match (&terminal, self.observer.get()) {
+            (Terminal::Failed(kind, text), Some(_)) => Some((*kind, text.clone())),
+            _ => None,
+        };
         {
             let mut slot = self.terminal.lock().unwrap();
             if slot.is_some() {
                 return false;
             }
             *slot = Some(terminal);
+        }
+        if let (Some((kind, text)), Some(observer)) = (observed, self.observer.get()) {
+            observer(kind, &text);
         }
         if let Some(handle) = self.isolate.lock().unwrap().as_ref() {
             handle.terminate_execution();
@@ -71,6 +87,11 @@ impl RunShared {
         }
         *slot = Some(terminal);
         true
+    }
+
+    /// Sets the observer of outside claims (once, before the run starts).
+    pub fn observe(&self, observer: Box<dyn Fn(FailureKind, &Text) + Send + Sync>) {
+        let _ = self.observer.set(observer);
     }
 
     pub fn is_decided(&self) -> bool {

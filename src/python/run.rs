@@ -70,7 +70,14 @@ fn inbound(line: &[u8], budget: usize) -> Option<Inbound> {
         ChildFrame::BootAck => Inbound::BootAck,
         ChildFrame::Log { text, truncated, open } => Inbound::Log { text, truncated, open },
         ChildFrame::Call { id, global, name, args } => Inbound::Call { id, global, name, args: text(args) },
-        ChildFrame::Done { value, error } => Inbound::Done { value: value.map(|v| (text(v.range), v.metered)), error },
+        ChildFrame::Done { value, error, .. } => {
+            // Budget verdicts are the host's: a child naming one sent a malformed frame.
+            if error.as_ref().is_some_and(|(kind, _)| !kind.child_reportable()) {
+                return None;
+            }
+            Inbound::Done { value: value.map(|v| (text(v.range), v.metered)), error }
+        }
+        ChildFrame::Stop { .. } => return None,
     })
 }
 

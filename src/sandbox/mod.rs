@@ -4,6 +4,8 @@
 
 pub mod cgroup;
 pub mod child;
+#[cfg(target_os = "linux")]
+pub mod harden;
 pub mod helper;
 pub mod plan;
 
