@@ -3,9 +3,15 @@ import { Context } from 'cordis'
 import { IsolateCodeRuntime } from '../lib/index.mjs'
 
 /** Loads an IsolateCodeRuntime into a fresh cordis context. */
+/**
+ * Loads an `IsolateCodeRuntime`. `CRN_TEST_CONTAINMENT` (`process` or `thread`) picks the
+ * containment for suites that do not name one, so CI runs the isolate suites in both modes.
+ */
 export async function loadIsolate(config) {
   const ctx = new Context()
-  const fiber = await ctx.plugin(IsolateCodeRuntime, config)
+  const containment = process.env.CRN_TEST_CONTAINMENT
+  const resolved = containment && config?.containment === undefined ? { ...config, containment } : config
+  const fiber = await ctx.plugin(IsolateCodeRuntime, resolved)
   return { ctx, fiber, runtime: ctx.codeRuntime }
 }
 

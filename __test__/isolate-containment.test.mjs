@@ -258,7 +258,8 @@ describe('abort', () => {
 describe('dispose', () => {
   it('ends in-flight runs, joins their threads, then refuses new runs', async () => {
     const before = await threadCount()
-    const { runtime, fiber, ctx } = await loadIsolate()
+    // Enough sandbox processes for all seven to be in flight at once (none waits for admission).
+    const { runtime, fiber, ctx } = await loadIsolate({ maxProcesses: 8 })
     const { namespace } = tools({ never: () => new Promise(() => {}) })
     const inflight = [
       ...Array.from({ length: 5 }, () => runtime.run({ program: 'for (;;) {}', bindings: [] })),

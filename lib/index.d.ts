@@ -43,6 +43,21 @@ export declare class IsolateCodeRuntime extends Service implements CodeRuntime {
   readonly isolation: 'v8-isolate'
   /** Throws synchronously when the config is invalid, so `ctx.plugin` rejects. */
   constructor(ctx: Context, config?: IsolateCodeRuntimeConfig)
+  /** The containment in effect: the configured one, or the default for this platform. */
+  readonly containment: 'process' | 'thread'
+  /**
+   * Which layers hold around the isolates, as the first sandbox process reported them (`'thread'`:
+   * `process: false` and nothing else): the helper, new user/PID/mount/network/IPC namespaces, the
+   * enforced Landlock ABI (0 when absent), the seccomp filter, and a process cap.
+   */
+  readonly sandbox: Readonly<{
+    process: boolean
+    helper: boolean
+    namespaces: boolean
+    landlock: number
+    seccomp: boolean
+    processCap: boolean
+  }>
   run(request: CodeRunRequest): Promise<CodeRunResult>
   lastRunStats(): CodeRunStats | undefined
 }

@@ -1,6 +1,7 @@
 // IsolateCodeRuntime: each run in a fresh V8 isolate on a thread of its own (spec
 // isolate-runtime.md). This file is the host side: config, the run() contract, binding dispatch
 // on Node's main thread, abort, dispose and stats. The isolate itself is Rust (src/isolate).
+import os from 'node:os'
 import Schema from 'schemastery'
 import native from './native.mjs'
 import { losslessJson } from './lossless.mjs'
@@ -34,6 +35,15 @@ function validateConfig(config) {
   if (!Number.isSafeInteger(config.maxOutputBytes) || config.maxOutputBytes < 4) {
     throw new Error(`${PREFIX}config.maxOutputBytes must be a safe integer of at least 4, got ${config.maxOutputBytes}`)
   }
+  if (config.containment !== 'process' && config.containment !== 'thread') {
+    throw new Error(`${PREFIX}config.containment must be 'process' or 'thread', got ${String(config.containment)}`)
+  }
+  for (const key of ['maxProcesses', 'maxRunsPerProcess']) {
+    const value = config[key]
+    if (!(Number.isSafeInteger(value) && value >= 1 && value <= 4096)) {
+      throw new Error(`${PREFIX}config.${key} must be an integer from 1 to 4096, got ${String(value)}`)
+    }
+  }
   if (config.maxWallMs > MAX_TIMER_MS) {
     throw new Error(
       `${PREFIX}config.maxWallMs must be at most 2147483647 (Node clamps a longer setTimeout delay to 1ms), got ${config.maxWallMs}`,
@@ -50,7 +60,33 @@ const Config = Schema.object({
     .description('Combined byte budget of logs, value and failure message (compact JSON, UTF-8).'),
   maxOldGenerationSizeMb: Schema.number().default(512)
     .description('Heap cap of each isolate in MiB; ArrayBuffer memory is capped at the same size.'),
+  containment: Schema.union(['process', 'thread'])
+    .description("Where isolates run: supervised sandbox processes ('process', the default on Linux) or host threads ('thread')."),
+  maxProcesses: Schema.number()
+    .description('Sandbox processes at most; runs beyond wait in FIFO order. Default max(2, cores).'),
+  maxRunsPerProcess: Schema.number()
+    .description('Runs one sandbox process serves before it is replaced. Default 100.'),
 })
+
+/** The containment a runtime gets when its config names none. */
+const DEFAULT_CONTAINMENT = native.containedIsolatesAvailable?.() ? 'process' : 'thread'
+const THREAD_SANDBOX = Object.freeze({
+  process: false, helper: false, namespaces: false, landlock: 0, seccomp: false, processCap: false,
+})
+
+/** The sandbox processes of a `'process'` runtime; the spare starts now, off any run's path. */
+function startPool(config) {
+  try {
+    return new native.IsolatePool({
+      maxOldGenerationSizeMb: config.maxOldGenerationSizeMb,
+      maxOutputBytes: config.maxOutputBytes,
+      maxProcesses: config.maxProcesses,
+      maxRunsPerProcess: config.maxRunsPerProcess,
+    })
+  } catch (error) {
+    throw new Error(`${PREFIX}${error?.message ?? String(error)}`)
+  }
+}
 
 /** Turns a native report into the seam's result shape: `{ logs, value? , error? }`. */
 function toResult(report) {
@@ -89,12 +125,39 @@ export function defineIsolateRuntime(Base) {
         maxWallMs: config?.maxWallMs ?? 600000,
         maxOutputBytes: config?.maxOutputBytes ?? 67108864,
         maxOldGenerationSizeMb: config?.maxOldGenerationSizeMb ?? 512,
+        containment: config?.containment ?? DEFAULT_CONTAINMENT,
+        maxProcesses: config?.maxProcesses ?? Math.max(2, os.availableParallelism?.() ?? os.cpus().length),
+        maxRunsPerProcess: config?.maxRunsPerProcess ?? 100,
       }
       validateConfig(resolved)
+      // Throws (so ctx.plugin rejects) where the process tier is not available.
+      const pool = resolved.containment === 'process' ? startPool(resolved) : undefined
       // cordis hands out services through a Proxy, so state lives in a symbol-keyed property
       // (private fields would not be reachable through the proxy receiver).
-      this[STATE] = { config: Object.freeze(resolved), disposed: false, live: new Set(), lastStats: undefined }
+      this[STATE] = {
+        config: Object.freeze(resolved),
+        pool,
+        sandbox: undefined,
+        disposed: false,
+        live: new Set(),
+        // Contained runs whose supervisor thread was still handing its process back at Done.
+        unjoined: new Set(),
+        lastStats: undefined,
+      }
       ctx?.effect?.(() => () => disposeRuns(this[STATE]))
+    }
+
+    get containment() {
+      return this[STATE].config.containment
+    }
+
+    /** The layers around the isolates (measured by the first sandbox process, once). */
+    get sandbox() {
+      const state = this[STATE]
+      if (state.sandbox === undefined) {
+        state.sandbox = state.pool ? Object.freeze(state.pool.sandbox()) : THREAD_SANDBOX
+      }
+      return state.sandbox
     }
 
     /** The stats of the most recently settled run, or `undefined` before any run. */
@@ -185,7 +248,8 @@ async function runIsolate(state, request) {
               if (typeof onLog === 'function') for (const text of payload) callQuietly(onLog, text)
             } else if (kind === EVENT_DONE) {
               settled = true
-              run.join()
+              if (state.pool) joinLater(state, run)
+              else run.join()
               unlisten(signal, onAbort)
               state.live.delete(entry)
               resolve(finish(state, payload, onStats))
@@ -195,7 +259,7 @@ async function runIsolate(state, request) {
           }
         }
         try {
-          run = native.startIsolateRun({
+          const options = {
             program,
             namespaces: specs,
             computeMs: state.config.computeMs,
@@ -204,7 +268,10 @@ async function runIsolate(state, request) {
             maxOldGenerationSizeMb: state.config.maxOldGenerationSizeMb,
             streamLogs: typeof onLog === 'function',
             nodeMajor: NODE_MAJOR,
-          }, onEvent)
+          }
+          run = state.pool
+            ? native.startContainedIsolateRun(state.pool, options, onEvent)
+            : native.startIsolateRun(options, onEvent)
         } catch (error) {
           resolve(finish(state, native.isolateFreshFailure('worker-exit', renderRejection(error), cap), onStats))
           return
@@ -271,5 +338,16 @@ async function disposeRuns(state) {
   const live = [...state.live]
   for (const { run } of live) run.abort('runtime disposed')
   await Promise.all(live.map((entry) => entry.done))
+  // Every sandbox process killed and reaped, and every supervisor thread joined, before dispose
+  // resolves.
+  state.pool?.close()
+  for (const run of state.unjoined) run.join(true)
+  state.unjoined.clear()
+}
+
+/** Joins the supervisor threads that have finished; keeps the others for later. */
+function joinLater(state, run) {
+  for (const earlier of state.unjoined) if (earlier.join(false)) state.unjoined.delete(earlier)
+  if (!run.join(false)) state.unjoined.add(run)
 }
 

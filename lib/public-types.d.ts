@@ -95,6 +95,17 @@ export interface IsolateCodeRuntimeConfig {
   maxOutputBytes?: number
   /** Heap cap of each isolate in MiB; ArrayBuffer memory has the same cap. Default 512. */
   maxOldGenerationSizeMb?: number
+  /**
+   * Where isolates run. `'process'` (the default where the sandbox helper ships, Linux): in
+   * supervised sandbox processes the host can always kill, so V8 fatal errors, uninterruptible
+   * built-ins and native memory end only that run. `'thread'`: on threads of the host process, for
+   * trusted code and platforms without the helper (README: what it cannot contain).
+   */
+  containment?: 'process' | 'thread'
+  /** Sandbox processes at most (`'process'`); runs beyond wait in FIFO order. Default max(2, cores). */
+  maxProcesses?: number
+  /** Runs one sandbox process serves before it is replaced (`'process'`). Default 100. */
+  maxRunsPerProcess?: number
 }
 
 /** `PythonCodeRuntime` config (spec python-runtime.md §1); every key is optional. */

@@ -2,7 +2,7 @@
 //! anything that does not match a frame's shape is dropped silently, extra fields are stripped.
 
 use super::meter::Metered;
-use super::scan::{key_is, scan_line, Kind, Member};
+use super::scan::{key_is, scan_js_line, scan_line, Kind, Member};
 
 /// The failure kinds a child may name in `done.error` or `stop.error`. A Python child may only
 /// report the first three (its consumer drops frames with the others); an isolate's sandbox
@@ -111,7 +111,15 @@ fn literally_true(ms: &[Member], key: &str) -> bool {
 
 /// Parses and rebuilds one line; `None` drops it.
 pub fn decode_frame(line: &[u8], value_budget: usize) -> Option<ChildFrame> {
-    let ms = scan_line(line, value_budget)?;
+    frame(scan_line(line, value_budget)?)
+}
+
+/// [`decode_frame`] for the isolate channel, whose numbers are ECMAScript's spelling.
+pub fn decode_js_frame(line: &[u8], value_budget: usize) -> Option<ChildFrame> {
+    frame(scan_js_line(line, value_budget)?)
+}
+
+fn frame(ms: Vec<Member>) -> Option<ChildFrame> {
     let ty = string(&ms, "type")?;
     if key_is(ty, "boot-ack") {
         return Some(ChildFrame::BootAck);
@@ -279,6 +287,10 @@ mod tests {
             Some(ChildFrame::Stop { kind: DoneKind::WorkerExit, message: u("heap") })
         );
         assert_eq!(d(r#"{"type":"stop"}"#), None);
+        // V8's spelling of 2**60 is refused from a Python child, read from an isolate.
+        let line = br#"{"type":"done","value":1152921504606847000}"#;
+        assert_eq!(decode_frame(line, 100), None);
+        assert!(matches!(decode_js_frame(line, 100), Some(ChildFrame::Done { value: Some(_), .. })));
         assert_eq!(d(r#"{"type":"stop","error":{"kind":"abort"}}"#), None);
     }
 

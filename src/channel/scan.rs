@@ -146,6 +146,9 @@ fn wtf8(units: &[u16]) -> Vec<u8> {
 struct Parser<'a> {
     b: &'a [u8],
     i: usize,
+    /// Integer tokens may be ECMAScript's spelling (`2**60` as `1152921504606847000`): the
+    /// isolate channel, whose numbers come from V8. A Python child must spell them exactly.
+    js_numbers: bool,
 }
 
 impl<'a> Parser<'a> {
@@ -237,7 +240,7 @@ impl<'a> Parser<'a> {
             if !escaped {
                 Cow::Borrowed(&self.b[raw_start..raw_end])
             } else {
-                let mut again = Parser { b: self.b, i: start };
+                let mut again = Parser { b: self.b, i: start, js_numbers: self.js_numbers };
                 let decoded = again.string(true, false).and_then(|s| s.units).unwrap_or_default();
                 Cow::Owned(wtf8(&decoded))
             }
@@ -290,7 +293,10 @@ impl<'a> Parser<'a> {
         }
         // Safe: the token is ASCII digits and signs.
         let text = std::str::from_utf8(&self.b[start..self.i]).ok()?;
-        if plain && !integer_token_round_trips(std::str::from_utf8(&self.b[int_start..int_end]).ok()?) {
+        if plain
+            && !self.js_numbers
+            && !integer_token_round_trips(std::str::from_utf8(&self.b[int_start..int_end]).ok()?)
+        {
             return None;
         }
         text.parse::<f64>().ok()
@@ -308,7 +314,7 @@ impl<'a> Parser<'a> {
 
 /// Decodes one JSON string literal (the whole text) to UTF-16 units; `None` if it is not one.
 pub fn decode_json_string(text: &str) -> Option<Vec<u16>> {
-    let mut p = Parser { b: text.as_bytes(), i: 0 };
+    let mut p = Parser { b: text.as_bytes(), i: 0, js_numbers: false };
     if p.peek()? != b'"' {
         return None;
     }
@@ -346,8 +352,17 @@ fn upsert_field(fields: &mut Vec<(Vec<u16>, Kind)>, key: Vec<u16>, kind: Kind) {
 /// invalid JSON, or a top level that is not an object. `value_budget` bounds the metering of a
 /// top-level `value` member.
 pub fn scan_line(line: &[u8], value_budget: usize) -> Option<Vec<Member>> {
+    scan(line, value_budget, false)
+}
+
+/// [`scan_line`] for a line whose numbers V8 spelled (the isolate channel).
+pub fn scan_js_line(line: &[u8], value_budget: usize) -> Option<Vec<Member>> {
+    scan(line, value_budget, true)
+}
+
+fn scan(line: &[u8], value_budget: usize, js_numbers: bool) -> Option<Vec<Member>> {
     std::str::from_utf8(line).ok()?;
-    let mut p = Parser { b: line, i: 0 };
+    let mut p = Parser { b: line, i: 0, js_numbers };
     p.ws();
     if p.peek()? != b'{' {
         return None;

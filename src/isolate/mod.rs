@@ -3,6 +3,8 @@
 mod bridge;
 mod budget;
 mod console;
+#[cfg(target_os = "linux")]
+pub mod contained;
 mod globals;
 mod host;
 mod natives;

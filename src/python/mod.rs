@@ -6,7 +6,6 @@
 
 pub mod errors;
 pub mod events;
-pub mod exit;
 pub mod handle;
 pub mod interp;
 pub mod limits;

@@ -15,7 +15,6 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::Signal;
 
 use super::events::{emit_settled, failure, Decided, Events};
-use super::exit::{signal_name, try_reap, Exit};
 use super::handle::{Command, Group};
 use super::logs::LogLedger;
 use super::spare::{boot, Booted, ChildSpec};
@@ -27,6 +26,7 @@ use crate::channel::codec::{decode_frame, ChildFrame, DoneKind};
 use crate::channel::lines::LineSplitter;
 use crate::channel::wire::{self, cap_message, str16, unknown_binding};
 use crate::ledger::meter::number_to_string;
+use crate::sandbox::exit::{signal_name, try_reap, Exit};
 
 /// Pending-reply and in-flight-call caps.
 pub const BACKLOG_CAP: usize = 1024;

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 pub const HELPER_NAME: &str = "code-runtime-native-sandbox";
 
 /// The file this code was loaded from (the `.node` addon, or a test executable).
-fn own_file() -> Option<PathBuf> {
+pub fn own_file() -> Option<PathBuf> {
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     let here = own_file as *const ();
     // SAFETY: dladdr only reads the loader's tables for an address inside this object.

@@ -4,6 +4,7 @@
 
 pub mod cgroup;
 pub mod child;
+pub mod exit;
 #[cfg(target_os = "linux")]
 pub mod harden;
 pub mod helper;

@@ -1,4 +1,4 @@
-//! The child's exit status and resource usage, reaped with `wait4`.
+//! A child's exit status and resource usage, reaped with `wait4`.
 
 use nix::sys::signal::Signal;
 

@@ -1,0 +1,199 @@
+//! `containment: 'process'`: the host side of isolates that run in supervised sandbox processes
+//! (spec README decision 15). `process` starts and kills one, `pool` admits runs to them,
+//! `supervise` watches one run; the sandbox side is `super::serve`.
+
+/// `CRN_TRACE=1`: the supervisor's steps on stderr, for debugging.
+macro_rules! trace {
+    ($($arg:tt)*) => {
+        if std::env::var_os("CRN_TRACE").is_some() {
+            eprintln!("[crn {:?}] {}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_micros() % 100000000, format!($($arg)*));
+        }
+    };
+}
+pub(crate) use trace;
+
+mod pool;
+mod process;
+mod supervise;
+
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use napi::bindgen_prelude::Function;
+use napi_derive::napi;
+
+use super::globals::NamespaceSpec;
+use super::host::{EventArgs, Host, HostEvent, HostFn};
+use super::IsolateRunOptions;
+use pool::{Pool, PoolConfig};
+use process::ProcessSpec;
+use supervise::{ContainedConfig, Control, RunControl};
+
+/// Memory of a sandbox process beyond its isolate's heap and buffer caps: V8's code and the
+/// addon's pages, ICU data, thread stacks. The process is capped at `2 × heap + this`.
+const PROCESS_OVERHEAD_MB: f64 = 256.0;
+
+#[napi(object)]
+pub struct IsolatePoolOptions {
+    pub max_old_generation_size_mb: f64,
+    pub max_output_bytes: f64,
+    pub max_processes: u32,
+    pub max_runs_per_process: u32,
+}
+
+/// The hardening layers of the sandbox processes, as the first one reported them.
+#[napi(object)]
+pub struct IsolateSandboxLayers {
+    pub process: bool,
+    pub helper: bool,
+    pub namespaces: bool,
+    pub landlock: u32,
+    pub seccomp: bool,
+    pub process_cap: bool,
+}
+
+/// Whether this build and machine can contain isolates in processes (Linux, helper shipped).
+#[napi]
+pub fn contained_isolates_available() -> bool {
+    process::locate().is_some()
+}
+
+/// The sandbox processes of one runtime.
+#[napi]
+pub struct IsolatePool {
+    pool: Arc<Pool>,
+    heap_mb: f64,
+}
+
+#[napi]
+impl IsolatePool {
+    #[napi(constructor)]
+    pub fn new(options: IsolatePoolOptions) -> napi::Result<Self> {
+        let Some((helper, addon)) = process::locate() else {
+            return Err(napi::Error::from_reason(
+                "containment 'process' needs the code-runtime-native-sandbox helper beside the addon (Linux); use containment: 'thread'",
+            ));
+        };
+        let cap = options.max_output_bytes as usize;
+        let pool = Pool::new(PoolConfig {
+            spec: ProcessSpec { helper, addon, heap_mb: options.max_old_generation_size_mb },
+            max_processes: options.max_processes.max(1) as usize,
+            max_runs: options.max_runs_per_process.max(1),
+            // Every frame carries at most the output budget, JSON-escaped (6 bytes a unit at worst).
+            frame_cap: cap.saturating_mul(6).saturating_add(1 << 20),
+        });
+        Ok(IsolatePool { pool, heap_mb: options.max_old_generation_size_mb })
+    }
+
+    /// What holds around the isolates; waits for the first process to start.
+    #[napi]
+    pub fn sandbox(&self) -> IsolateSandboxLayers {
+        let layers = self.pool.layers().ok().flatten();
+        IsolateSandboxLayers {
+            process: true,
+            helper: true,
+            namespaces: layers.is_some_and(|l| l.namespaces),
+            landlock: layers.map_or(0, |l| l.landlock),
+            seccomp: layers.is_some_and(|l| l.seccomp),
+            process_cap: layers.is_some_and(|l| l.process_cap),
+        }
+    }
+
+    /// Kills every idle process and returns once none of this pool's processes is left.
+    #[napi]
+    pub fn close(&self) {
+        self.pool.close();
+    }
+}
+
+/// A contained run in flight.
+#[napi]
+pub struct ContainedIsolateRun {
+    control: Arc<RunControl>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+#[napi]
+impl ContainedIsolateRun {
+    /// Ends the run as `abort` with this message, unless it already ended.
+    #[napi]
+    pub fn abort(&self, message: String) {
+        let mut slot = self.control.abort.lock().unwrap();
+        if slot.is_none() {
+            *slot = Some(message);
+        }
+        drop(slot);
+        self.control.nudge();
+    }
+
+    /// Delivers a binding call's outcome (see `IsolateRun.reply`).
+    #[napi]
+    pub fn reply(&self, id: f64, ok: bool, json: String) {
+        let _ = self.control.controls.lock().unwrap().send(Control::Reply { id: id as u64, ok, json });
+        self.control.nudge();
+    }
+
+    /// Joins the supervisor thread if it has finished (or, with `wait`, once it has); returns
+    /// whether it is joined. After Done the thread only hands its process back once the next
+    /// isolate is prepared, which no run should wait for: the runtime joins it later.
+    #[napi]
+    pub fn join(&self, wait: Option<bool>) -> bool {
+        let mut slot = self.thread.lock().unwrap();
+        match slot.as_ref() {
+            None => true,
+            Some(handle) if wait == Some(true) || handle.is_finished() => {
+                let _ = slot.take().map(JoinHandle::join);
+                true
+            }
+            Some(_) => false,
+        }
+    }
+}
+
+/// Starts a contained run; events arrive exactly as `startIsolateRun`'s.
+#[napi(
+    ts_args_type = "pool: IsolatePool, options: IsolateRunOptions, onEvent: (kind: number, id: number, ns: number, name: number, payload: any) => void"
+)]
+pub fn start_contained_isolate_run(
+    pool: &IsolatePool,
+    options: IsolateRunOptions,
+    on_event: Function<EventArgs, ()>,
+) -> napi::Result<ContainedIsolateRun> {
+    let host: HostFn = on_event
+        .build_threadsafe_function::<HostEvent>()
+        .callee_handled::<false>()
+        .build_callback(|ctx| Ok(ctx.value.into_args()))?;
+    let host: Host = Arc::new(host);
+    let (wake_r, wake_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK)
+        .map_err(|e| napi::Error::from_reason(format!("failed to start the run's supervisor: {e}")))?;
+    let (controls, inbox) = mpsc::channel();
+    let control = Arc::new(RunControl { abort: Mutex::new(None), controls: Mutex::new(controls), wake: wake_w });
+    let heap_mb = pool.heap_mb;
+    let config = ContainedConfig {
+        program: options.program,
+        namespaces: options
+            .namespaces
+            .into_iter()
+            .map(|ns| NamespaceSpec {
+                global: ns.global,
+                names: ns.names,
+                error_class: ns.error_class_name.zip(ns.member_name_property),
+            })
+            .collect(),
+        compute_ms: options.compute_ms,
+        max_wall_ms: options.max_wall_ms,
+        max_output_bytes: options.max_output_bytes as usize,
+        heap_mb,
+        memory_cap: ((2.0 * heap_mb + PROCESS_OVERHEAD_MB) * 1024.0 * 1024.0) as u64,
+        stream_logs: options.stream_logs,
+        node_major: options.node_major,
+    };
+    let thread_pool = pool.pool.clone();
+    let thread_control = control.clone();
+    let thread = std::thread::Builder::new()
+        .name("code-runtime-supervisor".into())
+        .spawn(move || supervise::run(thread_pool, config, thread_control, inbox, wake_r, host))
+        .map_err(|e| napi::Error::from_reason(format!("failed to start the run's supervisor: {e}")))?;
+    Ok(ContainedIsolateRun { control, thread: Mutex::new(Some(thread)) })
+}

@@ -1,0 +1,199 @@
+//! The sandbox processes of one runtime: started on demand up to a maximum, one run at a time
+//! each, runs beyond it admitted in FIFO order; one spare kept ready so a burst's first run does
+//! not pay for a spawn; a process is replaced after an abnormal end or `max_runs` runs.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use super::process::{ProcessSpec, SandboxProcess};
+use crate::sandbox::Layers;
+
+pub struct PoolConfig {
+    pub spec: ProcessSpec,
+    pub max_processes: usize,
+    pub max_runs: u32,
+    pub frame_cap: usize,
+}
+
+#[derive(Default)]
+struct State {
+    idle: Vec<SandboxProcess>,
+    /// Processes that exist or are being started (idle, running, booting).
+    live: usize,
+    /// Spares being started in the background.
+    booting: usize,
+    queue: VecDeque<u64>,
+    next_ticket: u64,
+    closed: bool,
+    /// What the first process reported (or why it could not start).
+    layers: Option<Result<Option<Layers>, String>>,
+}
+
+pub struct Pool {
+    config: PoolConfig,
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+/// Why a run got no process.
+pub enum Denied {
+    /// The run's deadline passed, or it was aborted, while it waited.
+    Gave,
+    Closed,
+    Failed(String),
+}
+
+impl Pool {
+    pub fn new(config: PoolConfig) -> Arc<Pool> {
+        let pool = Arc::new(Pool { config, state: Mutex::new(State::default()), changed: Condvar::new() });
+        pool.keep_spare();
+        pool
+    }
+
+    /// The layers the first process reported; waits for it to start (bounded by its boot deadline).
+    pub fn layers(&self) -> Result<Option<Layers>, String> {
+        let mut st = self.state.lock().unwrap();
+        while st.layers.is_none() && !st.closed {
+            st = self.changed.wait_timeout(st, Duration::from_millis(20)).unwrap().0;
+        }
+        st.layers.clone().unwrap_or(Ok(None))
+    }
+
+    fn note_layers(st: &mut State, outcome: &Result<SandboxProcess, String>) {
+        if st.layers.is_none() {
+            st.layers = Some(outcome.as_ref().map(|p| p.layers).map_err(Clone::clone));
+        }
+    }
+
+    /// A process for one run, waiting in FIFO order; `give_up` is polled while waiting.
+    pub fn acquire(self: &Arc<Self>, give_up: &dyn Fn() -> bool) -> Result<SandboxProcess, Denied> {
+        let mut st = self.state.lock().unwrap();
+        let ticket = st.next_ticket;
+        st.next_ticket += 1;
+        st.queue.push_back(ticket);
+        loop {
+            if st.closed {
+                st.queue.retain(|t| *t != ticket);
+                return Err(Denied::Closed);
+            }
+            if st.queue.front() == Some(&ticket) {
+                while let Some(mut process) = st.idle.pop() {
+                    if process.try_reap().is_some() {
+                        st.live -= 1;
+                        continue;
+                    }
+                    st.queue.pop_front();
+                    self.changed.notify_all();
+                    drop(st);
+                    self.keep_spare();
+                    return Ok(process);
+                }
+                if st.live < self.config.max_processes {
+                    st.live += 1;
+                    st.queue.pop_front();
+                    self.changed.notify_all();
+                    drop(st);
+                    let started = SandboxProcess::start(&self.config.spec, self.config.frame_cap);
+                    let mut st = self.state.lock().unwrap();
+                    Self::note_layers(&mut st, &started);
+                    if started.is_err() {
+                        st.live -= 1;
+                    }
+                    self.changed.notify_all();
+                    drop(st);
+                    return started.map_err(Denied::Failed);
+                }
+            }
+            if give_up() {
+                st.queue.retain(|t| *t != ticket);
+                self.changed.notify_all();
+                return Err(Denied::Gave);
+            }
+            st = self.changed.wait_timeout(st, Duration::from_millis(5)).unwrap().0;
+        }
+    }
+
+    /// Takes a process back after its run: kept for the next run when it is healthy (its next
+    /// isolate is ready) and has runs left, otherwise killed and reaped.
+    pub fn release(self: &Arc<Self>, mut process: SandboxProcess, healthy: bool) {
+        process.runs += 1;
+        let keep = healthy && process.runs < self.config.max_runs;
+        let mut st = self.state.lock().unwrap();
+        if keep && !st.closed {
+            st.idle.push(process);
+        } else {
+            drop(st);
+            drop(process);
+            st = self.state.lock().unwrap();
+            st.live -= 1;
+        }
+        self.changed.notify_all();
+        drop(st);
+        self.keep_spare();
+    }
+
+    /// Forgets a process its run killed and reaped.
+    pub fn release_dead(self: &Arc<Self>) {
+        self.state.lock().unwrap().live -= 1;
+        self.changed.notify_all();
+        self.keep_spare();
+    }
+
+    /// Starts one process in the background when none is idle and there is room.
+    fn keep_spare(self: &Arc<Self>) {
+        {
+            let mut st = self.state.lock().unwrap();
+            if st.closed || !st.idle.is_empty() || st.booting > 0 || st.live >= self.config.max_processes {
+                return;
+            }
+            st.live += 1;
+            st.booting += 1;
+        }
+        let pool = self.clone();
+        let spawned = std::thread::Builder::new().name("code-runtime-spare".into()).spawn(move || {
+            let started = SandboxProcess::start(&pool.config.spec, pool.config.frame_cap);
+            let mut st = pool.state.lock().unwrap();
+            Self::note_layers(&mut st, &started);
+            st.booting -= 1;
+            match started {
+                Ok(process) if !st.closed => st.idle.push(process),
+                other => {
+                    drop(st);
+                    // Killed and reaped before it stops counting.
+                    drop(other);
+                    pool.state.lock().unwrap().live -= 1;
+                }
+            }
+            pool.changed.notify_all();
+        });
+        if spawned.is_err() {
+            let mut st = self.state.lock().unwrap();
+            st.live -= 1;
+            st.booting -= 1;
+        }
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.state.lock().unwrap().closed
+    }
+
+    /// Kills every idle process and waits until no process of this pool is left (runs in flight
+    /// were ended first by the runtime's dispose; each kills its process once it sees `closed`).
+    pub fn close(&self) {
+        let idle = {
+            let mut st = self.state.lock().unwrap();
+            st.closed = true;
+            self.changed.notify_all();
+            std::mem::take(&mut st.idle)
+        };
+        let killed = idle.len();
+        drop(idle);
+        let mut st = self.state.lock().unwrap();
+        st.live -= killed;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while st.live > 0 && Instant::now() < deadline {
+            st = self.changed.wait_timeout(st, Duration::from_millis(5)).unwrap().0;
+        }
+    }
+}

@@ -1,0 +1,286 @@
+//! One sandbox process for contained isolates: started through the helper
+//! (`exec … -- code-runtime-native-sandbox isolate <addon> <heapMb>`), killed through its
+//! namespace's init, reaped by this host.
+
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::fcntl::OFlag;
+
+use crate::channel::codec::{decode_js_frame, ChildFrame};
+use crate::channel::lines::LineSplitter;
+use crate::sandbox::child::{
+    cloexec_from, high_fd, kill_init, nonblocking, pidfd_open, pipe2, place_fd, read_report, Report, STATUS_FD,
+};
+use crate::sandbox::exit::{try_reap, Exit};
+use crate::sandbox::{Layers, Plan, RlimitKind};
+
+/// System files the dynamic loader reads to start the helper and load the addon.
+const SYSTEM_READ_ONLY: &[&str] = &["/usr", "/lib", "/lib64", "/lib32", "/libx32", "/etc/ld.so.cache"];
+/// Threads one sandbox process may have (V8's platform, the isolate, strip, channel, watchdog).
+const THREAD_CAP: u64 = 64;
+/// How long a new process may take to prepare its first isolate.
+const BOOT_DEADLINE: Duration = Duration::from_secs(10);
+
+/// What every sandbox process of one runtime shares.
+#[derive(Clone)]
+pub struct ProcessSpec {
+    pub helper: PathBuf,
+    pub addon: PathBuf,
+    pub heap_mb: f64,
+}
+
+pub struct SandboxProcess {
+    /// The host's child: the helper's keeper (or the program itself without namespaces).
+    pub pid: i32,
+    pidfd: Option<OwnedFd>,
+    init: Option<OwnedFd>,
+    pub channel: UnixStream,
+    pub layers: Option<Layers>,
+    /// Runs served so far.
+    pub runs: u32,
+    /// Bytes read past the last complete frame.
+    pub splitter: LineSplitter,
+    /// The process that runs the isolates, for its resident memory (`None`: not found).
+    program_pid: Option<i32>,
+    reaped: Option<Exit>,
+}
+
+fn plan(spec: &ProcessSpec) -> Plan {
+    let mut read_only: Vec<PathBuf> = SYSTEM_READ_ONLY.iter().map(PathBuf::from).collect();
+    read_only.push(spec.helper.clone());
+    read_only.push(spec.addon.clone());
+    Plan {
+        namespaces: true,
+        tmpfs: None,
+        private_proc: false,
+        read_only,
+        read_write: Vec::new(),
+        rlimits: vec![(RlimitKind::Core, 0, 0), (RlimitKind::Fsize, 0, 0), (RlimitKind::Nproc, THREAD_CAP, THREAD_CAP)],
+        cgroup: None,
+        env: Vec::new(),
+        status_fd: STATUS_FD,
+        argv: vec![
+            spec.helper.clone().into_os_string(),
+            "isolate".into(),
+            spec.addon.clone().into_os_string(),
+            crate::ledger::meter::number_to_string(spec.heap_mb).into(),
+        ],
+    }
+}
+
+fn io(what: &str, e: impl std::fmt::Display) -> String {
+    format!("failed to start the isolate's sandbox process: {what}: {e}")
+}
+
+impl SandboxProcess {
+    /// Starts a process and waits until its first isolate is prepared (`boot-ack`).
+    pub fn start(spec: &ProcessSpec, frame_cap: usize) -> Result<SandboxProcess, String> {
+        // The child's ends are moved above the slots they go to; the originals close at once, or
+        // the host would hold them and never see EOF (of the report at exec, of the channel at exit).
+        let (host_end, child_low) = UnixStream::pair().map_err(|e| io("socketpair", e))?;
+        let child_end = high_fd(&child_low).map_err(|e| io("dup", e))?;
+        drop(child_low);
+        let (report_r, report_low) = pipe2(OFlag::O_CLOEXEC).map_err(|e| io("pipe", e))?;
+        let report_w = high_fd(&report_low).map_err(|e| io("dup", e))?;
+        drop(report_low);
+        let (channel_raw, report_raw) = (child_end.as_raw_fd(), report_w.as_raw_fd());
+        let mut cmd = Command::new(&spec.helper);
+        cmd.args(plan(spec).to_args()).env_clear().current_dir("/");
+        cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                nix::unistd::setsid()?;
+                place_fd(channel_raw, 3)?;
+                place_fd(report_raw, STATUS_FD)?;
+                cloexec_from(STATUS_FD + 1)
+            });
+        }
+        let child = cmd.spawn().map_err(|e| io(&format!("spawn {}", spec.helper.display()), e))?;
+        drop(cmd);
+        drop(child_end);
+        drop(report_w);
+        let pid = child.id() as i32;
+        let pidfd = pidfd_open(pid);
+        super::trace!("start: spawned {pid}");
+        let layers = match read_report(report_r) {
+            Report::Started(layers) => layers,
+            Report::ExecFailed(errno) => {
+                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+                // SAFETY: reaping our own child.
+                unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+                return Err(io("exec", std::io::Error::from_raw_os_error(errno)));
+            }
+        };
+        super::trace!("start: report {layers:?}");
+        let init = layers.filter(|l| l.init_pid > 0).and_then(|l| pidfd_open(l.init_pid));
+        let channel = host_end;
+        let fd = OwnedFd::from(channel.try_clone().map_err(|e| io("dup", e))?);
+        nonblocking(&fd);
+        drop(fd);
+        let program_pid = match layers.filter(|l| l.init_pid > 0) {
+            Some(l) => first_child(l.init_pid),
+            None => Some(pid),
+        };
+        let mut process = SandboxProcess {
+            pid,
+            pidfd,
+            init,
+            channel,
+            layers,
+            runs: 0,
+            splitter: LineSplitter::new(frame_cap),
+            program_pid,
+            reaped: None,
+        };
+        let booted = process.await_boot(Instant::now() + BOOT_DEADLINE);
+        super::trace!("start: booted {booted:?}");
+        if let Err(e) = booted {
+            process.kill();
+            process.reap_blocking();
+            return Err(format!("failed to start the isolate's sandbox process: {e}"));
+        }
+        Ok(process)
+    }
+
+    /// Waits for the `boot-ack` that says an unused isolate is ready.
+    pub fn await_boot(&mut self, deadline: Instant) -> Result<(), String> {
+        let mut buf = [0u8; 4096];
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err("no isolate was ready in time".into());
+            }
+            if !self.poll_readable(left) {
+                continue;
+            }
+            let n = match std::io::Read::read(&mut &self.channel, &mut buf) {
+                Ok(0) => return Err(self.exit_description()),
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e.to_string()),
+            };
+            let mut acked = false;
+            let mut other = false;
+            self.splitter
+                .push(&buf[..n], |line| match decode_js_frame(line, 0) {
+                    Some(ChildFrame::BootAck) => acked = true,
+                    _ => other = true,
+                })
+                .map_err(|_| "its first frame was too large".to_string())?;
+            if other {
+                return Err("it sent a frame before it was ready".into());
+            }
+            if acked {
+                return Ok(());
+            }
+        }
+    }
+
+    fn poll_readable(&self, wait: Duration) -> bool {
+        let mut pfd = libc::pollfd { fd: self.channel.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        // SAFETY: one valid pollfd.
+        unsafe { libc::poll(&mut pfd, 1, wait.as_millis().clamp(1, 1000) as i32) > 0 }
+    }
+
+    /// The pidfd, readable once the process has exited.
+    pub fn pidfd(&self) -> Option<&OwnedFd> {
+        self.pidfd.as_ref()
+    }
+
+    /// Resident memory of the isolate process in bytes (0 when it cannot be read).
+    pub fn rss_bytes(&self) -> u64 {
+        let Some(pid) = self.program_pid else { return 0 };
+        let Ok(statm) = std::fs::read_to_string(format!("/proc/{pid}/statm")) else { return 0 };
+        let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+        // SAFETY: sysconf is always safe.
+        pages * unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as u64
+    }
+
+    /// SIGKILL: the whole namespace through its init, or the process itself.
+    pub fn kill(&self) {
+        match &self.init {
+            Some(init) => kill_init(init),
+            None => {
+                if self.reaped.is_none() {
+                    let _ =
+                        nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.pid), nix::sys::signal::Signal::SIGKILL);
+                }
+            }
+        }
+    }
+
+    /// Reaps the process if it has exited.
+    pub fn try_reap(&mut self) -> Option<&Exit> {
+        if self.reaped.is_none() {
+            self.reaped = try_reap(self.pid);
+        }
+        self.reaped.as_ref()
+    }
+
+    /// Kills and waits until the process is reaped (milliseconds after SIGKILL).
+    pub fn reap_blocking(&mut self) -> Option<&Exit> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.try_reap().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        self.reaped.as_ref()
+    }
+
+    /// `code=<code>, signal=<signal>` of the process once it is reaped.
+    pub fn exit_description(&mut self) -> String {
+        let deadline = Instant::now() + Duration::from_millis(200);
+        while self.try_reap().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        match &self.reaped {
+            Some(exit) => format!(
+                "code={}, signal={}",
+                exit.code.map_or("null".into(), |c| c.to_string()),
+                exit.signal.map_or("null".into(), crate::sandbox::exit::signal_name)
+            ),
+            None => "code=null, signal=null".into(),
+        }
+    }
+}
+
+impl Drop for SandboxProcess {
+    fn drop(&mut self) {
+        if self.reaped.is_none() {
+            self.kill();
+            self.reap_blocking();
+        }
+    }
+}
+
+/// The first child of `pid` as the host's `/proc` shows it (init's only child is the program).
+fn first_child(pid: i32) -> Option<i32> {
+    let deadline = Instant::now() + Duration::from_millis(500);
+    loop {
+        let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+        if let Some(child) = children.split_whitespace().next().and_then(|c| c.parse().ok()) {
+            return Some(child);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+/// The addon file and the helper beside it: both are needed to contain isolates.
+pub fn locate() -> Option<(PathBuf, PathBuf)> {
+    let helper = crate::sandbox::helper::path()?.to_path_buf();
+    let addon = crate::sandbox::helper::own_file()?;
+    is_addon(&addon).then_some((helper, addon))
+}
+
+fn is_addon(p: &Path) -> bool {
+    p.extension().is_some_and(|e| e == "node")
+}

@@ -1,0 +1,453 @@
+//! One contained run, supervised from a host thread: admission, the `run` frame, then a poll loop
+//! over the channel, the process's pidfd and the host's wake pipe. Every frame is re-checked
+//! (`crate::channel`) and re-metered by the host's own ledger, so a subverted sandbox process can
+//! end its run at worst, never reach the host. When the run's end is claimed (a budget, abort,
+//! dispose, or the process's memory) and its isolate has not unwound within [`STOP_GRACE`], the
+//! process is killed and the run resolves with the claimed cause.
+
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::mpsc::Receiver;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::pool::{Denied, Pool};
+use super::process::SandboxProcess;
+use crate::channel::codec::{decode_js_frame, ChildFrame, DoneKind, DoneStats};
+use crate::channel::wire::push_str;
+use crate::isolate::budget::{fmt_ms, heap_limit_message};
+use crate::isolate::globals::NamespaceSpec;
+use crate::isolate::host::{Host, HostEvent, RunReport, RunStats};
+use crate::ledger::output::{Admission, FailureKind, LedgerResult, OutputLedger};
+use crate::ledger::text::Text;
+
+/// How long an isolate may take to unwind after its end was claimed before its process is killed.
+pub const STOP_GRACE: Duration = Duration::from_millis(50);
+/// How often the supervisor reads the process's resident memory.
+const MEMORY_PERIOD: Duration = Duration::from_millis(10);
+/// How long a finished process may take to prepare its next isolate before it is replaced.
+const NEXT_BOOT: Duration = Duration::from_secs(2);
+
+pub struct ContainedConfig {
+    pub program: String,
+    pub namespaces: Vec<NamespaceSpec>,
+    pub compute_ms: f64,
+    pub max_wall_ms: f64,
+    pub max_output_bytes: usize,
+    pub heap_mb: f64,
+    /// The sandbox process's resident memory cap in bytes.
+    pub memory_cap: u64,
+    pub stream_logs: bool,
+    pub node_major: Option<u32>,
+}
+
+/// What Node's main thread tells a run's supervisor.
+pub enum Control {
+    Reply { id: u64, ok: bool, json: String },
+}
+
+/// Shared between the run's napi object and its supervisor thread.
+pub struct RunControl {
+    pub abort: Mutex<Option<String>>,
+    pub controls: Mutex<std::sync::mpsc::Sender<Control>>,
+    /// Written to wake the supervisor's poll.
+    pub wake: OwnedFd,
+}
+
+impl RunControl {
+    pub fn nudge(&self) {
+        // SAFETY: a one-byte write to our own pipe; a full pipe already wakes the reader.
+        unsafe { libc::write(self.wake.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
+    }
+}
+
+/// The first verdict claimed for this run, by the host or reported by the process.
+struct Claim {
+    kind: FailureKind,
+    message: Text,
+    kill_at: Instant,
+}
+
+struct Supervisor<'a> {
+    config: &'a ContainedConfig,
+    host: &'a Host,
+    ledger: OutputLedger,
+    claim: Option<Claim>,
+    out: Vec<u8>,
+    started: Instant,
+    stats: DoneStats,
+    /// The next isolate's `boot-ack` arrived in the same read as `done`.
+    next_ready: bool,
+}
+
+enum Ended {
+    /// The process sent `done`: the result, and whether the process may serve again.
+    Done(LedgerResult, bool),
+    /// The process is gone or must go.
+    Killed(LedgerResult),
+}
+
+pub fn run(
+    pool: Arc<Pool>,
+    config: ContainedConfig,
+    control: Arc<RunControl>,
+    inbox: Receiver<Control>,
+    wake: OwnedFd,
+    host: Host,
+) {
+    let started = Instant::now();
+    let wall_deadline = started + Duration::from_secs_f64(config.max_wall_ms / 1000.0);
+    let give_up = || control.abort.lock().unwrap().is_some() || Instant::now() >= wall_deadline;
+    super::trace!("run: acquiring");
+    let admitted = pool.acquire(&give_up);
+    super::trace!("run: acquired {}", admitted.is_ok());
+    let mut sup = Supervisor {
+        config: &config,
+        host: &host,
+        ledger: OutputLedger::new(config.max_output_bytes),
+        claim: None,
+        out: Vec::new(),
+        started,
+        stats: DoneStats::default(),
+        next_ready: false,
+    };
+    let mut process = match admitted {
+        Ok(process) => process,
+        Err(denied) => {
+            let (kind, message) = match denied {
+                Denied::Failed(message) => (FailureKind::WorkerExit, message),
+                _ => match control.abort.lock().unwrap().clone() {
+                    Some(message) => (FailureKind::Abort, message),
+                    None if pool.is_closed() => (FailureKind::Abort, "runtime disposed".to_string()),
+                    None => (FailureKind::Timeout, wall_message(config.max_wall_ms)),
+                },
+            };
+            let result = sup.ledger_failure(kind, Text::new(&message));
+            return sup.finish(result);
+        }
+    };
+    sup.out = run_frame(&config, started.elapsed());
+    let ended = sup.supervise(&mut process, &control, &inbox, &wake, wall_deadline);
+    match ended {
+        Ended::Killed(result) => {
+            process.kill();
+            process.reap_blocking();
+            drop(process);
+            pool.release_dead();
+            sup.finish(result);
+        }
+        Ended::Done(result, healthy) => {
+            if pool.is_closed() || !healthy {
+                // Dispose waits for every process to be reaped: this one goes before the result.
+                pool.release(process, false);
+                sup.finish(result);
+            } else {
+                sup.finish(result);
+                let ready = sup.next_ready || process.await_boot(Instant::now() + NEXT_BOOT).is_ok();
+                pool.release(process, ready);
+            }
+        }
+    }
+}
+
+fn wall_message(max_wall_ms: f64) -> String {
+    format!("wall-clock ceiling reached ({}ms)", fmt_ms(max_wall_ms))
+}
+
+fn run_frame(config: &ContainedConfig, waited: Duration) -> Vec<u8> {
+    let namespaces: Vec<serde_json::Value> = config
+        .namespaces
+        .iter()
+        .map(|ns| {
+            let mut v = serde_json::json!({ "global": ns.global, "names": ns.names });
+            if let Some((class, member)) = &ns.error_class {
+                v["errorClassName"] = class.clone().into();
+                v["memberNameProperty"] = member.clone().into();
+            }
+            v
+        })
+        .collect();
+    let mut frame = serde_json::json!({
+        "type": "run",
+        "program": config.program,
+        "namespaces": namespaces,
+        "computeMs": config.compute_ms,
+        "maxWallMs": config.max_wall_ms,
+        "maxOutputBytes": config.max_output_bytes,
+        "waitedMs": waited.as_secs_f64() * 1000.0,
+    });
+    if let Some(major) = config.node_major {
+        frame["nodeMajor"] = major.into();
+    }
+    let mut line = frame.to_string().into_bytes();
+    line.push(b'\n');
+    line
+}
+
+fn units_text(units: Vec<u16>) -> Text {
+    Text::Utf16(units)
+}
+
+impl Supervisor<'_> {
+    fn ledger_failure(&mut self, kind: FailureKind, message: Text) -> LedgerResult {
+        let ledger = std::mem::replace(&mut self.ledger, OutputLedger::new(0));
+        if kind == FailureKind::OutputLimit {
+            return ledger.limit_result();
+        }
+        ledger.finish_failure(kind, message)
+    }
+
+    fn finish(&self, result: LedgerResult) {
+        super::trace!("finish");
+        let stats = RunStats {
+            cpu_ms: self.stats.cpu_ms.unwrap_or(0.0),
+            wall_ms: self.started.elapsed().as_secs_f64() * 1000.0,
+            heap_used_bytes: self.stats.heap_used_bytes.unwrap_or(0.0),
+            heap_peak_bytes: self.stats.heap_peak_bytes.unwrap_or(0.0),
+        };
+        self.host.send(HostEvent::Done(Box::new(RunReport { result, stats })));
+    }
+
+    /// Claims the run's end (the first claim wins) and arms the kill.
+    fn claim(&mut self, kind: FailureKind, message: Text) {
+        if self.claim.is_none() {
+            self.claim = Some(Claim { kind, message, kill_at: Instant::now() + STOP_GRACE });
+        }
+    }
+
+    fn claimed_result(&mut self) -> LedgerResult {
+        let claim = self.claim.take().expect("a claim precedes every kill");
+        self.ledger_failure(claim.kind, claim.message)
+    }
+
+    fn supervise(
+        &mut self,
+        process: &mut SandboxProcess,
+        control: &RunControl,
+        inbox: &Receiver<Control>,
+        wake: &OwnedFd,
+        wall_deadline: Instant,
+    ) -> Ended {
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut abort_seen = false;
+        let mut next_memory_check = Instant::now();
+        loop {
+            // The host's own verdicts: abort (forwarded, so an isolate that can still unwind
+            // does) and the wall ceiling, which holds even if the process never reports it.
+            if !abort_seen {
+                if let Some(message) = control.abort.lock().unwrap().clone() {
+                    abort_seen = true;
+                    let mut line = String::from("{\"type\":\"abort\",\"message\":");
+                    push_str(&mut line, &message);
+                    line.push_str("}\n");
+                    self.out.extend_from_slice(line.as_bytes());
+                    self.claim(FailureKind::Abort, Text::new(&message));
+                }
+            }
+            let now = Instant::now();
+            if now >= wall_deadline {
+                self.claim(FailureKind::Timeout, Text::new(&wall_message(self.config.max_wall_ms)));
+            }
+            if now >= next_memory_check {
+                next_memory_check = now + MEMORY_PERIOD;
+                if process.rss_bytes() > self.config.memory_cap {
+                    self.claim(FailureKind::WorkerExit, Text::new(&heap_limit_message(self.config.heap_mb)));
+                    return Ended::Killed(self.claimed_result());
+                }
+            }
+            if let Some(claim) = &self.claim {
+                if now >= claim.kill_at {
+                    super::trace!("kill at grace end");
+                    return Ended::Killed(self.claimed_result());
+                }
+            }
+            while let Ok(Control::Reply { id, ok, json }) = inbox.try_recv() {
+                let mut line = format!("{{\"type\":\"reply\",\"id\":{id},\"ok\":{ok},\"json\":");
+                push_str(&mut line, &json);
+                line.push_str("}\n");
+                self.out.extend_from_slice(line.as_bytes());
+            }
+            if !self.out.is_empty() {
+                match (&process.channel).write(&self.out) {
+                    Ok(n) => {
+                        self.out.drain(..n);
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => self.out.clear(),
+                }
+            }
+            let mut deadline = next_memory_check.min(wall_deadline);
+            if let Some(claim) = &self.claim {
+                deadline = deadline.min(claim.kill_at);
+            }
+            let wait = deadline.saturating_duration_since(Instant::now());
+            let out_events = if self.out.is_empty() { 0 } else { libc::POLLOUT };
+            let mut fds = vec![
+                libc::pollfd { fd: process.channel.as_raw_fd(), events: libc::POLLIN | out_events, revents: 0 },
+                libc::pollfd { fd: wake.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+            ];
+            if let Some(pidfd) = process.pidfd() {
+                fds.push(libc::pollfd { fd: pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 });
+            }
+            let millis = (wait.as_micros().div_ceil(1000)).min(1000) as i32;
+            // SAFETY: valid pollfds for the duration of the call.
+            unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, millis) };
+            if fds[1].revents != 0 {
+                let mut sink = [0u8; 256];
+                // SAFETY: draining our own non-blocking pipe.
+                while unsafe { libc::read(wake.as_raw_fd(), sink.as_mut_ptr().cast(), sink.len()) } > 0 {}
+            }
+            let exited = fds.get(2).is_some_and(|f| f.revents != 0);
+            if fds[0].revents != 0 || exited {
+                // Everything the process wrote before it died is still read.
+                loop {
+                    match (&process.channel).read(&mut buf) {
+                        Ok(0) => return self.lost(process),
+                        Ok(n) => {
+                            if let Some(ended) = self.frames(process, n, &buf) {
+                                return ended;
+                            }
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(_) => break,
+                    }
+                }
+            }
+            if exited {
+                return self.lost(process);
+            }
+        }
+    }
+
+    /// The process closed its channel or died without `done`.
+    fn lost(&mut self, process: &mut SandboxProcess) -> Ended {
+        super::trace!("lost");
+        if self.claim.is_some() {
+            return Ended::Killed(self.claimed_result());
+        }
+        // The exit status first (a kill now would mask the signal it died of).
+        let status = process.exit_description();
+        process.kill();
+        let hint = match process.try_reap().and_then(|e| e.signal) {
+            Some(libc::SIGTRAP | libc::SIGABRT | libc::SIGILL) => {
+                ": V8 aborted it (a fatal error, such as an allocation V8 cannot make)"
+            }
+            Some(libc::SIGSEGV | libc::SIGBUS) => ": it crashed",
+            Some(libc::SIGKILL) => ": it was killed from outside",
+            _ => "",
+        };
+        let message = format!("isolate process exited ({status}) before completing{hint}");
+        Ended::Killed(self.ledger_failure(FailureKind::WorkerExit, Text::new(&message)))
+    }
+
+    fn frames(&mut self, process: &mut SandboxProcess, n: usize, buf: &[u8]) -> Option<Ended> {
+        let mut lines: Vec<Vec<u8>> = Vec::new();
+        if process.splitter.push(&buf[..n], |line| lines.push(line.to_vec())).is_err() {
+            return Some(self.malformed("a frame exceeded its size cap"));
+        }
+        let mut streamed = Vec::new();
+        let mut ended = None;
+        let mut lines = lines.into_iter();
+        while let Some(line) = lines.next() {
+            let budget = self.ledger.remaining();
+            super::trace!("frame {}", String::from_utf8_lossy(&line[..line.len().min(220)]));
+            let Some(frame) = decode_js_frame(&line, budget) else {
+                ended = Some(self.malformed("a frame did not parse"));
+                break;
+            };
+            match frame {
+                ChildFrame::Log { text, .. } => match self.ledger.push(units_text(text.clone())) {
+                    Admission::Whole => streamed.push(units_text(text)),
+                    Admission::Overflow { prefix_units } if prefix_units > 0 => {
+                        streamed.push(units_text(text).slice(prefix_units))
+                    }
+                    _ => {}
+                },
+                ChildFrame::Call { id, global, name, args } => {
+                    let Some((ns, index)) = self.binding(&global, &name) else {
+                        ended = Some(self.malformed("a call named no declared binding"));
+                        break;
+                    };
+                    let arg_json = String::from_utf8_lossy(&line[args.0..args.1]).into_owned();
+                    if arg_json.len() > self.config.max_output_bytes {
+                        ended = Some(self.malformed("a call's arguments exceeded the byte cap"));
+                        break;
+                    }
+                    self.flush(&mut streamed);
+                    self.host.send(HostEvent::Call { id: id as u64, ns, name: index, arg_json });
+                }
+                ChildFrame::Stop { kind, message } => self.claim(failure_kind(kind), units_text(message)),
+                ChildFrame::Done { value, error, stats } => {
+                    self.flush(&mut streamed);
+                    self.stats = stats;
+                    let healthy = self.claim.is_none();
+                    let result = match (error, value) {
+                        (Some((kind, message)), _) => self.ledger_failure(failure_kind(kind), units_text(message)),
+                        (None, Some(v)) if v.metered.lossy => {
+                            ended = Some(self.malformed("its completion was not lossless JSON"));
+                            break;
+                        }
+                        (None, Some(v)) => {
+                            let json = String::from_utf8_lossy(&line[v.range.0..v.range.1]).into_owned();
+                            let ledger = std::mem::replace(&mut self.ledger, OutputLedger::new(0));
+                            if v.metered.over {
+                                ledger.limit_result()
+                            } else {
+                                ledger.finish_value(Some((json, v.metered.size)))
+                            }
+                        }
+                        (None, None) => std::mem::replace(&mut self.ledger, OutputLedger::new(0)).finish_value(None),
+                    };
+                    // Only the next isolate's readiness may follow `done`.
+                    let rest: Vec<Vec<u8>> = lines.collect();
+                    self.next_ready = match rest.as_slice() {
+                        [] => false,
+                        [ack] if matches!(decode_js_frame(ack, 0), Some(ChildFrame::BootAck)) => true,
+                        _ => return Some(Ended::Done(result, false)),
+                    };
+                    return Some(Ended::Done(result, healthy));
+                }
+                ChildFrame::BootAck => {
+                    ended = Some(self.malformed("it announced a new isolate during a run"));
+                    break;
+                }
+            }
+        }
+        self.flush(&mut streamed);
+        ended
+    }
+
+    fn flush(&self, streamed: &mut Vec<Text>) {
+        if self.config.stream_logs && !streamed.is_empty() {
+            self.host.send(HostEvent::Logs(std::mem::take(streamed)));
+        }
+        streamed.clear();
+    }
+
+    fn binding(&self, global: &[u16], name: &[u16]) -> Option<(u32, u32)> {
+        let global = String::from_utf16(global).ok()?;
+        let name = String::from_utf16(name).ok()?;
+        let ns = self.config.namespaces.iter().position(|n| n.global == global)?;
+        let index = self.config.namespaces[ns].names.iter().position(|n| *n == name)?;
+        Some((ns as u32, index as u32))
+    }
+
+    /// A frame no honest sandbox process sends: the process is killed and the run ends.
+    fn malformed(&mut self, what: &str) -> Ended {
+        let message = format!("isolate process broke the channel protocol ({what}); it was killed");
+        self.claim = None;
+        Ended::Killed(self.ledger_failure(FailureKind::WorkerExit, Text::new(&message)))
+    }
+}
+
+fn failure_kind(kind: DoneKind) -> FailureKind {
+    match kind {
+        DoneKind::Exception => FailureKind::Exception,
+        DoneKind::InvalidOutput => FailureKind::InvalidOutput,
+        DoneKind::OutputLimit => FailureKind::OutputLimit,
+        DoneKind::Timeout => FailureKind::Timeout,
+        DoneKind::Abort => FailureKind::Abort,
+        DoneKind::WorkerExit => FailureKind::WorkerExit,
+    }
+}
