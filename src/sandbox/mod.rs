@@ -3,6 +3,8 @@
 //! helper's instructions (`plan`) and reads back which layers hold (`Layers`).
 
 pub mod cgroup;
+#[cfg(target_os = "linux")]
+pub mod harden;
 pub mod helper;
 pub mod plan;
 
