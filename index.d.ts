@@ -95,6 +95,17 @@ export interface IsolateCodeRuntimeConfig {
   maxOutputBytes?: number
   /** Heap cap of each isolate in MiB; ArrayBuffer memory has the same cap. Default 512. */
   maxOldGenerationSizeMb?: number
+  /**
+   * Where isolates run. `'process'` (the default where the sandbox helper ships, Linux): in
+   * supervised sandbox processes the host can always kill, so V8 fatal errors, uninterruptible
+   * built-ins and native memory end only that run. `'thread'`: on threads of the host process, for
+   * trusted code and platforms without the helper (README: what it cannot contain).
+   */
+  containment?: 'process' | 'thread'
+  /** Sandbox processes at most (`'process'`); runs beyond wait in FIFO order. Default max(2, cores). */
+  maxProcesses?: number
+  /** Runs one sandbox process serves before it is replaced (`'process'`). Default 100. */
+  maxRunsPerProcess?: number
 }
 
 /** `PythonCodeRuntime` config (spec python-runtime.md §1); every key is optional. */
@@ -131,6 +142,29 @@ export interface IsolateReport {
  * can point the loader at a WASI artifact this package does not build itself.
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
+
+/** A contained run in flight. */
+export declare class ContainedIsolateRun {
+  /** Ends the run as `abort` with this message, unless it already ended. */
+  abort(message: string): void
+  /** Delivers a binding call's outcome (see `IsolateRun.reply`). */
+  reply(id: number, ok: boolean, json: string): void
+  /**
+   * Joins the supervisor thread if it has finished (or, with `wait`, once it has); returns
+   * whether it is joined. After Done the thread only hands its process back once the next
+   * isolate is prepared, which no run should wait for: the runtime joins it later.
+   */
+  join(wait?: boolean | undefined | null): boolean
+}
+
+/** The sandbox processes of one runtime. */
+export declare class IsolatePool {
+  constructor(options: IsolatePoolOptions)
+  /** What holds around the isolates; waits for the first process to start. */
+  sandbox(): IsolateSandboxLayers
+  /** Kills every idle process and returns once none of this pool's processes is left. */
+  close(): void
+}
 
 /** A run in flight. Dropping it does not stop the run; `abort`/`dispose` do. */
 export declare class IsolateRun {
@@ -174,6 +208,9 @@ export interface BindingDecl {
   memberNameProperty?: string
 }
 
+/** Whether this build and machine can contain isolates in processes (Linux, helper shipped). */
+export declare function containedIsolatesAvailable(): boolean
+
 /** A result decided before any isolate exists (a pre-aborted signal), through a fresh ledger. */
 export declare function isolateFreshFailure(kind: string, message: string, maxOutputBytes: number): IsolateReport
 
@@ -183,6 +220,13 @@ export interface IsolateNamespace {
   names: Array<string>
   errorClassName?: string
   memberNameProperty?: string
+}
+
+export interface IsolatePoolOptions {
+  maxOldGenerationSizeMb: number
+  maxOutputBytes: number
+  maxProcesses: number
+  maxRunsPerProcess: number
 }
 
 export interface IsolateRunOptions {
@@ -199,6 +243,16 @@ export interface IsolateRunOptions {
    * console does not know (not 20, 22, 24 or 26): the newest LTS it supports.
    */
   nodeMajor?: number
+}
+
+/** The hardening layers of the sandbox processes, as the first one reported them. */
+export interface IsolateSandboxLayers {
+  process: boolean
+  helper: boolean
+  namespaces: boolean
+  landlock: number
+  seccomp: boolean
+  processCap: boolean
 }
 
 export interface PythonInterpreter {
@@ -303,6 +357,9 @@ export interface ReservedSets {
   /** Source of the `DUNDER_MEMBER` regular expression. */
   dunderMember: string
 }
+
+/** Starts a contained run; events arrive exactly as `startIsolateRun`'s. */
+export declare function startContainedIsolateRun(pool: IsolatePool, options: IsolateRunOptions, onEvent: (kind: number, id: number, ns: number, name: number, payload: any) => void): ContainedIsolateRun
 
 /** Starts a run on a new thread. Events arrive through `onEvent(kind, id, ns, name, payload)`. */
 export declare function startIsolateRun(options: IsolateRunOptions, onEvent: (kind: number, id: number, ns: number, name: number, payload: any) => void): IsolateRun

@@ -835,10 +835,13 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.ContainedIsolateRun = nativeBinding.ContainedIsolateRun
+module.exports.IsolatePool = nativeBinding.IsolatePool
 module.exports.IsolateRun = nativeBinding.IsolateRun
 module.exports.PythonPycache = nativeBinding.PythonPycache
 module.exports.PythonRun = nativeBinding.PythonRun
 module.exports.PythonSpare = nativeBinding.PythonSpare
+module.exports.containedIsolatesAvailable = nativeBinding.containedIsolatesAvailable
 module.exports.isolateFreshFailure = nativeBinding.isolateFreshFailure
 module.exports.pythonLoadInterpreter = nativeBinding.pythonLoadInterpreter
 module.exports.pythonLogTruncationMarker = nativeBinding.pythonLogTruncationMarker
@@ -848,5 +851,6 @@ module.exports.pythonProtocolInfo = nativeBinding.pythonProtocolInfo
 module.exports.pythonSandboxLayers = nativeBinding.pythonSandboxLayers
 module.exports.pythonStartRun = nativeBinding.pythonStartRun
 module.exports.reservedSets = nativeBinding.reservedSets
+module.exports.startContainedIsolateRun = nativeBinding.startContainedIsolateRun
 module.exports.startIsolateRun = nativeBinding.startIsolateRun
 module.exports.validateBindings = nativeBinding.validateBindings
