@@ -2,36 +2,13 @@
 // its own thread per run) against the way the replaced backend ran programs: a fresh
 // worker_threads Worker per run (env: {}, execArgv: []), program posted in, result posted back.
 // Usage: node bench/cold-run.mjs [runs=300]
-import { Worker } from 'node:worker_threads'
 import { Context } from 'cordis'
 import { IsolateCodeRuntime } from '../lib/index.mjs'
 import { ms, p50, p99 } from './stats.mjs'
+import { workerRun } from './worker-baseline.mjs'
 
 const RUNS = Number(process.argv[2] ?? 300)
 const WARMUP = 20
-
-const WORKER_SOURCE = `
-const { parentPort } = require('node:worker_threads')
-const AsyncFunction = (async () => {}).constructor
-parentPort.once('message', async (program) => {
-  try {
-    const value = await new AsyncFunction(program)()
-    parentPort.postMessage({ logs: [], value })
-  } catch (error) {
-    parentPort.postMessage({ logs: [], error: { kind: 'exception', message: String(error?.stack ?? error) } })
-  }
-})`
-
-function workerRun(program) {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(WORKER_SOURCE, { eval: true, env: {}, execArgv: [] })
-    worker.once('message', (result) => {
-      worker.terminate().then(() => resolve(result), reject)
-    })
-    worker.once('error', reject)
-    worker.postMessage(program)
-  })
-}
 
 async function measure(label, runOnce) {
   for (let i = 0; i < WARMUP; i++) await runOnce()

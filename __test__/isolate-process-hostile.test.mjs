@@ -1,0 +1,396 @@
+// The process containment tier (`containment: 'process'`) against hostile programs: V8 fatal
+// errors, built-ins that never check for termination, heap and native-memory bombs, bridge
+// amplification, escape attempts, and bursts of runs. Each case asserts its result, that the host
+// survives (a `return 1` afterwards), and a generous hang guard on the time it took.
+//
+// Some of these programs crash a host that runs isolates on its own threads (a V8 fatal error
+// aborts the whole process) or hang it (a built-in that never checks for termination, a heap
+// bomb the thread tier does not stop). Those cases first assert that the runtime really runs in
+// sandbox processes (`requireProcessTier`) and fail there, without running the program, when it
+// does not.
+import fs from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadIsolate, tools } from './helpers.mjs'
+import { sandboxProcesses, sandboxRoots } from './process-helpers.mjs'
+
+const REPO = fileURLToPath(new URL('..', import.meta.url))
+const SECRET = 'sekret-7f3a9c'
+process.env.CRN_SECRET = SECRET
+
+const loadProcess = (config = {}) => loadIsolate({ containment: 'process', ...config })
+
+/**
+ * Refuses to run a host-fatal or host-hanging program unless runs live in sandbox processes.
+ * `fiber`, when given, is disposed before the failure propagates.
+ */
+async function requireProcessTier(runtime, fiber, why = 'in thread mode this program crashes or hangs the host') {
+  try {
+    expect(runtime.sandbox?.process, `runs must be in sandbox processes: ${why}`).toBe(true)
+  } catch (error) {
+    await fiber?.dispose()
+    throw error
+  }
+}
+
+async function expectHealthy(runtime) {
+  expect(await runtime.run({ program: 'return 1', bindings: [] })).toEqual({ logs: [], value: 1 })
+}
+
+/** Runs `program` and returns `[result, elapsed ms]`. */
+async function timed(runtime, request) {
+  const start = performance.now()
+  const result = await runtime.run({ bindings: [], ...request })
+  return [result, performance.now() - start]
+}
+
+/** A worker-exit result: the heap message exactly, or any other non-empty message naming the isolate. */
+function expectWorkerExit(result, { logs = [], heapMb }) {
+  expect(Object.keys(result).sort()).toEqual(['error', 'logs'])
+  expect(result.logs).toEqual(logs)
+  expect(result.error.kind).toBe('worker-exit')
+  expect(typeof result.error.message).toBe('string')
+  expect(result.error.message.length).toBeGreaterThan(0)
+  if (result.error.message.startsWith('isolate heap limit')) {
+    expect(result.error.message).toBe(`isolate heap limit reached (${heapMb} MiB)`)
+  } else {
+    expect(result.error.message).toMatch(/isolate/)
+  }
+}
+
+// V8 aborts the process on each of these (a fatal "invalid array length"/"invalid table size" or
+// an allocation V8 cannot recover from), heap limit or not.
+const FATAL = [
+  "'x'.repeat(2 ** 27 + 1000).split('')",
+  'Array.prototype.sort.call({ length: 2 ** 32 - 1 })',
+  'Array.prototype.toSorted.call({ length: 2 ** 32 - 1 })',
+]
+
+// Built-ins that walk a huge array-like without checking for termination.
+const UNINTERRUPTIBLE = [
+  'Array.prototype.indexOf.call({ length: 2 ** 53 - 1 }, 1)',
+  'Array.prototype.join.call({ length: 2 ** 28 })',
+  'Array.prototype.with.call({ length: 2 ** 32 - 1 }, 0, 1)',
+]
+
+describe('V8 fatal errors end the sandbox process, not the host', () => {
+  let runtime
+  let fiber
+  beforeAll(async () => {
+    ;({ runtime, fiber } = await loadProcess({ computeMs: 20000 }))
+  })
+  afterAll(() => fiber.dispose())
+
+  for (const fatal of FATAL) {
+    it(`${fatal} resolves worker-exit`, async () => {
+      await requireProcessTier(runtime)
+      const [result, elapsed] = await timed(runtime, { program: fatal })
+      expectWorkerExit(result, { heapMb: 512 })
+      expect(elapsed).toBeLessThan(30000)
+      await expectHealthy(runtime)
+    })
+
+    it(`${fatal} keeps the logs printed before the crash`, async () => {
+      await requireProcessTier(runtime)
+      const [result, elapsed] = await timed(runtime, { program: `console.log('before'); ${fatal}` })
+      expectWorkerExit(result, { logs: ['before'], heapMb: 512 })
+      expect(elapsed).toBeLessThan(30000)
+      await expectHealthy(runtime)
+    })
+  }
+})
+
+describe('uninterruptible built-ins under the compute budget', () => {
+  let runtime
+  let fiber
+  beforeAll(async () => {
+    ;({ runtime, fiber } = await loadProcess({ computeMs: 300 }))
+  })
+  afterAll(() => fiber.dispose())
+
+  for (const program of UNINTERRUPTIBLE) {
+    it(`${program} times out at 300 ms busy`, async () => {
+      await requireProcessTier(runtime)
+      const [result, elapsed] = await timed(runtime, { program })
+      expect(result).toEqual({ logs: [], error: { kind: 'timeout', message: 'compute budget exhausted (300ms busy)' } })
+      expect(elapsed).toBeLessThan(10000)
+      await expectHealthy(runtime)
+    })
+  }
+})
+
+describe('uninterruptible built-ins under the wall ceiling', () => {
+  let runtime
+  let fiber
+  beforeAll(async () => {
+    ;({ runtime, fiber } = await loadProcess({ computeMs: 600000, maxWallMs: 500 }))
+  })
+  afterAll(() => fiber.dispose())
+
+  for (const program of UNINTERRUPTIBLE) {
+    it(`${program} ends at the 500 ms ceiling`, async () => {
+      await requireProcessTier(runtime)
+      const [result, elapsed] = await timed(runtime, { program })
+      expect(result).toEqual({ logs: [], error: { kind: 'timeout', message: 'wall-clock ceiling reached (500ms)' } })
+      expect(elapsed).toBeLessThan(10000)
+      await expectHealthy(runtime)
+    })
+  }
+})
+
+describe('uninterruptible built-ins and abort', () => {
+  let runtime
+  let fiber
+  beforeAll(async () => {
+    ;({ runtime, fiber } = await loadProcess())
+  })
+  afterAll(() => fiber.dispose())
+
+  for (const program of UNINTERRUPTIBLE) {
+    it(`${program} ends with the abort reason`, async () => {
+      await requireProcessTier(runtime)
+      const controller = new AbortController()
+      const reason = { toString: () => 'stopped by the host' }
+      setTimeout(() => controller.abort(reason), 200)
+      const [result, elapsed] = await timed(runtime, { program, signal: controller.signal })
+      expect(result).toEqual({ logs: [], error: { kind: 'abort', message: String(reason) } })
+      expect(elapsed).toBeLessThan(10000)
+      await expectHealthy(runtime)
+    })
+  }
+})
+
+describe('dispose during uninterruptible built-ins', () => {
+  it('resolves every run as runtime disposed within seconds and leaves no sandbox process', async () => {
+    // Every earlier describe disposed its runtime: nothing of theirs may be left.
+    expect(sandboxProcesses()).toEqual([])
+    const { runtime, fiber } = await loadProcess()
+    await requireProcessTier(runtime, fiber)
+    const runs = UNINTERRUPTIBLE.map((program) => runtime.run({ program: `console.log('started'); ${program}`, bindings: [] }))
+    await new Promise((r) => setTimeout(r, 300))
+    const start = performance.now()
+    await fiber.dispose()
+    const disposeMs = performance.now() - start
+    expect(sandboxProcesses()).toEqual([])
+    const results = await Promise.all(runs)
+    for (const result of results) {
+      expect(result).toEqual({ logs: ['started'], error: { kind: 'abort', message: 'runtime disposed' } })
+    }
+    expect(disposeMs).toBeLessThan(10000)
+    await expect(runtime.run({ program: 'return 1', bindings: [] })).rejects.toThrow(/after disposal/)
+    const next = await loadProcess()
+    await expectHealthy(next.runtime)
+    await next.fiber.dispose()
+    expect(sandboxProcesses()).toEqual([])
+  })
+})
+
+describe('heap bomb', () => {
+  let runtime
+  let fiber
+  beforeAll(async () => {
+    ;({ runtime, fiber } = await loadProcess({ maxOldGenerationSizeMb: 48 }))
+  })
+  afterAll(() => fiber.dispose())
+
+  it('ends worker-exit at the heap limit; the host does not carry the heap', async () => {
+    // In thread mode this program is not stopped: neither the heap cap nor the budgets end it, and
+    // the host's RSS grows by gigabytes.
+    await requireProcessTier(runtime)
+    const rssBefore = process.memoryUsage().rss
+    let peakRss = rssBefore
+    const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 20)
+    const [result, elapsed] = await timed(runtime, {
+      program: "const keep = []; for (;;) keep.push({ a: new Array(1000).fill('x' + keep.length) })",
+    }).finally(() => clearInterval(sampler))
+    expect(result).toEqual({ logs: [], error: { kind: 'worker-exit', message: 'isolate heap limit reached (48 MiB)' } })
+    expect(elapsed).toBeLessThan(30000)
+    expect(Math.max(peakRss, process.memoryUsage().rss) - rssBefore).toBeLessThan(200 * 1024 * 1024)
+    await expectHealthy(runtime)
+  })
+})
+
+describe('memory outside the V8 heap', () => {
+  let runtime
+  let fiber
+  beforeAll(async () => {
+    ;({ runtime, fiber } = await loadProcess({ maxOldGenerationSizeMb: 64 }))
+  })
+  afterAll(() => fiber.dispose())
+
+  const heapLimit = { logs: [], error: { kind: 'worker-exit', message: 'isolate heap limit reached (64 MiB)' } }
+
+  it('typed arrays past the cap: a catchable RangeError or the heap limit, never a host crash', async () => {
+    const rssBefore = process.memoryUsage().rss
+    const program = `const keep = []
+      try { for (let i = 0; i < 64; i++) keep.push(new Uint8Array(16 << 20)) } catch (e) { if (e instanceof RangeError) return 'caught'; throw e }
+      return keep.length`
+    const [result, elapsed] = await timed(runtime, { program })
+    expect([{ logs: [], value: 'caught' }, heapLimit]).toContainEqual(result)
+    expect(elapsed).toBeLessThan(30000)
+    expect(process.memoryUsage().rss - rssBefore).toBeLessThan(200 * 1024 * 1024)
+    await expectHealthy(runtime)
+  })
+
+  it('a 256 MiB TextEncoder output: encoded, caught or the heap limit', async () => {
+    const program = `try { return new TextEncoder().encode('x'.repeat(2 ** 28)).length } catch (e) { return e instanceof RangeError ? 'caught' : String(e) }`
+    const [result, elapsed] = await timed(runtime, { program })
+    expect([{ logs: [], value: 2 ** 28 }, { logs: [], value: 'caught' }, heapLimit]).toContainEqual(result)
+    expect(elapsed).toBeLessThan(30000)
+    await expectHealthy(runtime)
+  })
+})
+
+describe('bridge amplification', () => {
+  let runtime
+  let fiber
+  beforeAll(async () => {
+    ;({ runtime, fiber } = await loadProcess({ computeMs: 2000 }))
+  })
+  afterAll(() => fiber.dispose())
+
+  it('shared references cannot amplify an argument past the byte cap; the binding is never called', async () => {
+    const t = tools({ len: async (s) => JSON.stringify(s).length })
+    const program = `let a = 'x'.repeat(600)
+      for (let i = 0; i < 20; i++) a = [a, a]
+      try { await tools.len(a) } catch (e) { return [e instanceof ToolCallError, e.toolName, e.message] }`
+    const [result, elapsed] = await timed(runtime, { program, bindings: [t.namespace] })
+    expect(result).toEqual({ logs: [], value: [true, 'len', 'binding arguments exceeded 67108864 bytes'] })
+    expect(t.calls.len).toBe(0)
+    expect(elapsed).toBeLessThan(10000)
+    await expectHealthy(runtime)
+  })
+})
+
+describe('escape attempts from inside the sandbox', () => {
+  let runtime
+  let fiber
+  beforeAll(async () => {
+    ;({ runtime, fiber } = await loadProcess())
+  })
+  afterAll(() => fiber.dispose())
+
+  // (module (import "wasi_snapshot_preview1" "fd_write" (func (param i32 i32 i32 i32) (result i32))))
+  const WASI_IMPORT = [
+    0, 97, 115, 109, 1, 0, 0, 0, 1, 9, 1, 96, 4, 127, 127, 127, 127, 1, 127, 2, 35, 1, 22, 119, 97, 115, 105, 95, 115, 110, 97,
+    112, 115, 104, 111, 116, 95, 112, 114, 101, 118, 105, 101, 119, 49, 8, 102, 100, 95, 119, 114, 105, 116, 101, 0, 0,
+  ]
+
+  it('finds no Node authority at the JS level, and nothing of the host reaches the output', async () => {
+    const t = tools()
+    const program = `
+      const viaObject = globalThis.constructor.constructor('return this')()
+      const viaFunction = (function () {}).constructor('return this')()
+      let viaBindingError
+      try { await tools.fail({}) } catch (e) { viaBindingError = e.constructor.constructor('return this')() }
+      const imports = []
+      for (const name of ['fs', 'node:fs', 'node:child_process', '/etc/passwd', 'data:text/javascript,export default 1']) {
+        try { await import(name); imports.push('loaded') } catch (e) { imports.push(e instanceof TypeError && /import/.test(e.message) ? 'rejected' : String(e)) }
+      }
+      let wasm = 'absent'
+      if (typeof WebAssembly === 'object') {
+        const module = new WebAssembly.Module(new Uint8Array(${JSON.stringify(WASI_IMPORT)}))
+        for (const imports of [{}, { wasi_snapshot_preview1: {} }]) {
+          try { new WebAssembly.Instance(module, imports); wasm = 'instantiated' } catch (e) { wasm = e.constructor.name }
+        }
+      }
+      let hooked = []
+      Error.prepareStackTrace = (e, frames) => { hooked = frames.map((f) => [typeof f.getThis?.(), String(f.getFileName?.())]); return 'x' }
+      new Error('probe').stack
+      console.log(process.env.CRN_SECRET, JSON.stringify(process.env))
+      return {
+        require: typeof require, module: typeof module, exports: typeof exports, Buffer: typeof Buffer,
+        fetch: typeof fetch, setImmediate: typeof setImmediate, dirname: typeof __dirname,
+        processKeys: Object.keys(process).sort(),
+        env: JSON.stringify(process.env), envFrozen: Object.isFrozen(process.env),
+        nodeHooks: [typeof process.binding, typeof process.dlopen, typeof process.mainModule, typeof process.kill, typeof process.pid],
+        sameGlobal: [viaObject === globalThis, viaFunction === globalThis, viaBindingError === globalThis],
+        globalRequire: typeof viaObject.require, globalProcessKeys: Object.keys(viaObject.process).sort(),
+        imports, wasm, hooked,
+      }`
+    const [result, elapsed] = await timed(runtime, { program, bindings: [t.namespace] })
+    expect(result.error).toBeUndefined()
+    expect(result.logs).toEqual(['undefined {}'])
+    const v = result.value
+    expect([v.require, v.module, v.exports, v.Buffer, v.fetch, v.setImmediate, v.dirname]).toEqual(Array(7).fill('undefined'))
+    expect(v.processKeys).toEqual(['env', 'exit', 'stderr', 'stdout'])
+    expect(v.env).toBe('{}')
+    expect(v.envFrozen).toBe(true)
+    expect(v.nodeHooks).toEqual(Array(5).fill('undefined'))
+    expect(v.sameGlobal).toEqual([true, true, true])
+    expect(v.globalRequire).toBe('undefined')
+    expect(v.globalProcessKeys).toEqual(['env', 'exit', 'stderr', 'stdout'])
+    expect(v.imports).toEqual(Array(5).fill('rejected'))
+    expect(['absent', 'TypeError', 'LinkError']).toContain(v.wasm)
+    for (const [, file] of v.hooked) expect(file).not.toContain(REPO)
+    const text = JSON.stringify(result)
+    expect(text).not.toContain(SECRET)
+    expect(text).not.toContain(REPO)
+    expect(elapsed).toBeLessThan(10000)
+    await expectHealthy(runtime)
+  })
+})
+
+describe('runtime.sandbox', () => {
+  const expectLayerFields = (sandbox) => {
+    expect(typeof sandbox.namespaces).toBe('boolean')
+    expect(typeof sandbox.landlock).toBe('number')
+    expect(typeof sandbox.seccomp).toBe('boolean')
+    for (const [key, value] of Object.entries(sandbox)) expect([key, ['boolean', 'number'].includes(typeof value)]).toEqual([key, true])
+  }
+
+  it('reports process: true and its kernel layers in process mode', async () => {
+    const { runtime, fiber } = await loadProcess()
+    expect(runtime.sandbox?.process).toBe(true)
+    expectLayerFields(runtime.sandbox)
+    await expectHealthy(runtime)
+    await fiber.dispose()
+  })
+
+  it('reports process: false in thread mode', async () => {
+    const { runtime, fiber } = await loadIsolate({ containment: 'thread' })
+    expect(runtime.sandbox?.process).toBe(false)
+    expectLayerFields(runtime.sandbox)
+    expect(sandboxProcesses()).toEqual([])
+    await expectHealthy(runtime)
+    await fiber.dispose()
+  })
+})
+
+describe('a burst of 64 runs', () => {
+  it('all succeed, and no more than maxProcesses sandbox processes are alive at any sample', async () => {
+    const maxProcesses = 3
+    const { runtime, fiber } = await loadProcess({ maxProcesses })
+    await requireProcessTier(runtime, fiber, 'the process cap is what this test measures')
+    let peak = 0
+    const sample = () => (peak = Math.max(peak, sandboxRoots().length))
+    const sampler = setInterval(sample, 2)
+    const start = performance.now()
+    const results = await Promise.all(
+      Array.from({ length: 64 }, (_, i) => runtime.run({ program: `await null; return ${i}`, bindings: [] })),
+    ).finally(() => clearInterval(sampler))
+    sample()
+    const elapsed = performance.now() - start
+    results.forEach((result, i) => expect(result).toEqual({ logs: [], value: i }))
+    expect(peak).toBeGreaterThanOrEqual(1)
+    expect(peak).toBeLessThanOrEqual(maxProcesses)
+    expect(elapsed).toBeLessThan(30000)
+    await expectHealthy(runtime)
+    await fiber.dispose()
+    expect(sandboxProcesses()).toEqual([])
+  })
+})
+
+describe('after every runtime of this file was disposed', () => {
+  it('no sandbox process and no open fd to one is left', () => {
+    expect(sandboxProcesses()).toEqual([])
+    const fds = fs.readdirSync('/proc/self/fd').map((fd) => {
+      try {
+        return fs.readlinkSync(`/proc/self/fd/${fd}`)
+      } catch {
+        return ''
+      }
+    })
+    expect(fds.filter((target) => target.includes('code-runtime-native-sandbox'))).toEqual([])
+  })
+})

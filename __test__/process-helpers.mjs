@@ -1,0 +1,111 @@
+// Process-table helpers for the isolate runtime's process containment tier (Linux /proc): which
+// sandbox processes (`code-runtime-native-sandbox` and whatever runs under it) descend from this
+// Node process, and how much memory they hold. Shared by the hostile and soak suites and by the
+// benchmarks in bench/.
+import fs from 'node:fs'
+
+export const SANDBOX_NAME = 'code-runtime-native-sandbox'
+
+/** `{ pid, ppid, state, comm }` of every process readable in /proc (a snapshot). */
+export function processTable() {
+  const table = []
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8')
+      const close = stat.lastIndexOf(')')
+      const comm = stat.slice(stat.indexOf('(') + 1, close)
+      const [state, ppid] = stat.slice(close + 2).split(' ')
+      table.push({ pid: Number(name), ppid: Number(ppid), state, comm })
+    } catch {
+      // The process ended between readdir and read.
+    }
+  }
+  return table
+}
+
+/** argv[0] of a process, or '' when it cannot be read (ended, or a zombie). */
+function argv0(pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0]
+  } catch {
+    return ''
+  }
+}
+
+/** Whether a process is the sandbox helper: its comm (truncated to 15 bytes) or its argv[0]. */
+function isSandbox({ pid, comm }) {
+  return comm === SANDBOX_NAME.slice(0, 15) || argv0(pid).endsWith(SANDBOX_NAME)
+}
+
+/**
+ * Live (non-zombie) descendants of `root` (default: this process), each with `depth` (1 = direct
+ * child) and `sandbox` (it or an ancestor below `root` is the sandbox helper).
+ */
+export function descendants(root = process.pid) {
+  const table = processTable()
+  const children = new Map()
+  for (const p of table) {
+    if (!children.has(p.ppid)) children.set(p.ppid, [])
+    children.get(p.ppid).push(p)
+  }
+  const found = []
+  const queue = (children.get(root) ?? []).map((p) => ({ ...p, depth: 1, underSandbox: false }))
+  while (queue.length > 0) {
+    const p = queue.shift()
+    const sandbox = p.underSandbox || isSandbox(p)
+    if (p.state !== 'Z' && p.state !== 'X') found.push({ pid: p.pid, ppid: p.ppid, comm: p.comm, state: p.state, depth: p.depth, sandbox })
+    for (const c of children.get(p.pid) ?? []) queue.push({ ...c, depth: p.depth + 1, underSandbox: sandbox })
+  }
+  return found
+}
+
+/** Every live sandbox process below this Node process (helpers and the programs they run). */
+export function sandboxProcesses(root = process.pid) {
+  return descendants(root).filter((p) => p.sandbox)
+}
+
+/**
+ * The top-most sandbox processes: one per supervised sandbox, however many processes the helper
+ * forks beneath itself. Each has `tree`, the pids of it and its live descendants.
+ */
+export function sandboxRoots(root = process.pid) {
+  const all = sandboxProcesses(root)
+  const byPid = new Map(all.map((p) => [p.pid, p]))
+  const rootOf = (p) => {
+    while (byPid.has(p.ppid)) p = byPid.get(p.ppid)
+    return p.pid
+  }
+  const trees = new Map()
+  for (const p of all) {
+    const r = rootOf(p)
+    if (!trees.has(r)) trees.set(r, [])
+    trees.get(r).push(p.pid)
+  }
+  return all.filter((p) => !byPid.has(p.ppid)).map((r) => ({ ...r, tree: trees.get(r.pid) }))
+}
+
+/** VmRSS of a process in bytes (0 when it is gone or has no memory, e.g. a zombie). */
+export function rssBytes(pid) {
+  try {
+    const match = /^VmRSS:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))
+    return match ? Number(match[1]) * 1024 : 0
+  } catch {
+    return 0
+  }
+}
+
+/** Open file descriptors of this process. */
+export function openFds() {
+  return fs.readdirSync('/proc/self/fd').length
+}
+
+/** Polls `predicate` every 20 ms until it is true or `ms` elapsed; returns its last value. */
+export async function waitFor(predicate, ms = 5000) {
+  const end = performance.now() + ms
+  for (;;) {
+    const value = predicate()
+    if (value || performance.now() >= end) return value
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
