@@ -291,8 +291,15 @@ pub unsafe extern "C" fn crn_isolate_serve(fd: RawFd, heap_mb: f64) -> i32 {
     {
         return 71;
     }
+    let mut first = true;
     loop {
         let Some(ready) = prepare(heap_mb) else { return 72 };
+        if std::mem::take(&mut first) {
+            // Start-up is over (V8's threads run, the first isolate exists): from here on only
+            // the system calls a serving process makes, on every thread. Where the kernel has no
+            // seccomp the helper already reported it; the run goes on without.
+            let _ = crate::sandbox::harden::allowlist::apply_all_threads();
+        }
         send_line("{\"type\":\"boot-ack\"}\n");
         let (config, waited_ms) = loop {
             match inbound.recv() {

@@ -118,6 +118,10 @@ const ALLOWED: &[libc::c_long] = &[
     libc::SYS_write,
     libc::SYS_recvmsg,
     libc::SYS_sendmsg,
+    // Rust's `UnixStream` reads with `recv` and writes with `send(MSG_NOSIGNAL)`, which glibc
+    // makes `recvfrom` and `sendto` (the serve loop's channel; no address: it is connected).
+    libc::SYS_recvfrom,
+    libc::SYS_sendto,
     libc::SYS_poll,
     libc::SYS_close,
 ];
