@@ -119,6 +119,7 @@ pub fn start_isolate_run(options: IsolateRunOptions, on_event: Function<EventArg
         max_output_bytes: options.max_output_bytes as usize,
         heap_mb: options.max_old_generation_size_mb,
         stream_logs: options.stream_logs,
+        log_at_once: false,
         node_major: options.node_major,
     };
     let thread_shared = shared.clone();

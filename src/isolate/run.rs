@@ -41,6 +41,9 @@ pub struct RunConfig {
     pub max_output_bytes: usize,
     pub heap_mb: f64,
     pub stream_logs: bool,
+    /// Send each log entry the moment it is admitted (a sandbox process: whatever the program
+    /// printed reaches the supervisor before a crash or a kill could lose it).
+    pub log_at_once: bool,
     pub node_major: Option<u32>,
 }
 
@@ -200,6 +203,7 @@ fn execute(
         ledger: OutputLedger::new(config.max_output_bytes),
         max_argument_bytes: config.max_output_bytes,
         streamed: config.stream_logs.then(Vec::new),
+        log_at_once: config.log_at_once,
         namespaces: config
             .namespaces
             .iter()

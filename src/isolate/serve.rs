@@ -177,6 +177,7 @@ fn parse_frame(line: &[u8]) -> Option<Inbound> {
                 max_output_bytes: num_of(&frame, "maxOutputBytes")? as usize,
                 heap_mb: *HEAP_MB.get()?,
                 stream_logs: true,
+                log_at_once: true,
                 node_major: num_of(&frame, "nodeMajor").map(|n| n as u32),
             };
             Some(Inbound::Run(Box::new((config, num_of(&frame, "waitedMs").unwrap_or(0.0)))))

@@ -39,6 +39,8 @@ pub struct RunState {
     pub max_argument_bytes: usize,
     /// Entries admitted since the last `onLog` batch, when the host streams logs.
     pub streamed: Option<Vec<Text>>,
+    /// Flush `streamed` after every entry (see `RunConfig::log_at_once`).
+    pub log_at_once: bool,
     pub namespaces: Vec<Namespace>,
     pub calls: HashMap<u64, PendingCall>,
     pub next_call_id: u64,
@@ -82,6 +84,9 @@ impl RunState {
         };
         if let (Some(stream), Some(entry)) = (self.streamed.as_mut(), admitted) {
             stream.push(entry);
+            if self.log_at_once {
+                self.flush_stream();
+            }
         }
     }
 
