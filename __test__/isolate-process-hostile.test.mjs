@@ -164,7 +164,8 @@ describe('dispose during uninterruptible built-ins', () => {
   it('resolves every run as runtime disposed within seconds and leaves no sandbox process', async () => {
     // Every earlier describe disposed its runtime: nothing of theirs may be left.
     expect(sandboxProcesses()).toEqual([])
-    const { runtime, fiber } = await loadProcess()
+    // A process for each run, so every one is in flight (none waits for admission) at dispose.
+    const { runtime, fiber } = await loadProcess({ maxProcesses: UNINTERRUPTIBLE.length + 1 })
     await requireProcessTier(runtime, fiber)
     const runs = UNINTERRUPTIBLE.map((program) => runtime.run({ program: `console.log('started'); ${program}`, bindings: [] }))
     await new Promise((r) => setTimeout(r, 300))

@@ -2,7 +2,9 @@
 // sandbox processes (`code-runtime-native-sandbox` and whatever runs under it) descend from this
 // Node process, and how much memory they hold. Shared by the hostile and soak suites and by the
 // benchmarks in bench/.
+import { execFileSync, spawn } from 'node:child_process'
 import fs from 'node:fs'
+import path from 'node:path'
 
 export const SANDBOX_NAME = 'code-runtime-native-sandbox'
 
@@ -108,4 +110,40 @@ export async function waitFor(predicate, ms = 5000) {
     if (value || performance.now() >= end) return value
     await new Promise((r) => setTimeout(r, 20))
   }
+}
+
+/**
+ * The package as a user installs it (its JavaScript, the addon, the helper, the runtime
+ * dependencies, plus `extra` entries) and the Node binary, copied into `dir` world-readable, so a
+ * host process of another user can run it wherever this checkout and this Node live.
+ * Returns `{ pkg, node }`.
+ */
+export function unprivilegedPackage(repo, dir, extra = []) {
+  const pkg = path.join(dir, 'pkg')
+  for (const entry of ['package.json', 'index.js', 'lib', 'code-runtime-native-sandbox', ...extra]) {
+    fs.cpSync(path.join(repo, entry), path.join(pkg, entry), { recursive: true })
+  }
+  for (const entry of fs.readdirSync(repo).filter((f) => f.endsWith('.node'))) {
+    fs.copyFileSync(path.join(repo, entry), path.join(pkg, entry))
+  }
+  for (const dep of ['cordis', 'schemastery', 'cosmokit', '@standard-schema']) {
+    fs.cpSync(path.join(repo, 'node_modules', dep), path.join(pkg, 'node_modules', dep), { recursive: true, dereference: true })
+  }
+  const node = path.join(pkg, 'node')
+  fs.copyFileSync(process.execPath, node)
+  execFileSync('chmod', ['-R', 'a+rX', pkg])
+  return { pkg, node }
+}
+
+/** Runs `script` with `node` as `uid`/`gid`; resolves `{ code, stdout, stderr }`. */
+export function runAs(node, script, { uid, gid, cwd, env }) {
+  const child = spawn(node, [script], { uid, gid, cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (d) => (stdout += d))
+  child.stderr.on('data', (d) => (stderr += d))
+  return new Promise((resolve, reject) => {
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code, stdout, stderr }))
+  })
 }

@@ -3,13 +3,13 @@
 // left in TMPDIR, the disk, the network, and a CPU verdict the program tries to fake. Every attack
 // runs twice: as this process's user (root on CI) and as an unprivileged user in a child Node
 // process, since users' hosts vary and the kernel layers behave differently for root.
-import { execFileSync, spawn } from 'node:child_process'
 import fs from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { PythonCodeRuntime } from '../lib/index.mjs'
 import { CPU_TIMEOUT, attack } from './python-attacks.mjs'
+import { runAs, unprivilegedPackage } from './process-helpers.mjs'
 import { PYTHON, REPO, liveProcesses, load, privateTmpdir, stagingDirs, unreapedChildren } from './python-helpers.mjs'
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 })
@@ -74,18 +74,7 @@ describe('a Python program cannot reach the host, other runs or the next run', (
     // That user may not be able to read this checkout (CI clones anywhere): the package as a
     // user installs it — its JavaScript, the addon, the helper and the runtime dependencies — is
     // copied where it can.
-    const pkg = path.join(dir, 'pkg')
-    for (const entry of ['package.json', 'index.js', 'lib', 'py', 'code-runtime-native-sandbox', '__test__/python-attacks.mjs']) {
-      fs.cpSync(path.join(REPO, entry), path.join(pkg, entry), { recursive: true })
-    }
-    for (const entry of fs.readdirSync(REPO).filter((f) => f.endsWith('.node'))) fs.copyFileSync(path.join(REPO, entry), path.join(pkg, entry))
-    for (const dep of ['cordis', 'schemastery', 'cosmokit', '@standard-schema']) {
-      fs.cpSync(path.join(REPO, 'node_modules', dep), path.join(pkg, 'node_modules', dep), { recursive: true, dereference: true })
-    }
-    // And the Node binary itself (CI's other Node versions live under root's home).
-    const node = path.join(pkg, 'node')
-    fs.copyFileSync(process.execPath, node)
-    execFileSync('chmod', ['-R', 'a+rX', pkg])
+    const { pkg, node } = unprivilegedPackage(REPO, dir, ['py', '__test__/python-attacks.mjs'])
     const script = path.join(pkg, 'host.mjs')
     const source = `
       import { Context } from 'cordis'
@@ -98,21 +87,7 @@ describe('a Python program cannot reach the host, other runs or the next run', (
       process.exit(0)
     `
     fs.writeFileSync(script, source)
-    const child = spawn(node, [script], {
-      uid,
-      gid,
-      cwd: dir,
-      env: { PATH: '/usr/bin:/bin', TMPDIR: dir },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => (stdout += d))
-    child.stderr.on('data', (d) => (stderr += d))
-    const code = await new Promise((resolve, reject) => {
-      child.on('error', reject)
-      child.on('close', resolve)
-    })
+    const { code, stdout, stderr } = await runAs(node, script, { uid, gid, cwd: dir, env: { PATH: '/usr/bin:/bin', TMPDIR: dir } })
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
     const results = JSON.parse(stdout)
     expectContained(results)

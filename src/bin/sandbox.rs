@@ -26,8 +26,8 @@ mod plan;
 #[cfg(target_os = "linux")]
 fn main() {
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    if args.first().is_some_and(|a| a == "isolate") {
-        linux::serve_isolate(&args[1..]);
+    if args.first().is_some_and(|a| a == "isolate" || a == "isolate-probe") {
+        linux::serve_isolate(&args[0], &args[1..]);
     }
     match plan::Plan::from_args(&args) {
         Some(plan) => linux::start(plan),
@@ -114,7 +114,9 @@ mod linux {
     /// `isolate <addon> <heapMb>`: the program of a contained isolate's sandbox process (started
     /// through `exec`, so every layer already holds). Loads the addon, which links V8 and needs no
     /// Node to serve, and hands it the channel on fd 3.
-    pub fn serve_isolate(args: &[std::ffi::OsString]) -> ! {
+    /// `isolate-probe <addon> <heapMb> <hostPid>`: the same process, making the calls an escaped
+    /// program would (for the test suite; see `crn_isolate_probe`).
+    pub fn serve_isolate(mode: &std::ffi::OsStr, args: &[std::ffi::OsString]) -> ! {
         let (Some(addon), Some(heap_mb)) = (args.first(), args.get(1).and_then(|h| h.to_str()?.parse::<f64>().ok()))
         else {
             eprintln!("code-runtime-native-sandbox: isolate <addon> <heapMb>");
@@ -127,13 +129,13 @@ mod linux {
         if lib.is_null() {
             std::process::exit(124);
         }
-        type Serve = unsafe extern "C" fn(i32, f64) -> i32;
-        // SAFETY: the symbol is `crn_isolate_serve` of src/isolate/serve.rs, of this type.
-        let serve = unsafe { libc::dlsym(lib, c"crn_isolate_serve".as_ptr()) };
-        if serve.is_null() {
+        let probe = mode == "isolate-probe";
+        let symbol = if probe { c"crn_isolate_probe" } else { c"crn_isolate_serve" };
+        // SAFETY: the symbols of src/isolate/serve.rs, of these types.
+        let entry = unsafe { libc::dlsym(lib, symbol.as_ptr()) };
+        if entry.is_null() {
             std::process::exit(124);
         }
-        let serve: Serve = unsafe { std::mem::transmute::<*mut libc::c_void, Serve>(serve) };
         // Only the channel stays open: stdio goes (nothing here prints; V8's fatal hooks use the
         // channel).
         for fd in 0..=2 {
@@ -141,7 +143,16 @@ mod linux {
             unsafe { libc::close(fd) };
         }
         // SAFETY: fd 3 is the channel the host placed for the program.
-        std::process::exit(unsafe { serve(3, heap_mb) })
+        std::process::exit(unsafe {
+            if probe {
+                type Probe = unsafe extern "C" fn(i32, f64, i32) -> i32;
+                let host_pid = args.get(2).and_then(|p| p.to_str()?.parse().ok()).unwrap_or(0);
+                std::mem::transmute::<*mut libc::c_void, Probe>(entry)(3, heap_mb, host_pid)
+            } else {
+                type Serve = unsafe extern "C" fn(i32, f64) -> i32;
+                std::mem::transmute::<*mut libc::c_void, Serve>(entry)(3, heap_mb)
+            }
+        })
     }
 
     /// Waits for init, then ends exactly as the program ended (code or signal), so the host's

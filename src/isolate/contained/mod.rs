@@ -59,6 +59,19 @@ pub fn contained_isolates_available() -> bool {
     process::locate().is_some()
 }
 
+/// Starts one sandbox process in probe mode: hardened as a serving one, it makes the system calls
+/// an escaped program would against this host and reports each errno (JSON text). For the suite.
+/// `allowlist: false` leaves the seccomp allowlist out (the layers beneath it, on their own).
+#[napi]
+pub fn probe_contained_isolate(allowlist: bool) -> napi::Result<String> {
+    let Some((helper, addon)) = process::locate() else {
+        return Err(napi::Error::from_reason("the sandbox helper is not beside the addon"));
+    };
+    let spec = ProcessSpec { helper, addon, heap_mb: 64.0 };
+    let pid = std::process::id() as i32;
+    process::SandboxProcess::probe(&spec, if allowlist { pid } else { -pid }).map_err(napi::Error::from_reason)
+}
+
 /// The sandbox processes of one runtime.
 #[napi]
 pub struct IsolatePool {
@@ -168,7 +181,11 @@ pub fn start_contained_isolate_run(
     let (wake_r, wake_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK)
         .map_err(|e| napi::Error::from_reason(format!("failed to start the run's supervisor: {e}")))?;
     let (controls, inbox) = mpsc::channel();
-    let control = Arc::new(RunControl { abort: Mutex::new(None), controls: Mutex::new(controls), wake: wake_w });
+    let control = Arc::new(RunControl {
+        abort: Mutex::new(None),
+        controls: Mutex::new(controls),
+        wake: Mutex::new(Some(wake_w)),
+    });
     let heap_mb = pool.heap_mb;
     let config = ContainedConfig {
         program: options.program,

@@ -13,6 +13,7 @@ use nix::fcntl::OFlag;
 
 use crate::channel::codec::{decode_js_frame, ChildFrame};
 use crate::channel::lines::LineSplitter;
+use crate::sandbox::cgroup::RunCgroup;
 use crate::sandbox::child::{
     cloexec_from, high_fd, kill_init, nonblocking, pidfd_open, pipe2, place_fd, read_report, Report, STATUS_FD,
 };
@@ -48,9 +49,12 @@ pub struct SandboxProcess {
     /// The process that runs the isolates, for its resident memory (`None`: not found).
     program_pid: Option<i32>,
     reaped: Option<Exit>,
+    /// The process's own pids cgroup (root hosts, where RLIMIT_NPROC never binds); removed on drop.
+    cgroup: Option<RunCgroup>,
 }
 
-fn plan(spec: &ProcessSpec) -> Plan {
+/// `mode` is `isolate` (serve runs) or `isolate-probe` with the host's pid (the escape probe).
+fn plan(spec: &ProcessSpec, mode: &[&str], cgroup: Option<&Path>) -> Plan {
     let mut read_only: Vec<PathBuf> = SYSTEM_READ_ONLY.iter().map(PathBuf::from).collect();
     read_only.push(spec.helper.clone());
     read_only.push(spec.addon.clone());
@@ -61,15 +65,14 @@ fn plan(spec: &ProcessSpec) -> Plan {
         read_only,
         read_write: Vec::new(),
         rlimits: vec![(RlimitKind::Core, 0, 0), (RlimitKind::Fsize, 0, 0), (RlimitKind::Nproc, THREAD_CAP, THREAD_CAP)],
-        cgroup: None,
+        cgroup: cgroup.map(Path::to_path_buf),
         env: Vec::new(),
         status_fd: STATUS_FD,
-        argv: vec![
-            spec.helper.clone().into_os_string(),
-            "isolate".into(),
-            spec.addon.clone().into_os_string(),
-            crate::ledger::meter::number_to_string(spec.heap_mb).into(),
-        ],
+        argv: [spec.helper.clone().into_os_string(), mode[0].into(), spec.addon.clone().into_os_string()]
+            .into_iter()
+            .chain(std::iter::once(crate::ledger::meter::number_to_string(spec.heap_mb).into()))
+            .chain(mode[1..].iter().map(|a| a.into()))
+            .collect(),
     }
 }
 
@@ -80,6 +83,45 @@ fn io(what: &str, e: impl std::fmt::Display) -> String {
 impl SandboxProcess {
     /// Starts a process and waits until its first isolate is prepared (`boot-ack`).
     pub fn start(spec: &ProcessSpec, frame_cap: usize) -> Result<SandboxProcess, String> {
+        let mut process = Self::spawn(spec, frame_cap, &["isolate"])?;
+        let booted = process.await_boot(Instant::now() + BOOT_DEADLINE);
+        super::trace!("start: booted {booted:?}");
+        if let Err(e) = booted {
+            process.kill();
+            process.reap_blocking();
+            return Err(format!("failed to start the isolate's sandbox process: {e}"));
+        }
+        Ok(process)
+    }
+
+    /// Starts the escape probe against `host_pid` and returns its report line.
+    pub fn probe(spec: &ProcessSpec, host_pid: i32) -> Result<String, String> {
+        let pid = host_pid.to_string();
+        let mut process = Self::spawn(spec, 1 << 20, &["isolate-probe", &pid])?;
+        let deadline = Instant::now() + BOOT_DEADLINE;
+        let mut text = Vec::new();
+        let mut buf = [0u8; 4096];
+        while Instant::now() < deadline && !text.contains(&b'\n') {
+            if !process.poll_readable(deadline.saturating_duration_since(Instant::now())) {
+                continue;
+            }
+            match std::io::Read::read(&mut &process.channel, &mut buf) {
+                Ok(0) => break,
+                Ok(n) => text.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(_) => break,
+            }
+        }
+        process.kill();
+        process.reap_blocking();
+        let line = String::from_utf8_lossy(&text).lines().next().unwrap_or_default().to_string();
+        if line.is_empty() {
+            return Err(format!("the probe reported nothing ({})", process.exit_description()));
+        }
+        Ok(line)
+    }
+
+    fn spawn(spec: &ProcessSpec, frame_cap: usize, mode: &[&str]) -> Result<SandboxProcess, String> {
         // The child's ends are moved above the slots they go to; the originals close at once, or
         // the host would hold them and never see EOF (of the report at exec, of the channel at exit).
         let (host_end, child_low) = UnixStream::pair().map_err(|e| io("socketpair", e))?;
@@ -90,7 +132,8 @@ impl SandboxProcess {
         drop(report_low);
         let (channel_raw, report_raw) = (child_end.as_raw_fd(), report_w.as_raw_fd());
         let mut cmd = Command::new(&spec.helper);
-        cmd.args(plan(spec).to_args()).env_clear().current_dir("/");
+        let cgroup = RunCgroup::create(THREAD_CAP);
+        cmd.args(plan(spec, mode, cgroup.as_ref().map(RunCgroup::path)).to_args()).env_clear().current_dir("/");
         cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
         // SAFETY: only async-signal-safe calls between fork and exec.
         unsafe {
@@ -127,7 +170,7 @@ impl SandboxProcess {
             Some(l) => first_child(l.init_pid),
             None => Some(pid),
         };
-        let mut process = SandboxProcess {
+        Ok(SandboxProcess {
             pid,
             pidfd,
             init,
@@ -137,15 +180,8 @@ impl SandboxProcess {
             splitter: LineSplitter::new(frame_cap),
             program_pid,
             reaped: None,
-        };
-        let booted = process.await_boot(Instant::now() + BOOT_DEADLINE);
-        super::trace!("start: booted {booted:?}");
-        if let Err(e) = booted {
-            process.kill();
-            process.reap_blocking();
-            return Err(format!("failed to start the isolate's sandbox process: {e}"));
-        }
-        Ok(process)
+            cgroup,
+        })
     }
 
     /// Waits for the `boot-ack` that says an unused isolate is ready.
@@ -256,6 +292,8 @@ impl Drop for SandboxProcess {
             self.kill();
             self.reap_blocking();
         }
+        // Only once its processes are gone can the cgroup go.
+        drop(self.cgroup.take());
     }
 }
 

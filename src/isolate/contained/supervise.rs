@@ -50,14 +50,17 @@ pub enum Control {
 pub struct RunControl {
     pub abort: Mutex<Option<String>>,
     pub controls: Mutex<std::sync::mpsc::Sender<Control>>,
-    /// Written to wake the supervisor's poll.
-    pub wake: OwnedFd,
+    /// Written to wake the supervisor's poll; closed when the run is over (the napi object
+    /// holding this may live until the next GC, its descriptor must not).
+    pub wake: Mutex<Option<OwnedFd>>,
 }
 
 impl RunControl {
     pub fn nudge(&self) {
-        // SAFETY: a one-byte write to our own pipe; a full pipe already wakes the reader.
-        unsafe { libc::write(self.wake.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
+        if let Some(wake) = self.wake.lock().unwrap().as_ref() {
+            // SAFETY: a one-byte write to our own pipe; a full pipe already wakes the reader.
+            unsafe { libc::write(wake.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
+        }
     }
 }
 
@@ -95,6 +98,18 @@ pub fn run(
     wake: OwnedFd,
     host: Host,
 ) {
+    supervise_run(pool, config, &control, inbox, wake, host);
+    control.wake.lock().unwrap().take();
+}
+
+fn supervise_run(
+    pool: Arc<Pool>,
+    config: ContainedConfig,
+    control: &RunControl,
+    inbox: Receiver<Control>,
+    wake: OwnedFd,
+    host: Host,
+) {
     let started = Instant::now();
     let wall_deadline = started + Duration::from_secs_f64(config.max_wall_ms / 1000.0);
     let give_up = || control.abort.lock().unwrap().is_some() || Instant::now() >= wall_deadline;
@@ -127,7 +142,7 @@ pub fn run(
         }
     };
     sup.out = run_frame(&config, started.elapsed());
-    let ended = sup.supervise(&mut process, &control, &inbox, &wake, wall_deadline);
+    let ended = sup.supervise(&mut process, control, &inbox, &wake, wall_deadline);
     match ended {
         Ended::Killed(result) => {
             process.kill();

@@ -1,0 +1,109 @@
+// A program that escaped V8 inside a sandbox process (issue 9): the probe mode of the sandbox
+// helper hardens itself exactly as a serving process does and then makes, natively, the system
+// calls such a program would make against this host — read its /proc environ and memory, signal
+// it, trace it, read /etc/passwd, create a file, open sockets, exec a shell, fork, unshare. Each
+// must fail. Once with the seccomp allowlist (what runs get), once without it (what the layers
+// beneath hold on their own). Both as this process's user (root on CI) and as an unprivileged
+// user in a host process of its own, since users' machines vary and the layers differ for root.
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it, vi } from 'vitest'
+import native from '../lib/native.mjs'
+import { loadIsolate } from './helpers.mjs'
+import { runAs, sandboxProcesses, unprivilegedPackage } from './process-helpers.mjs'
+
+vi.setConfig({ testTimeout: 60_000 })
+const REPO = fileURLToPath(new URL('..', import.meta.url))
+const EPERM = 1
+const ENOENT = 2
+const ESRCH = 3
+const EACCES = 13
+
+/** What a probe must show, with or without the allowlist. */
+function expectContained({ withAllowlist, without }) {
+  expect(withAllowlist.allowlist).toBe(true)
+  // Under the allowlist nothing outside a V8 process's needs is even attempted by the kernel.
+  for (const [name, errno] of withAllowlist.results) expect([name, errno]).toEqual([name, EPERM])
+  const beneath = Object.fromEntries(without.results)
+  expect(without.allowlist).toBe(false)
+  // The run's own PID namespace and a fresh /proc: the host is not there to read or signal.
+  expect(beneath['open host environ']).toBe(ENOENT)
+  expect(beneath['open host mem']).toBe(ENOENT)
+  expect(beneath['signal the host']).toBe(ESRCH)
+  expect(beneath['signal everyone']).toBe(ESRCH)
+  // Landlock: no file access once V8 is loaded, no exec.
+  expect(beneath['open /etc/passwd']).toBe(EACCES)
+  expect(beneath['create a file']).toBe(EACCES)
+  expect(beneath['exec a shell']).toBe(EACCES)
+  // The deny-list under it.
+  expect(beneath['ptrace the host']).toBe(EPERM)
+  expect(beneath['read host memory']).toBe(EPERM)
+  expect(beneath.unshare).toBe(EPERM)
+}
+
+const HOST_SCRIPT = `
+  import { Context } from 'cordis'
+  import native from './lib/native.mjs'
+  import { IsolateCodeRuntime } from './lib/index.mjs'
+  const ctx = new Context()
+  await ctx.plugin(IsolateCodeRuntime, { containment: 'process' })
+  const runtime = ctx.codeRuntime
+  const out = {
+    sandbox: runtime.sandbox,
+    withAllowlist: JSON.parse(native.probeContainedIsolate(true)),
+    without: JSON.parse(native.probeContainedIsolate(false)),
+    fatal: await runtime.run({ program: "console.log('before'); 'x'.repeat(2**27 + 1000).split('')", bindings: [] }),
+    next: await runtime.run({ program: 'return 1', bindings: [] }),
+  }
+  await ctx.registry.get(IsolateCodeRuntime)?.dispose?.()
+  process.stdout.write(JSON.stringify(out))
+  process.exit(0)
+`
+
+function expectRuns(out) {
+  expect(out.sandbox).toEqual({ process: true, helper: true, namespaces: true, landlock: out.sandbox.landlock, seccomp: true, processCap: true })
+  expect(out.sandbox.landlock).toBeGreaterThanOrEqual(6)
+  expect(out.fatal.logs).toEqual(['before'])
+  expect(out.fatal.error.kind).toBe('worker-exit')
+  expect(out.fatal.error.message).toMatch(/^isolate process exited \(code=null, signal=SIGTRAP\) before completing/)
+  expect(out.next).toEqual({ logs: [], value: 1 })
+}
+
+describe('a program that escaped V8 cannot reach the host from its sandbox process', () => {
+  it(`as this process's user (uid ${process.getuid()})`, async () => {
+    const { runtime, fiber } = await loadIsolate({ containment: 'process' })
+    const out = {
+      sandbox: runtime.sandbox,
+      withAllowlist: JSON.parse(native.probeContainedIsolate(true)),
+      without: JSON.parse(native.probeContainedIsolate(false)),
+      fatal: await runtime.run({ program: "console.log('before'); 'x'.repeat(2**27 + 1000).split('')", bindings: [] }),
+      next: await runtime.run({ program: 'return 1', bindings: [] }),
+    }
+    await fiber.dispose()
+    expectContained(out)
+    expectRuns(out)
+    expect(sandboxProcesses()).toEqual([])
+  })
+
+  it('as an unprivileged user, in a host process of its own', async () => {
+    const uid = process.getuid() === 0 ? 65534 : process.getuid()
+    const gid = process.getuid() === 0 ? 65534 : process.getgid()
+    const base = fs.mkdtempSync(path.join(os.tmpdir(), 'crn-escape-'))
+    try {
+      fs.chmodSync(base, 0o755)
+      const { pkg, node } = unprivilegedPackage(REPO, base)
+      const script = path.join(pkg, 'host.mjs')
+      fs.writeFileSync(script, HOST_SCRIPT)
+      fs.chmodSync(script, 0o644)
+      const { code, stdout, stderr } = await runAs(node, script, { uid, gid, cwd: '/', env: { PATH: '/usr/bin:/bin' } })
+      expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
+      const out = JSON.parse(stdout)
+      expectContained(out)
+      expectRuns(out)
+    } finally {
+      fs.rmSync(base, { recursive: true, force: true })
+    }
+  })
+})
