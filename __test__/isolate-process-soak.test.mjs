@@ -35,7 +35,9 @@ function mix(i) {
     case 1:
       return {
         program: 'const a = []; for (;;) a.push(new Array(1e5))',
-        check: (r) => expect(r).toEqual({ logs: [], error: heapLimit }),
+        // The first terminal event wins: on a loaded machine the 50 ms budget can end it first
+        // (its garbage collections count as the program's time).
+        check: (r) => expect([heapLimit, timeout]).toContainEqual(r.error) && expect(r.logs).toEqual([]),
       }
     case 2:
     case 3: {

@@ -116,7 +116,7 @@ pub struct Start {
 /// The isolate thread's body. Sends exactly one Done event, after the isolate is gone.
 pub fn run_thread(config: RunConfig, shared: Arc<RunShared>, events: Receiver<IsolateEvent>, host: Host) {
     let started = Instant::now();
-    settle(&config, &shared, &host, started, || {
+    settle(&config, &shared, &host, started, false, || {
         // A strip failure never creates an isolate; it goes through a fresh ledger.
         let js = match strip(&config.program) {
             Ok(js) => js,
@@ -140,7 +140,7 @@ pub fn prepared_thread(
     let prepared = Prepared::new(heap_mb, &shared, Some(on_oom));
     let _ = ready.send(());
     let Ok(Start { config, js, host, started }) = start.recv() else { return };
-    settle(&config, &shared, &host, started, || {
+    settle(&config, &shared, &host, started, true, || {
         let js = match js {
             Ok(js) => js,
             Err(diagnostic) => return strip_failure(&config, diagnostic),
@@ -150,33 +150,42 @@ pub fn prepared_thread(
     });
 }
 
-fn strip_failure(config: &RunConfig, diagnostic: StripError) -> (LedgerResult, (usize, usize)) {
+fn strip_failure(config: &RunConfig, diagnostic: StripError) -> Outcome {
     let result =
         OutputLedger::new(config.max_output_bytes).finish_failure(FailureKind::Exception, Text::new(&diagnostic.0));
-    (result, (0, 0))
+    (result, (0, 0), None)
 }
 
-/// Runs `body`, turns a panic of the runtime's own code into the run's failure, and sends Done.
+/// Runs `body`, turns a panic of the runtime's own code into the run's failure, and sends Done:
+/// after the isolate is gone (in process, so a joined run holds nothing), or, in a sandbox
+/// process (`done_first`), before its teardown, which then delays only the next isolate.
 fn settle(
     config: &RunConfig,
     shared: &Arc<RunShared>,
     host: &Host,
     started: Instant,
-    body: impl FnOnce() -> (LedgerResult, (usize, usize)),
+    done_first: bool,
+    body: impl FnOnce() -> Outcome,
 ) {
     let cpu_start = budget::thread_cpu_ns(budget::current_thread_clock());
     // A panic in the runtime's own code must still settle the run (callbacks V8 calls never
     // panic: a panic there would abort the process).
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
-    let (result, heap) = outcome.unwrap_or_else(|panic| {
+    let (result, heap, leftover) = outcome.unwrap_or_else(|panic| {
         let reason = panic
             .downcast_ref::<&str>()
             .map(|s| s.to_string())
             .or_else(|| panic.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown failure".into());
         let message = Text::new(&format!("the isolate thread failed: {reason}"));
-        (OutputLedger::new(config.max_output_bytes).finish_failure(FailureKind::WorkerExit, message), (0, 0))
+        (OutputLedger::new(config.max_output_bytes).finish_failure(FailureKind::WorkerExit, message), (0, 0), None)
     });
+    let mut leftover = leftover;
+    if !done_first {
+        if let Some(l) = leftover.take() {
+            l.dispose();
+        }
+    }
     let stats = RunStats {
         cpu_ms: (budget::thread_cpu_ns(budget::current_thread_clock()) - cpu_start)
             .saturating_sub(shared.excluded_cpu_ns()) as f64
@@ -186,6 +195,9 @@ fn settle(
         heap_peak_bytes: heap.1 as f64,
     };
     host.send(HostEvent::Done(Box::new(RunReport { result, stats })));
+    if let Some(leftover) = leftover {
+        leftover.dispose();
+    }
 }
 
 fn execute(
@@ -195,7 +207,7 @@ fn execute(
     shared: &Arc<RunShared>,
     events: &Receiver<IsolateEvent>,
     host: &Host,
-) -> (LedgerResult, (usize, usize)) {
+) -> Outcome {
     let Prepared { mut isolate, heap_guard, context, from_snapshot } = prepared;
     let run: StateRef = Rc::new(RefCell::new(RunState {
         shared: shared.clone(),
@@ -235,38 +247,51 @@ fn execute(
 
     let stats = isolate.get_heap_statistics();
     let heap = (stats.used_heap_size(), stats.total_heap_size());
-    // Teardown: forget the handle, drop every handle into the heap, then the isolate itself.
-    shared.detach_isolate();
-    {
-        let mut st = run.borrow_mut();
-        st.timers.clear_all();
-        st.async_waiters.clear();
-        st.calls.clear();
-        st.unhandled.clear();
-        st.uncaught = None;
-        st.namespaces.clear();
-    }
-    isolate.remove_slot::<StateRef>();
-    isolate.remove_slot::<super::bridge::CapturedIntrinsics>();
-    isolate.remove_slot::<CompletionPromise>();
-    isolate.remove_slot::<super::stack::StackIntrinsics>();
-    isolate.remove_slot::<super::waiters::OriginalWaitAsync>();
-    isolate.remove_near_heap_limit_callback(budget::near_heap_limit, 0);
-    drop(isolate);
-    drop(heap_guard);
-
-    let ledger = match Rc::try_unwrap(run) {
-        Ok(cell) => cell.into_inner().ledger,
-        Err(_) => unreachable!("the run state is only shared with the isolate"),
-    };
+    let ledger = std::mem::replace(&mut run.borrow_mut().ledger, OutputLedger::new(0));
     let result = match shared.take() {
         Some(Terminal::Completed(value)) => ledger.finish_value(value),
         Some(Terminal::Failed(kind, message)) => ledger.finish_failure(kind, message),
         Some(Terminal::FailedOversized) | Some(Terminal::OutputLimit) => ledger.limit_result(),
         None => ledger.finish_failure(FailureKind::WorkerExit, Text::new("isolate ended without a result")),
     };
-    (result, heap)
+    (result, heap, Some(Leftover { isolate, heap_guard, run, shared: shared.clone() }))
 }
+
+/// What is left of a run once its result is known: the isolate and everything pointing into it.
+struct Leftover {
+    isolate: v8::OwnedIsolate,
+    heap_guard: Box<HeapGuard>,
+    run: StateRef,
+    shared: Arc<RunShared>,
+}
+
+impl Leftover {
+    /// Forgets the handle, drops every handle into the heap, then the isolate itself.
+    fn dispose(self) {
+        let Leftover { mut isolate, heap_guard, run, shared } = self;
+        shared.detach_isolate();
+        {
+            let mut st = run.borrow_mut();
+            st.timers.clear_all();
+            st.async_waiters.clear();
+            st.calls.clear();
+            st.unhandled.clear();
+            st.uncaught = None;
+            st.namespaces.clear();
+        }
+        isolate.remove_slot::<StateRef>();
+        isolate.remove_slot::<super::bridge::CapturedIntrinsics>();
+        isolate.remove_slot::<CompletionPromise>();
+        isolate.remove_slot::<super::stack::StackIntrinsics>();
+        isolate.remove_slot::<super::waiters::OriginalWaitAsync>();
+        isolate.remove_near_heap_limit_callback(budget::near_heap_limit, 0);
+        drop(isolate);
+        drop(heap_guard);
+        debug_assert!(Rc::strong_count(&run) == 1, "the run state is only shared with the isolate");
+    }
+}
+
+type Outcome = (LedgerResult, (usize, usize), Option<Leftover>);
 
 /// The program's completion promise, so the unhandled-rejection check can skip it.
 struct CompletionPromise(v8::Global<v8::Promise>);
