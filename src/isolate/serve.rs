@@ -26,6 +26,10 @@ use crate::ledger::text::Text;
 
 /// The channel's writing half, shared by the isolate thread, the watchdog and V8's fatal hooks.
 static CHANNEL: OnceLock<Mutex<UnixStream>> = OnceLock::new();
+/// The prepared isolate's shared state (`next`, published before `boot-ack`) and the running one's
+/// (`current`, from its `run` frame on): the reader thread delivers replies and aborts to it
+/// directly, one thread hop fewer than through the serve loop.
+static RUNS: Mutex<(Option<Arc<RunShared>>, Option<Arc<RunShared>>)> = Mutex::new((None, None));
 /// The heap cap of this process's isolates, for the out-of-memory hook's message.
 static HEAP_MB: OnceLock<f64> = OnceLock::new();
 
@@ -199,13 +203,29 @@ fn read_frames(channel: UnixStream, inbound: Sender<Inbound>) {
         line.clear();
         match reader.read_until(b'\n', &mut line) {
             Ok(0) | Err(_) => break,
-            Ok(_) => {
-                if let Some(frame) = parse_frame(line.strip_suffix(b"\n").unwrap_or(&line)) {
+            Ok(_) => match parse_frame(line.strip_suffix(b"\n").unwrap_or(&line)) {
+                Some(Inbound::Reply { id, ok, json }) => {
+                    if let Some(run) = RUNS.lock().unwrap().1.as_ref() {
+                        run.send(IsolateEvent::Reply { id, ok, json });
+                    }
+                }
+                Some(Inbound::Abort(message)) => {
+                    let run = RUNS.lock().unwrap().1.clone();
+                    if let Some(run) = run {
+                        run.claim(Terminal::Failed(FailureKind::Abort, Text::new(&message)));
+                    }
+                }
+                Some(frame) => {
+                    if let Inbound::Run(_) = frame {
+                        let mut runs = RUNS.lock().unwrap();
+                        runs.1 = runs.0.take();
+                    }
                     if inbound.send(frame).is_err() {
                         return;
                     }
                 }
-            }
+                None => {}
+            },
         }
     }
     let _ = inbound.send(Inbound::Closed);
@@ -301,6 +321,7 @@ pub unsafe extern "C" fn crn_isolate_serve(fd: RawFd, heap_mb: f64) -> i32 {
             // seccomp the helper already reported it; the run goes on without.
             let _ = crate::sandbox::harden::allowlist::apply_all_threads();
         }
+        RUNS.lock().unwrap().0 = Some(ready.shared.clone());
         send_line("{\"type\":\"boot-ack\"}\n");
         let (config, waited_ms) = loop {
             match inbound.recv() {
@@ -318,15 +339,12 @@ pub unsafe extern "C" fn crn_isolate_serve(fd: RawFd, heap_mb: f64) -> i32 {
         }
         loop {
             match inbound.recv() {
-                Ok(Inbound::Reply { id, ok, json }) => ready.shared.send(IsolateEvent::Reply { id, ok, json }),
-                Ok(Inbound::Abort(message)) => {
-                    ready.shared.claim(Terminal::Failed(FailureKind::Abort, Text::new(&message)));
-                }
                 Ok(Inbound::Done) => break,
-                Ok(Inbound::Run(_)) => {}
                 Ok(Inbound::Closed) | Err(_) => return 0,
+                Ok(_) => {}
             }
         }
+        RUNS.lock().unwrap().1 = None;
         let _ = ready.thread.join();
     }
 }

@@ -16,7 +16,6 @@ mod pool;
 mod process;
 mod supervise;
 
-use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
@@ -28,7 +27,7 @@ use super::host::{EventArgs, Host, HostEvent, HostFn};
 use super::IsolateRunOptions;
 use pool::{Pool, PoolConfig};
 use process::ProcessSpec;
-use supervise::{ContainedConfig, Control, RunControl};
+use supervise::{ContainedConfig, RunControl};
 
 /// Memory of a sandbox process beyond its isolate's heap and buffer caps: V8's code and the
 /// addon's pages, ICU data, thread stacks. The process is capped at `2 × heap + this`.
@@ -143,8 +142,11 @@ impl ContainedIsolateRun {
     /// Delivers a binding call's outcome (see `IsolateRun.reply`).
     #[napi]
     pub fn reply(&self, id: f64, ok: bool, json: String) {
-        let _ = self.control.controls.lock().unwrap().send(Control::Reply { id: id as u64, ok, json });
-        self.control.nudge();
+        // Written from here when the socket takes it (the common case: one hop fewer).
+        let pending = self.control.out.lock().unwrap().push(&supervise::reply_frame(id as u64, ok, &json));
+        if pending {
+            self.control.nudge();
+        }
     }
 
     /// Joins the supervisor thread if it has finished (or, with `wait`, once it has); returns
@@ -180,10 +182,9 @@ pub fn start_contained_isolate_run(
     let host: Host = Arc::new(host);
     let (wake_r, wake_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK)
         .map_err(|e| napi::Error::from_reason(format!("failed to start the run's supervisor: {e}")))?;
-    let (controls, inbox) = mpsc::channel();
     let control = Arc::new(RunControl {
         abort: Mutex::new(None),
-        controls: Mutex::new(controls),
+        out: Mutex::new(supervise::Outbound::default()),
         wake: Mutex::new(Some(wake_w)),
     });
     let heap_mb = pool.heap_mb;
@@ -210,7 +211,7 @@ pub fn start_contained_isolate_run(
     let thread_control = control.clone();
     let thread = std::thread::Builder::new()
         .name("code-runtime-supervisor".into())
-        .spawn(move || supervise::run(thread_pool, config, thread_control, inbox, wake_r, host))
+        .spawn(move || supervise::run(thread_pool, config, thread_control, wake_r, host))
         .map_err(|e| napi::Error::from_reason(format!("failed to start the run's supervisor: {e}")))?;
     Ok(ContainedIsolateRun { control, thread: Mutex::new(Some(thread)) })
 }

@@ -7,7 +7,7 @@
 
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::mpsc::Receiver;
+use std::os::unix::net::UnixStream;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -41,15 +41,54 @@ pub struct ContainedConfig {
     pub node_major: Option<u32>,
 }
 
-/// What Node's main thread tells a run's supervisor.
-pub enum Control {
-    Reply { id: u64, ok: bool, json: String },
+/// The host's frames to the sandbox process, written by whoever has one (Node's main thread a
+/// reply, the supervisor the run and abort frames) under one lock, so frames never interleave;
+/// what the socket does not take at once the supervisor writes when it can.
+#[derive(Default)]
+pub struct Outbound {
+    buf: Vec<u8>,
+    channel: Option<UnixStream>,
+}
+
+impl Outbound {
+    /// Queues a frame and writes what the socket takes now; true when bytes remain queued.
+    pub fn push(&mut self, frame: &[u8]) -> bool {
+        if self.channel.is_none() {
+            return false;
+        }
+        self.buf.extend_from_slice(frame);
+        self.flush()
+    }
+
+    fn flush(&mut self) -> bool {
+        let Some(channel) = self.channel.as_ref() else { return false };
+        while !self.buf.is_empty() {
+            match (&*channel).write(&self.buf) {
+                Ok(n) => {
+                    self.buf.drain(..n);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return true,
+                // The process is gone; the supervisor sees that on its own.
+                Err(_) => self.buf.clear(),
+            }
+        }
+        false
+    }
+}
+
+/// `{"type":"reply",…}` for a binding call's outcome.
+pub fn reply_frame(id: u64, ok: bool, json: &str) -> Vec<u8> {
+    let mut line = format!("{{\"type\":\"reply\",\"id\":{id},\"ok\":{ok},\"json\":");
+    push_str(&mut line, json);
+    line.push_str("}\n");
+    line.into_bytes()
 }
 
 /// Shared between the run's napi object and its supervisor thread.
 pub struct RunControl {
     pub abort: Mutex<Option<String>>,
-    pub controls: Mutex<std::sync::mpsc::Sender<Control>>,
+    pub out: Mutex<Outbound>,
     /// Written to wake the supervisor's poll; closed when the run is over (the napi object
     /// holding this may live until the next GC, its descriptor must not).
     pub wake: Mutex<Option<OwnedFd>>,
@@ -76,7 +115,6 @@ struct Supervisor<'a> {
     host: &'a Host,
     ledger: OutputLedger,
     claim: Option<Claim>,
-    out: Vec<u8>,
     started: Instant,
     stats: DoneStats,
     /// The next isolate's `boot-ack` arrived in the same read as `done`.
@@ -90,26 +128,12 @@ enum Ended {
     Killed(LedgerResult),
 }
 
-pub fn run(
-    pool: Arc<Pool>,
-    config: ContainedConfig,
-    control: Arc<RunControl>,
-    inbox: Receiver<Control>,
-    wake: OwnedFd,
-    host: Host,
-) {
-    supervise_run(pool, config, &control, inbox, wake, host);
+pub fn run(pool: Arc<Pool>, config: ContainedConfig, control: Arc<RunControl>, wake: OwnedFd, host: Host) {
+    supervise_run(pool, config, &control, wake, host);
     control.wake.lock().unwrap().take();
 }
 
-fn supervise_run(
-    pool: Arc<Pool>,
-    config: ContainedConfig,
-    control: &RunControl,
-    inbox: Receiver<Control>,
-    wake: OwnedFd,
-    host: Host,
-) {
+fn supervise_run(pool: Arc<Pool>, config: ContainedConfig, control: &RunControl, wake: OwnedFd, host: Host) {
     let started = Instant::now();
     let wall_deadline = started + Duration::from_secs_f64(config.max_wall_ms / 1000.0);
     let give_up = || control.abort.lock().unwrap().is_some() || Instant::now() >= wall_deadline;
@@ -121,7 +145,6 @@ fn supervise_run(
         host: &host,
         ledger: OutputLedger::new(config.max_output_bytes),
         claim: None,
-        out: Vec::new(),
         started,
         stats: DoneStats::default(),
         next_ready: false,
@@ -141,8 +164,13 @@ fn supervise_run(
             return sup.finish(result);
         }
     };
-    sup.out = run_frame(&config, started.elapsed());
-    let ended = sup.supervise(&mut process, control, &inbox, &wake, wall_deadline);
+    {
+        let mut out = control.out.lock().unwrap();
+        out.channel = process.channel.try_clone().ok();
+        out.push(&run_frame(&config, started.elapsed()));
+    }
+    let ended = sup.supervise(&mut process, control, &wake, wall_deadline);
+    *control.out.lock().unwrap() = Outbound::default();
     match ended {
         Ended::Killed(result) => {
             process.kill();
@@ -239,7 +267,6 @@ impl Supervisor<'_> {
         &mut self,
         process: &mut SandboxProcess,
         control: &RunControl,
-        inbox: &Receiver<Control>,
         wake: &OwnedFd,
         wall_deadline: Instant,
     ) -> Ended {
@@ -255,7 +282,7 @@ impl Supervisor<'_> {
                     let mut line = String::from("{\"type\":\"abort\",\"message\":");
                     push_str(&mut line, &message);
                     line.push_str("}\n");
-                    self.out.extend_from_slice(line.as_bytes());
+                    control.out.lock().unwrap().push(line.as_bytes());
                     self.claim(FailureKind::Abort, Text::new(&message));
                 }
             }
@@ -276,28 +303,13 @@ impl Supervisor<'_> {
                     return Ended::Killed(self.claimed_result());
                 }
             }
-            while let Ok(Control::Reply { id, ok, json }) = inbox.try_recv() {
-                let mut line = format!("{{\"type\":\"reply\",\"id\":{id},\"ok\":{ok},\"json\":");
-                push_str(&mut line, &json);
-                line.push_str("}\n");
-                self.out.extend_from_slice(line.as_bytes());
-            }
-            if !self.out.is_empty() {
-                match (&process.channel).write(&self.out) {
-                    Ok(n) => {
-                        self.out.drain(..n);
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(_) => self.out.clear(),
-                }
-            }
+            let pending = control.out.lock().unwrap().flush();
             let mut deadline = next_memory_check.min(wall_deadline);
             if let Some(claim) = &self.claim {
                 deadline = deadline.min(claim.kill_at);
             }
             let wait = deadline.saturating_duration_since(Instant::now());
-            let out_events = if self.out.is_empty() { 0 } else { libc::POLLOUT };
+            let out_events = if pending { libc::POLLOUT } else { 0 };
             let mut fds = vec![
                 libc::pollfd { fd: process.channel.as_raw_fd(), events: libc::POLLIN | out_events, revents: 0 },
                 libc::pollfd { fd: wake.as_raw_fd(), events: libc::POLLIN, revents: 0 },
