@@ -29,7 +29,8 @@ static CHANNEL: OnceLock<Mutex<UnixStream>> = OnceLock::new();
 /// The prepared isolate's shared state (`next`, published before `boot-ack`) and the running one's
 /// (`current`, from its `run` frame on): the reader thread delivers replies and aborts to it
 /// directly, one thread hop fewer than through the serve loop.
-static RUNS: Mutex<(Option<Arc<RunShared>>, Option<Arc<RunShared>>)> = Mutex::new((None, None));
+static RUNS: Mutex<Runs> = Mutex::new((None, None));
+type Runs = (Option<Arc<RunShared>>, Option<Arc<RunShared>>);
 /// The heap cap of this process's isolates, for the out-of-memory hook's message.
 static HEAP_MB: OnceLock<f64> = OnceLock::new();
 

@@ -9,6 +9,9 @@ use std::sync::{Mutex, OnceLock};
 use crate::ledger::output::FailureKind;
 use crate::ledger::text::Text;
 
+/// Told of a failure claimed from outside the program (see `RunShared::observe`).
+pub type ClaimObserver = Box<dyn Fn(FailureKind, &Text) + Send + Sync>;
+
 /// How a run ended.
 #[derive(Debug)]
 pub enum Terminal {
@@ -40,7 +43,7 @@ pub struct RunShared {
     wake: Sender<IsolateEvent>,
     /// Told of every failure claimed from outside the program's own flow (a sandbox process
     /// forwards it to its supervisor, which ends the process if V8 does not unwind in time).
-    observer: OnceLock<Box<dyn Fn(FailureKind, &Text) + Send + Sync>>,
+    observer: OnceLock<ClaimObserver>,
 }
 
 impl RunShared {
@@ -90,7 +93,7 @@ impl RunShared {
     }
 
     /// Sets the observer of outside claims (once, before the run starts).
-    pub fn observe(&self, observer: Box<dyn Fn(FailureKind, &Text) + Send + Sync>) {
+    pub fn observe(&self, observer: ClaimObserver) {
         let _ = self.observer.set(observer);
     }
 
