@@ -260,12 +260,17 @@ describe('dispose', () => {
     const before = await threadCount()
     // Enough sandbox processes for all seven to be in flight at once (none waits for admission).
     const { runtime, fiber, ctx } = await loadIsolate({ maxProcesses: 8 })
-    const { namespace } = tools({ never: () => new Promise(() => {}) })
+    let called
+    const reached = new Promise((r) => (called = r))
+    const { namespace } = tools({ never: () => { called(); return new Promise(() => {}) } })
     const inflight = [
       ...Array.from({ length: 5 }, () => runtime.run({ program: 'for (;;) {}', bindings: [] })),
       runtime.run({ program: "console.log('kept'); await tools.never({})", bindings: [namespace] }),
       runtime.run({ program: 'await new Promise(r => setTimeout(r, 100000))', bindings: [] }),
     ]
+    // In flight: the binding was reached (a sandbox process may take a while to start on a
+    // loaded machine), and the others had time to start.
+    await reached
     await new Promise((r) => setTimeout(r, 100))
     expect(await threadCount()).toBeGreaterThanOrEqual(before + 7)
     await fiber.dispose()

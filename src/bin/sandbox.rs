@@ -74,6 +74,10 @@ mod linux {
 
     pub fn start(plan: Plan) -> ! {
         let cgroup = plan.cgroup.as_ref().is_some_and(|dir| join_cgroup(dir));
+        // Best effort: the host also reads the process's memory itself.
+        if let Some(dir) = &plan.memory_cgroup {
+            join_cgroup(dir);
+        }
         let host_root = nix::unistd::getuid().is_root();
         let namespaces = plan.namespaces && namespaces::enter();
         // SAFETY: the host passes this descriptor for this helper alone. Close-on-exec, so the

@@ -18,6 +18,9 @@ pub use crate::os::cpu_clock::{current_thread_clock, thread_cpu_ns, ThreadClock}
 pub struct Watched {
     shared: Arc<RunShared>,
     clock: ThreadClock,
+    /// The thread's CPU time when the run began: a sandbox process's isolate thread prepared its
+    /// isolate before, and that is not the program's.
+    base_ns: u64,
     compute_ns: u64,
     compute_ms: f64,
     wall_deadline: Instant,
@@ -64,7 +67,8 @@ impl Watchdog {
                     continue;
                 }
                 nap = nap.min(run.wall_deadline - now);
-                let used = thread_cpu_ns(run.clock).saturating_sub(run.shared.excluded_cpu_ns());
+                let used =
+                    thread_cpu_ns(run.clock).saturating_sub(run.base_ns).saturating_sub(run.shared.excluded_cpu_ns());
                 if used >= run.compute_ns {
                     run.fire(Terminal::Failed(
                         FailureKind::Timeout,
@@ -101,9 +105,11 @@ pub struct WatchGuard(Arc<Watched>);
 pub fn watch(shared: Arc<RunShared>, compute_ms: f64, max_wall_ms: f64, started: Instant) -> WatchGuard {
     let compute_ns = if compute_ms * 1e6 >= u64::MAX as f64 { u64::MAX } else { (compute_ms * 1e6) as u64 };
     let wall = Duration::from_secs_f64(max_wall_ms / 1000.0);
+    let clock = current_thread_clock();
     let run = Arc::new(Watched {
         shared,
-        clock: current_thread_clock(),
+        clock,
+        base_ns: thread_cpu_ns(clock),
         compute_ns,
         compute_ms,
         wall_deadline: started + wall,

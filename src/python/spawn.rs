@@ -161,6 +161,7 @@ fn sandbox_plan(confine: &Confinement, interpreter: &Path, staging: &Staging) ->
         read_write: vec![scratch.clone(), PathBuf::from("/dev/null")],
         rlimits: vec![(RlimitKind::Nproc, PROCESS_CAP, PROCESS_CAP)],
         cgroup: confine.cgroup.map(Path::to_path_buf),
+        memory_cgroup: None,
         env: vec![("TMPDIR".into(), scratch.into_os_string())],
         status_fd: STATUS_FD,
         argv: vec![interpreter.as_os_str().to_os_string(), "-u".into(), "-I".into(), staging.bootstrap().into()],

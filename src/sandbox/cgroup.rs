@@ -9,24 +9,31 @@ use std::sync::OnceLock;
 /// The directory under which run cgroups can be made, with a working `pids` controller.
 fn base() -> Option<&'static Path> {
     static BASE: OnceLock<Option<PathBuf>> = OnceLock::new();
-    BASE.get_or_init(find_base).as_deref()
+    BASE.get_or_init(|| find_base("pids", &[("pids.max", "1")])).as_deref()
 }
 
-fn candidates() -> Vec<PathBuf> {
+/// The same for the `memory` controller (its own hierarchy under cgroup v1).
+fn memory_base() -> Option<&'static Path> {
+    static BASE: OnceLock<Option<PathBuf>> = OnceLock::new();
+    BASE.get_or_init(|| find_base("memory", &[("memory.limit_in_bytes", "16777216"), ("memory.max", "16777216")]))
+        .as_deref()
+}
+
+fn candidates(controller: &str) -> Vec<PathBuf> {
     let Ok(own) = std::fs::read_to_string("/proc/self/cgroup") else { return Vec::new() };
     let mut out = Vec::new();
     for line in own.lines() {
         let mut parts = line.splitn(3, ':');
         let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next()) else { continue };
         let rel = path.trim_start_matches('/');
-        if controllers.split(',').any(|c| c == "pids") {
-            out.push(Path::new("/sys/fs/cgroup/pids").join(rel));
+        if controllers.split(',').any(|c| c == controller) {
+            out.push(Path::new("/sys/fs/cgroup").join(controller).join(rel));
         } else if controllers.is_empty() {
             // cgroup v2: usable only where the parent hands the pids controller to its children.
             for mount in ["/sys/fs/cgroup", "/sys/fs/cgroup/unified"] {
                 let dir = Path::new(mount).join(rel);
                 let delegated = std::fs::read_to_string(dir.join("cgroup.subtree_control"))
-                    .is_ok_and(|c| c.split_whitespace().any(|c| c == "pids"));
+                    .is_ok_and(|c| c.split_whitespace().any(|c| c == controller));
                 if delegated {
                     out.push(dir);
                 }
@@ -36,10 +43,12 @@ fn candidates() -> Vec<PathBuf> {
     out
 }
 
-fn find_base() -> Option<PathBuf> {
-    let base = candidates().into_iter().find(|dir| {
+/// The first candidate where a child cgroup can be made and one of `writes` (file, value) works.
+fn find_base(controller: &str, writes: &[(&str, &str)]) -> Option<PathBuf> {
+    let base = candidates(controller).into_iter().find(|dir| {
         let probe = dir.join(format!("code-runtime-native-probe-{}", std::process::id()));
-        let usable = std::fs::create_dir(&probe).is_ok() && std::fs::write(probe.join("pids.max"), "1").is_ok();
+        let usable = std::fs::create_dir(&probe).is_ok()
+            && writes.iter().any(|(file, value)| std::fs::write(probe.join(file), value).is_ok());
         let _ = std::fs::remove_dir(&probe);
         usable
     })?;
@@ -72,13 +81,36 @@ pub struct RunCgroup {
 impl RunCgroup {
     /// A fresh cgroup capped at `max_pids` processes, or `None` where the host has no access.
     pub fn create(max_pids: u64) -> Option<RunCgroup> {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir = base()?.join(format!("code-runtime-native-{}-{n}", std::process::id()));
-        std::fs::create_dir(&dir).ok()?;
-        let cgroup = RunCgroup { dir };
+        let cgroup = RunCgroup::make(base()?)?;
         std::fs::write(cgroup.dir.join("pids.max"), max_pids.to_string()).ok()?;
         Some(cgroup)
+    }
+
+    /// A fresh cgroup whose memory (resident and swap, what the kernel charges) is capped at
+    /// `bytes`: past it the kernel's OOM killer ends what is inside. `None` without access.
+    pub fn with_memory_limit(bytes: u64) -> Option<RunCgroup> {
+        let cgroup = RunCgroup::make(memory_base()?)?;
+        let limited = ["memory.limit_in_bytes", "memory.max"]
+            .iter()
+            .any(|file| std::fs::write(cgroup.dir.join(file), bytes.to_string()).is_ok());
+        limited.then_some(cgroup)
+    }
+
+    fn make(base: &Path) -> Option<RunCgroup> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = base.join(format!("code-runtime-native-{}-{n}", std::process::id()));
+        std::fs::create_dir(&dir).ok()?;
+        Some(RunCgroup { dir })
+    }
+
+    /// Whether the kernel's OOM killer ended something in this (memory) cgroup.
+    pub fn oom_killed(&self) -> bool {
+        // v1: `memory.oom_control` has `oom_kill N`; v2: `memory.events` has `oom_kill N`.
+        ["memory.oom_control", "memory.events"].iter().any(|file| {
+            std::fs::read_to_string(self.dir.join(file))
+                .is_ok_and(|text| text.lines().any(|l| l.strip_prefix("oom_kill ").is_some_and(|n| n.trim() != "0")))
+        })
     }
 
     pub fn path(&self) -> &Path {

@@ -56,6 +56,8 @@ pub struct Plan {
     /// A cgroup directory the helper moves itself into before anything else (process and
     /// memory caps a host with cgroup access set up).
     pub cgroup: Option<PathBuf>,
+    /// A memory cgroup the helper joins as well (cgroup v1 keeps memory in its own hierarchy).
+    pub memory_cgroup: Option<PathBuf>,
     /// The program's whole environment.
     pub env: Vec<(OsString, OsString)>,
     /// The descriptor the helper writes its layer report to (closed before the program starts).
@@ -94,6 +96,9 @@ impl Plan {
         if let Some(dir) = &self.cgroup {
             push(&["--cgroup".into(), path_arg(dir)]);
         }
+        if let Some(dir) = &self.memory_cgroup {
+            push(&["--memory-cgroup".into(), path_arg(dir)]);
+        }
         for (k, v) in &self.env {
             let mut kv = k.clone();
             kv.push("=");
@@ -127,6 +132,7 @@ impl Plan {
                     plan.rlimits.push((kind, number(it.next()?)?, number(it.next()?)?));
                 }
                 b"--cgroup" => plan.cgroup = Some(PathBuf::from(it.next()?)),
+                b"--memory-cgroup" => plan.memory_cgroup = Some(PathBuf::from(it.next()?)),
                 b"--env" => {
                     let kv = it.next()?.as_bytes();
                     let eq = kv.iter().position(|b| *b == b'=')?;
@@ -209,6 +215,7 @@ mod tests {
             read_write: vec!["/tmp/x/tmp".into()],
             rlimits: vec![(RlimitKind::Cpu, 1, 2), (RlimitKind::Fsize, 5, 5)],
             cgroup: Some("/sys/fs/cgroup/pids/crn-1".into()),
+            memory_cgroup: Some("/sys/fs/cgroup/memory/crn-1".into()),
             env: vec![("TMPDIR".into(), "/tmp/x/tmp".into())],
             status_fd: 4,
             argv: vec!["/usr/bin/python3".into(), "-u".into(), "--".into()],

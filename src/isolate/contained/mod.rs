@@ -33,6 +33,11 @@ use supervise::{ContainedConfig, RunControl};
 /// addon's pages, ICU data, thread stacks. The process is capped at `2 × heap + this`.
 const PROCESS_OVERHEAD_MB: f64 = 256.0;
 
+/// A sandbox process's resident memory cap in bytes.
+fn memory_cap(heap_mb: f64) -> u64 {
+    ((2.0 * heap_mb + PROCESS_OVERHEAD_MB) * 1024.0 * 1024.0) as u64
+}
+
 #[napi(object)]
 pub struct IsolatePoolOptions {
     pub max_old_generation_size_mb: f64,
@@ -66,7 +71,7 @@ pub fn probe_contained_isolate(allowlist: bool) -> napi::Result<String> {
     let Some((helper, addon)) = process::locate() else {
         return Err(napi::Error::from_reason("the sandbox helper is not beside the addon"));
     };
-    let spec = ProcessSpec { helper, addon, heap_mb: 64.0 };
+    let spec = ProcessSpec { helper, addon, heap_mb: 64.0, memory_cap: memory_cap(64.0) };
     let pid = std::process::id() as i32;
     process::SandboxProcess::probe(&spec, if allowlist { pid } else { -pid }).map_err(napi::Error::from_reason)
 }
@@ -89,7 +94,12 @@ impl IsolatePool {
         };
         let cap = options.max_output_bytes as usize;
         let pool = Pool::new(PoolConfig {
-            spec: ProcessSpec { helper, addon, heap_mb: options.max_old_generation_size_mb },
+            spec: ProcessSpec {
+                helper,
+                addon,
+                heap_mb: options.max_old_generation_size_mb,
+                memory_cap: memory_cap(options.max_old_generation_size_mb),
+            },
             max_processes: options.max_processes.max(1) as usize,
             max_runs: options.max_runs_per_process.max(1),
             // Every frame carries at most the output budget, JSON-escaped (6 bytes a unit at worst).
@@ -203,7 +213,7 @@ pub fn start_contained_isolate_run(
         max_wall_ms: options.max_wall_ms,
         max_output_bytes: options.max_output_bytes as usize,
         heap_mb,
-        memory_cap: ((2.0 * heap_mb + PROCESS_OVERHEAD_MB) * 1024.0 * 1024.0) as u64,
+        memory_cap: memory_cap(heap_mb),
         stream_logs: options.stream_logs,
         node_major: options.node_major,
     };

@@ -33,7 +33,14 @@ pub struct ProcessSpec {
     pub helper: PathBuf,
     pub addon: PathBuf,
     pub heap_mb: f64,
+    /// The process's resident memory cap (the supervisor polls it; a memory cgroup, where the
+    /// host can make one, enforces it a little above between polls).
+    pub memory_cap: u64,
 }
+
+/// How far above `memory_cap` the cgroup's hard limit sits: the supervisor's own reading
+/// normally ends the run first, with the same result.
+const CGROUP_SLACK: u64 = 64 << 20;
 
 pub struct SandboxProcess {
     /// The host's child: the helper's keeper (or the program itself without namespaces).
@@ -51,10 +58,12 @@ pub struct SandboxProcess {
     reaped: Option<Exit>,
     /// The process's own pids cgroup (root hosts, where RLIMIT_NPROC never binds); removed on drop.
     cgroup: Option<RunCgroup>,
+    /// Its memory cgroup, where the host can make one.
+    memory: Option<RunCgroup>,
 }
 
 /// `mode` is `isolate` (serve runs) or `isolate-probe` with the host's pid (the escape probe).
-fn plan(spec: &ProcessSpec, mode: &[&str], cgroup: Option<&Path>) -> Plan {
+fn plan(spec: &ProcessSpec, mode: &[&str], cgroup: Option<&Path>, memory: Option<&Path>) -> Plan {
     let mut read_only: Vec<PathBuf> = SYSTEM_READ_ONLY.iter().map(PathBuf::from).collect();
     read_only.push(spec.helper.clone());
     read_only.push(spec.addon.clone());
@@ -66,6 +75,7 @@ fn plan(spec: &ProcessSpec, mode: &[&str], cgroup: Option<&Path>) -> Plan {
         read_write: Vec::new(),
         rlimits: vec![(RlimitKind::Core, 0, 0), (RlimitKind::Fsize, 0, 0), (RlimitKind::Nproc, THREAD_CAP, THREAD_CAP)],
         cgroup: cgroup.map(Path::to_path_buf),
+        memory_cgroup: memory.map(Path::to_path_buf),
         env: Vec::new(),
         status_fd: STATUS_FD,
         argv: [spec.helper.clone().into_os_string(), mode[0].into(), spec.addon.clone().into_os_string()]
@@ -133,7 +143,12 @@ impl SandboxProcess {
         let (channel_raw, report_raw) = (child_end.as_raw_fd(), report_w.as_raw_fd());
         let mut cmd = Command::new(&spec.helper);
         let cgroup = RunCgroup::create(THREAD_CAP);
-        cmd.args(plan(spec, mode, cgroup.as_ref().map(RunCgroup::path)).to_args()).env_clear().current_dir("/");
+        let memory = RunCgroup::with_memory_limit(spec.memory_cap.saturating_add(CGROUP_SLACK));
+        cmd.args(
+            plan(spec, mode, cgroup.as_ref().map(RunCgroup::path), memory.as_ref().map(RunCgroup::path)).to_args(),
+        )
+        .env_clear()
+        .current_dir("/");
         cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
         // SAFETY: only async-signal-safe calls between fork and exec.
         unsafe {
@@ -181,6 +196,7 @@ impl SandboxProcess {
             program_pid,
             reaped: None,
             cgroup,
+            memory,
         })
     }
 
@@ -239,6 +255,25 @@ impl SandboxProcess {
         pages * unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as u64
     }
 
+    /// Whether the kernel's OOM killer ended it at its memory cgroup's limit.
+    pub fn oom_killed(&self) -> bool {
+        self.memory.as_ref().is_some_and(RunCgroup::oom_killed)
+    }
+
+    /// CPU time of the isolate process so far (all its threads), in ms; 0 when it cannot be read.
+    pub fn cpu_ms(&self) -> f64 {
+        let Some(pid) = self.program_pid else { return 0.0 };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return 0.0 };
+        // Fields after the command name (which may hold spaces) start after its closing paren.
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else { return 0.0 };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+        // utime and stime are fields 14 and 15 of the whole line: 12 and 13 after the paren.
+        // SAFETY: sysconf is always safe.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+        (ticks(11) + ticks(12)) * 1000.0 / hz
+    }
+
     /// SIGKILL: the whole namespace through its init, or the process itself.
     pub fn kill(&self) {
         match &self.init {
@@ -292,8 +327,9 @@ impl Drop for SandboxProcess {
             self.kill();
             self.reap_blocking();
         }
-        // Only once its processes are gone can the cgroup go.
+        // Only once its processes are gone can the cgroups go.
         drop(self.cgroup.take());
+        drop(self.memory.take());
     }
 }
 

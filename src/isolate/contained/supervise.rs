@@ -25,6 +25,8 @@ use crate::ledger::text::Text;
 pub const STOP_GRACE: Duration = Duration::from_millis(50);
 /// How often the supervisor reads the process's resident memory.
 const MEMORY_PERIOD: Duration = Duration::from_millis(10);
+/// Slack of the host's CPU backstop past twice the compute budget (clock ticks are 10 ms).
+const CPU_BACKSTOP_SLACK_MS: f64 = 500.0;
 /// How long a finished process may take to prepare its next isolate before it is replaced.
 const NEXT_BOOT: Duration = Duration::from_secs(2);
 
@@ -273,6 +275,11 @@ impl Supervisor<'_> {
         let mut buf = vec![0u8; 64 * 1024];
         let mut abort_seen = false;
         let mut next_memory_check = Instant::now();
+        // The compute budget is the sandbox's own verdict (its isolate thread's CPU clock); the
+        // host's backstop is the whole process's CPU, with room for V8's GC threads, so a process
+        // whose watchdog was subverted still ends.
+        let cpu_start = process.cpu_ms();
+        let cpu_backstop = self.config.compute_ms * 2.0 + CPU_BACKSTOP_SLACK_MS;
         loop {
             // The host's own verdicts: abort (forwarded, so an isolate that can still unwind
             // does) and the wall ceiling, which holds even if the process never reports it.
@@ -295,6 +302,10 @@ impl Supervisor<'_> {
                 if process.rss_bytes() > self.config.memory_cap {
                     self.claim(FailureKind::WorkerExit, Text::new(&heap_limit_message(self.config.heap_mb)));
                     return Ended::Killed(self.claimed_result());
+                }
+                if process.cpu_ms() - cpu_start > cpu_backstop {
+                    let message = format!("compute budget exhausted ({}ms busy)", fmt_ms(self.config.compute_ms));
+                    self.claim(FailureKind::Timeout, Text::new(&message));
                 }
             }
             if let Some(claim) = &self.claim {
@@ -355,6 +366,11 @@ impl Supervisor<'_> {
         }
         // The exit status first (a kill now would mask the signal it died of).
         let status = process.exit_description();
+        if process.oom_killed() {
+            return Ended::Killed(
+                self.ledger_failure(FailureKind::WorkerExit, Text::new(&heap_limit_message(self.config.heap_mb))),
+            );
+        }
         process.kill();
         let hint = match process.try_reap().and_then(|e| e.signal) {
             Some(libc::SIGTRAP | libc::SIGABRT | libc::SIGILL) => {
