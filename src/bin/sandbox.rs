@@ -146,8 +146,9 @@ mod linux {
             // SAFETY: closing this process's own standard descriptors.
             unsafe { libc::close(fd) };
         }
-        // SAFETY: fd 3 is the channel the host placed for the program.
-        std::process::exit(unsafe {
+        // SAFETY: fd 3 is the channel the host placed for the program. `_exit`, not `exit`: the
+        // isolate threads may still run, and V8's static destructors must not run under them.
+        let code = unsafe {
             if probe {
                 type Probe = unsafe extern "C" fn(i32, f64, i32) -> i32;
                 let host_pid = args.get(2).and_then(|p| p.to_str()?.parse().ok()).unwrap_or(0);
@@ -156,7 +157,9 @@ mod linux {
                 type Serve = unsafe extern "C" fn(i32, f64) -> i32;
                 std::mem::transmute::<*mut libc::c_void, Serve>(entry)(3, heap_mb)
             }
-        })
+        };
+        // SAFETY: ends this process at once.
+        unsafe { libc::_exit(code) }
     }
 
     /// Waits for init, then ends exactly as the program ended (code or signal), so the host's
