@@ -255,6 +255,13 @@ export interface IsolateSandboxLayers {
   processCap: boolean
 }
 
+/**
+ * Starts one sandbox process in probe mode: hardened as a serving one, it makes the system calls
+ * an escaped program would against this host and reports each errno (JSON text). For the suite.
+ * `allowlist: false` leaves the seccomp allowlist out (the layers beneath it, on their own).
+ */
+export declare function probeContainedIsolate(allowlist: boolean): string
+
 export interface PythonInterpreter {
   /** `pythonBin` resolved to an absolute path. */
   resolved: string

@@ -843,6 +843,7 @@ module.exports.PythonRun = nativeBinding.PythonRun
 module.exports.PythonSpare = nativeBinding.PythonSpare
 module.exports.containedIsolatesAvailable = nativeBinding.containedIsolatesAvailable
 module.exports.isolateFreshFailure = nativeBinding.isolateFreshFailure
+module.exports.probeContainedIsolate = nativeBinding.probeContainedIsolate
 module.exports.pythonLoadInterpreter = nativeBinding.pythonLoadInterpreter
 module.exports.pythonLogTruncationMarker = nativeBinding.pythonLogTruncationMarker
 module.exports.pythonPrecompile = nativeBinding.pythonPrecompile
