@@ -252,7 +252,11 @@ export interface IsolateSandboxLayers {
   namespaces: boolean
   landlock: number
   seccomp: boolean
+  /** The seccomp allowlist holds on every thread of the process (on top of the deny-list). */
+  seccompAllowlist: boolean
   processCap: boolean
+  /** A memory cgroup caps the process (its resident memory is read by the supervisor anyway). */
+  memoryCgroup: boolean
 }
 
 /**

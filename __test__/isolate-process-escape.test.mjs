@@ -63,7 +63,18 @@ const HOST_SCRIPT = `
 `
 
 function expectRuns(out) {
-  expect(out.sandbox).toEqual({ process: true, helper: true, namespaces: true, landlock: out.sandbox.landlock, seccomp: true, processCap: true })
+  expect(out.sandbox).toEqual({
+    process: true,
+    helper: true,
+    namespaces: true,
+    landlock: out.sandbox.landlock,
+    seccomp: true,
+    seccompAllowlist: true,
+    processCap: true,
+    // Root here has a memory cgroup to divide; an unprivileged user has none delegated.
+    memoryCgroup: out.sandbox.memoryCgroup,
+  })
+  expect(typeof out.sandbox.memoryCgroup).toBe('boolean')
   expect(out.sandbox.landlock).toBeGreaterThanOrEqual(6)
   expect(out.fatal.logs).toEqual(['before'])
   expect(out.fatal.error.kind).toBe('worker-exit')
@@ -84,6 +95,8 @@ describe('a program that escaped V8 cannot reach the host from its sandbox proce
     await fiber.dispose()
     expectContained(out)
     expectRuns(out)
+    // As root the host can make a memory cgroup for each process (CI runs as root).
+    if (process.getuid() === 0) expect(out.sandbox.memoryCgroup).toBe(true)
     expect(sandboxProcesses()).toEqual([])
   })
 

@@ -334,6 +334,9 @@ describe('escape attempts from inside the sandbox', () => {
 
 describe('runtime.sandbox', () => {
   const expectLayerFields = (sandbox) => {
+    expect(Object.keys(sandbox).sort()).toEqual(
+      ['helper', 'landlock', 'memoryCgroup', 'namespaces', 'process', 'processCap', 'seccomp', 'seccompAllowlist'],
+    )
     expect(typeof sandbox.namespaces).toBe('boolean')
     expect(typeof sandbox.landlock).toBe('number')
     expect(typeof sandbox.seccomp).toBe('boolean')

@@ -48,7 +48,9 @@ export declare class IsolateCodeRuntime extends Service implements CodeRuntime {
   /**
    * Which layers hold around the isolates, as the first sandbox process reported them (`'thread'`:
    * `process: false` and nothing else): the helper, new user/PID/mount/network/IPC namespaces, the
-   * enforced Landlock ABI (0 when absent), the seccomp filter, and a process cap.
+   * enforced Landlock ABI (0 when absent), the seccomp deny-list the helper applies, the seccomp
+   * allowlist the process applies to every thread once V8 runs, a process cap, and a memory cgroup
+   * (the supervisor reads each process's resident memory either way).
    */
   readonly sandbox: Readonly<{
     process: boolean
@@ -56,7 +58,9 @@ export declare class IsolateCodeRuntime extends Service implements CodeRuntime {
     namespaces: boolean
     landlock: number
     seccomp: boolean
+    seccompAllowlist: boolean
     processCap: boolean
+    memoryCgroup: boolean
   }>
   run(request: CodeRunRequest): Promise<CodeRunResult>
   lastRunStats(): CodeRunStats | undefined

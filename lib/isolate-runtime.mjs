@@ -71,7 +71,14 @@ const Config = Schema.object({
 /** The containment a runtime gets when its config names none. */
 const DEFAULT_CONTAINMENT = native.containedIsolatesAvailable?.() ? 'process' : 'thread'
 const THREAD_SANDBOX = Object.freeze({
-  process: false, helper: false, namespaces: false, landlock: 0, seccomp: false, processCap: false,
+  process: false,
+  helper: false,
+  namespaces: false,
+  landlock: 0,
+  seccomp: false,
+  seccompAllowlist: false,
+  processCap: false,
+  memoryCgroup: false,
 })
 
 /** The sandbox processes of a `'process'` runtime; the spare starts now, off any run's path. */

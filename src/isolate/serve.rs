@@ -316,14 +316,17 @@ pub unsafe extern "C" fn crn_isolate_serve(fd: RawFd, heap_mb: f64) -> i32 {
     let mut first = true;
     loop {
         let Some(ready) = prepare(heap_mb) else { return 72 };
+        let mut ack = String::from("{\"type\":\"boot-ack\"");
         if std::mem::take(&mut first) {
             // Start-up is over (V8's threads run, the first isolate exists): from here on only
-            // the system calls a serving process makes, on every thread. Where the kernel has no
-            // seccomp the helper already reported it; the run goes on without.
-            let _ = crate::sandbox::harden::allowlist::apply_all_threads();
+            // the system calls a serving process makes, on every thread. Whether that held is
+            // the first boot-ack's to say (a kernel without seccomp refuses it).
+            let allowlist = crate::sandbox::harden::allowlist::apply_all_threads().is_ok();
+            ack.push_str(&format!(",\"seccompAllowlist\":{allowlist}"));
         }
+        ack.push_str("}\n");
         RUNS.lock().unwrap().0 = Some(ready.shared.clone());
-        send_line("{\"type\":\"boot-ack\"}\n");
+        send_line(&ack);
         let (config, waited_ms) = loop {
             match inbound.recv() {
                 Ok(Inbound::Run(run)) => break *run,

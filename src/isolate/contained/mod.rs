@@ -54,7 +54,11 @@ pub struct IsolateSandboxLayers {
     pub namespaces: bool,
     pub landlock: u32,
     pub seccomp: bool,
+    /// The seccomp allowlist holds on every thread of the process (on top of the deny-list).
+    pub seccomp_allowlist: bool,
     pub process_cap: bool,
+    /// A memory cgroup caps the process (its resident memory is read by the supervisor anyway).
+    pub memory_cgroup: bool,
 }
 
 /// Whether this build and machine can contain isolates in processes (Linux, helper shipped).
@@ -111,14 +115,17 @@ impl IsolatePool {
     /// What holds around the isolates; waits for the first process to start.
     #[napi]
     pub fn sandbox(&self) -> IsolateSandboxLayers {
-        let layers = self.pool.layers().ok().flatten();
+        let reported = self.pool.layers().unwrap_or_default();
+        let layers = reported.helper;
         IsolateSandboxLayers {
             process: true,
             helper: true,
             namespaces: layers.is_some_and(|l| l.namespaces),
             landlock: layers.map_or(0, |l| l.landlock),
             seccomp: layers.is_some_and(|l| l.seccomp),
+            seccomp_allowlist: reported.allowlist,
             process_cap: layers.is_some_and(|l| l.process_cap),
+            memory_cgroup: reported.memory_cgroup,
         }
     }
 

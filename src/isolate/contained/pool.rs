@@ -27,13 +27,22 @@ struct State {
     next_ticket: u64,
     closed: bool,
     /// What the first process reported (or why it could not start).
-    layers: Option<Result<Option<Layers>, String>>,
+    layers: Option<Result<Reported, String>>,
 }
 
 pub struct Pool {
     config: PoolConfig,
     state: Mutex<State>,
     changed: Condvar,
+}
+
+/// What holds around a sandbox process: the helper's report, and what the process and the
+/// host added (the seccomp allowlist, a memory cgroup).
+#[derive(Clone, Copy, Default)]
+pub struct Reported {
+    pub helper: Option<Layers>,
+    pub allowlist: bool,
+    pub memory_cgroup: bool,
 }
 
 /// Why a run got no process.
@@ -52,17 +61,22 @@ impl Pool {
     }
 
     /// The layers the first process reported; waits for it to start (bounded by its boot deadline).
-    pub fn layers(&self) -> Result<Option<Layers>, String> {
+    pub fn layers(&self) -> Result<Reported, String> {
         let mut st = self.state.lock().unwrap();
         while st.layers.is_none() && !st.closed {
             st = self.changed.wait_timeout(st, Duration::from_millis(20)).unwrap().0;
         }
-        st.layers.clone().unwrap_or(Ok(None))
+        st.layers.clone().unwrap_or(Ok(Reported::default()))
     }
 
     fn note_layers(st: &mut State, outcome: &Result<SandboxProcess, String>) {
         if st.layers.is_none() {
-            st.layers = Some(outcome.as_ref().map(|p| p.layers).map_err(Clone::clone));
+            st.layers = Some(
+                outcome
+                    .as_ref()
+                    .map(|p| Reported { helper: p.layers, allowlist: p.allowlist, memory_cgroup: p.memory_cgroup() })
+                    .map_err(Clone::clone),
+            );
         }
     }
 

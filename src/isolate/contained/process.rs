@@ -13,6 +13,7 @@ use nix::fcntl::OFlag;
 
 use crate::channel::codec::{decode_js_frame, ChildFrame};
 use crate::channel::lines::LineSplitter;
+use crate::channel::scan::{key_is, scan_js_line, Kind};
 use crate::sandbox::cgroup::RunCgroup;
 use crate::sandbox::child::{
     cloexec_from, high_fd, kill_init, nonblocking, pidfd_open, pipe2, place_fd, read_report, Report, STATUS_FD,
@@ -60,6 +61,8 @@ pub struct SandboxProcess {
     cgroup: Option<RunCgroup>,
     /// Its memory cgroup, where the host can make one.
     memory: Option<RunCgroup>,
+    /// The seccomp allowlist holds on every thread (its first `boot-ack` says so).
+    pub allowlist: bool,
 }
 
 /// `mode` is `isolate` (serve runs) or `isolate-probe` with the host's pid (the escape probe).
@@ -197,6 +200,7 @@ impl SandboxProcess {
             reaped: None,
             cgroup,
             memory,
+            allowlist: false,
         })
     }
 
@@ -220,9 +224,15 @@ impl SandboxProcess {
             };
             let mut acked = false;
             let mut other = false;
+            let mut allowlist = false;
             self.splitter
                 .push(&buf[..n], |line| match decode_js_frame(line, 0) {
-                    Some(ChildFrame::BootAck) => acked = true,
+                    Some(ChildFrame::BootAck) => {
+                        acked = true;
+                        allowlist |= scan_js_line(line, 0).is_some_and(|members| {
+                            members.iter().any(|m| key_is(&m.key, "seccompAllowlist") && m.kind == Kind::Bool(true))
+                        });
+                    }
                     _ => other = true,
                 })
                 .map_err(|_| "its first frame was too large".to_string())?;
@@ -230,6 +240,7 @@ impl SandboxProcess {
                 return Err("it sent a frame before it was ready".into());
             }
             if acked {
+                self.allowlist |= allowlist;
                 return Ok(());
             }
         }
@@ -253,6 +264,11 @@ impl SandboxProcess {
         let pages: u64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
         // SAFETY: sysconf is always safe.
         pages * unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as u64
+    }
+
+    /// Whether a memory cgroup caps it (besides the supervisor's own reading).
+    pub fn memory_cgroup(&self) -> bool {
+        self.memory.is_some()
     }
 
     /// Whether the kernel's OOM killer ended it at its memory cgroup's limit.
