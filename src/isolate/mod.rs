@@ -90,30 +90,40 @@ impl IsolateRun {
     }
 }
 
+/// A run's events to `onEvent(kind, id, ns, name, payload)` on Node's main thread, for runs on a
+/// thread here and for contained runs alike.
+fn event_sink(on_event: Function<EventArgs, ()>) -> napi::Result<Host> {
+    let host: HostFn = on_event
+        .build_threadsafe_function::<HostEvent>()
+        .callee_handled::<false>()
+        .build_callback(|ctx| Ok(ctx.value.into_args()))?;
+    Ok(Arc::new(host))
+}
+
+/// The declared namespaces as the run loop installs them.
+fn namespace_specs(namespaces: Vec<IsolateNamespace>) -> Vec<globals::NamespaceSpec> {
+    namespaces
+        .into_iter()
+        .map(|ns| globals::NamespaceSpec {
+            global: ns.global,
+            names: ns.names,
+            error_class: ns.error_class_name.zip(ns.member_name_property),
+        })
+        .collect()
+}
+
 /// Starts a run on a new thread. Events arrive through `onEvent(kind, id, ns, name, payload)`.
 #[napi(
     ts_args_type = "options: IsolateRunOptions, onEvent: (kind: number, id: number, ns: number, name: number, payload: any) => void"
 )]
 pub fn start_isolate_run(options: IsolateRunOptions, on_event: Function<EventArgs, ()>) -> napi::Result<IsolateRun> {
     platform::platform();
-    let host: HostFn = on_event
-        .build_threadsafe_function::<HostEvent>()
-        .callee_handled::<false>()
-        .build_callback(|ctx| Ok(ctx.value.into_args()))?;
-    let host: Host = Arc::new(host);
+    let host = event_sink(on_event)?;
     let (wake, events) = mpsc::channel();
     let shared = Arc::new(RunShared::new(wake));
     let config = run::RunConfig {
         program: options.program,
-        namespaces: options
-            .namespaces
-            .into_iter()
-            .map(|ns| globals::NamespaceSpec {
-                global: ns.global,
-                names: ns.names,
-                error_class: ns.error_class_name.zip(ns.member_name_property),
-            })
-            .collect(),
+        namespaces: namespace_specs(options.namespaces),
         compute_ms: options.compute_ms,
         max_wall_ms: options.max_wall_ms,
         max_output_bytes: options.max_output_bytes as usize,

@@ -172,11 +172,7 @@ fn settle(
     // panic: a panic there would abort the process).
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
     let (result, heap, leftover) = outcome.unwrap_or_else(|panic| {
-        let reason = panic
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown failure".into());
+        let reason = crate::panic::reason(&*panic).unwrap_or_else(|| "unknown failure".into());
         let message = Text::new(&format!("the isolate thread failed: {reason}"));
         (OutputLedger::new(config.max_output_bytes).finish_failure(FailureKind::WorkerExit, message), (0, 0), None)
     });

@@ -96,11 +96,7 @@ fn guarded(spec: RunSpec, events: Box<dyn Events>, rx: Receiver<Command>, wake: 
         });
     }
     if !settled.load(Ordering::SeqCst) {
-        let what = panic
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_default();
+        let what = crate::panic::reason(&*panic).unwrap_or_default();
         let message = format!("python host failure: {what}");
         emit_settled(&*shared, &[], &failure("worker-exit", &message), None, began);
     }

@@ -26,7 +26,7 @@ use crate::channel::codec::{decode_frame, ChildFrame, DoneKind};
 use crate::channel::lines::LineSplitter;
 use crate::channel::wire::{self, cap_message, str16, unknown_binding};
 use crate::ledger::meter::number_to_string;
-use crate::sandbox::exit::{signal_name, try_reap, Exit};
+use crate::sandbox::exit::{try_reap, Exit};
 
 /// Pending-reply and in-flight-call caps.
 pub const BACKLOG_CAP: usize = 1024;
@@ -498,13 +498,8 @@ impl Run {
                     return self.settle();
                 }
                 let decided = match &self.exit {
-                    Some(Exit { code, signal, .. }) => {
-                        let code = code.map_or("null".to_string(), |c| c.to_string());
-                        let signal = signal.map_or("null".to_string(), signal_name);
-                        failure(
-                            "worker-exit",
-                            &format!("python exited (code={code}, signal={signal}) before completing"),
-                        )
+                    Some(exit) => {
+                        failure("worker-exit", &format!("python exited ({}) before completing", exit.describe()))
                     }
                     None => unreachable!("closed implies exited"),
                 };

@@ -35,6 +35,15 @@ pub fn try_reap(pid: i32) -> Option<Exit> {
     })
 }
 
+impl Exit {
+    /// `code=<code>, signal=<signal>`, `null` for the one that is absent, signals by name.
+    pub fn describe(&self) -> String {
+        let code = self.code.map_or("null".to_string(), |c| c.to_string());
+        let signal = self.signal.map_or("null".to_string(), signal_name);
+        format!("code={code}, signal={signal}")
+    }
+}
+
 pub fn signal_name(sig: i32) -> String {
     Signal::try_from(sig).map(|s| s.as_str().to_string()).unwrap_or_else(|_| sig.to_string())
 }

@@ -22,8 +22,7 @@ use std::thread::JoinHandle;
 use napi::bindgen_prelude::Function;
 use napi_derive::napi;
 
-use super::globals::NamespaceSpec;
-use super::host::{EventArgs, Host, HostEvent, HostFn};
+use super::host::EventArgs;
 use super::IsolateRunOptions;
 use pool::{Pool, PoolConfig};
 use process::ProcessSpec;
@@ -192,11 +191,7 @@ pub fn start_contained_isolate_run(
     options: IsolateRunOptions,
     on_event: Function<EventArgs, ()>,
 ) -> napi::Result<ContainedIsolateRun> {
-    let host: HostFn = on_event
-        .build_threadsafe_function::<HostEvent>()
-        .callee_handled::<false>()
-        .build_callback(|ctx| Ok(ctx.value.into_args()))?;
-    let host: Host = Arc::new(host);
+    let host = super::event_sink(on_event)?;
     let (wake_r, wake_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK)
         .map_err(|e| napi::Error::from_reason(format!("failed to start the run's supervisor: {e}")))?;
     let control = Arc::new(RunControl {
@@ -207,15 +202,7 @@ pub fn start_contained_isolate_run(
     let heap_mb = pool.heap_mb;
     let config = ContainedConfig {
         program: options.program,
-        namespaces: options
-            .namespaces
-            .into_iter()
-            .map(|ns| NamespaceSpec {
-                global: ns.global,
-                names: ns.names,
-                error_class: ns.error_class_name.zip(ns.member_name_property),
-            })
-            .collect(),
+        namespaces: super::namespace_specs(options.namespaces),
         compute_ms: options.compute_ms,
         max_wall_ms: options.max_wall_ms,
         max_output_bytes: options.max_output_bytes as usize,

@@ -326,14 +326,7 @@ impl SandboxProcess {
         while self.try_reap().is_none() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(1));
         }
-        match &self.reaped {
-            Some(exit) => format!(
-                "code={}, signal={}",
-                exit.code.map_or("null".into(), |c| c.to_string()),
-                exit.signal.map_or("null".into(), crate::sandbox::exit::signal_name)
-            ),
-            None => "code=null, signal=null".into(),
-        }
+        self.reaped.as_ref().map_or_else(|| "code=null, signal=null".into(), Exit::describe)
     }
 }
 

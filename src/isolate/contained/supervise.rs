@@ -138,11 +138,7 @@ pub fn run(pool: Arc<Pool>, config: ContainedConfig, control: Arc<RunControl>, w
     if let Err(panic) = outcome {
         // A bug of the supervisor itself still settles the run (the process was killed as it
         // unwound); it never leaves the run pending.
-        let reason = panic
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown failure".into());
+        let reason = crate::panic::reason(&*panic).unwrap_or_else(|| "unknown failure".into());
         let message = Text::new(&format!("the isolate's supervisor failed: {reason}"));
         let result = OutputLedger::new(max_output_bytes).finish_failure(FailureKind::WorkerExit, message);
         let stats = RunStats { cpu_ms: 0.0, wall_ms: 0.0, heap_used_bytes: 0.0, heap_peak_bytes: 0.0 };
