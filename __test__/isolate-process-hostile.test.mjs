@@ -332,6 +332,29 @@ describe('escape attempts from inside the sandbox', () => {
   })
 })
 
+describe('nothing left for the next run in the same sandbox process', () => {
+  it('a run that pollutes its globals, prototypes and timers leaves nothing for the next one', async () => {
+    // One process serves every run, so the second run is served where the first ran.
+    const { runtime, fiber } = await loadProcess({ maxProcesses: 1 })
+    await requireProcessTier(runtime, fiber)
+    expect(
+      await runtime.run({
+        program: 'globalThis.leak = 1; Object.prototype.polluted = 1; Array.prototype.push = null; setInterval(() => {}, 1); return 1',
+        bindings: [],
+      }),
+    ).toEqual({ logs: [], value: 1 })
+    const roots = sandboxRoots().map((r) => r.pid)
+    expect(roots).toHaveLength(1)
+    const next = await runtime.run({
+      program: 'const a = []; a.push(1); return [typeof globalThis.leak, typeof {}.polluted, a.length]',
+      bindings: [],
+    })
+    expect(next).toEqual({ logs: [], value: ['undefined', 'undefined', 1] })
+    expect(sandboxRoots().map((r) => r.pid)).toEqual(roots)
+    await fiber.dispose()
+  })
+})
+
 describe('runtime.sandbox', () => {
   const expectLayerFields = (sandbox) => {
     expect(Object.keys(sandbox).sort()).toEqual(
