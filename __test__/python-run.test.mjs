@@ -523,6 +523,36 @@ return "returned"`
     }
   })
 
+  it('a print still formatting in a daemon thread when the body returns leaves no half line', async () => {
+    // The second argument's __str__ runs after the first argument would have been written by the
+    // builtin print: the log must hold the whole line or nothing, never "early ".
+    const program = `
+import threading, time
+started = threading.Event()
+class Slow:
+    def __str__(self):
+        started.set()
+        time.sleep(1)
+        return "late"
+threading.Thread(target=lambda: print("early", Slow()), daemon=True).start()
+started.wait()
+return "returned"`
+    const r = await run(program)
+    expect(r.value).toBe('returned')
+    expect(r.logs).toEqual([])
+  })
+
+  it('print keeps the builtin\'s separators, ends and argument errors', async () => {
+    const r = await run(
+      'print("a", "b", sep="-", end="!\\n")\nprint("c", end="", flush=True)\nprint("d")\n' +
+        'print(1, 2, sep=None, end=None)\ntry:\n    print(1, sep=3)\nexcept TypeError as e:\n    print(e)\n' +
+        'return [print.__name__, print.__module__]',
+    )
+    expect(r.error).toBeUndefined()
+    expect(r.logs).toEqual(['a-b!', 'cd', '1 2', 'sep must be None or a string, not int'])
+    expect(r.value).toEqual(['print', 'builtins'])
+  })
+
   it('a signal handler that prints while frames are being written neither deadlocks nor splits a frame', async () => {
     const program = `
 import signal

@@ -391,6 +391,29 @@ def main(
 
     log = LogBuffer()
 
+    # print() writes its arguments, separators and end as separate write() calls, so a daemon
+    # thread mid-print when the body returns would leave half a line for settlement to commit.
+    # Onto a LogStream it formats first and writes once: a print is one atomic entry, as
+    # console.log is in the isolate backend. Any other target keeps the builtin untouched.
+    builtin_print = builtins.print
+
+    def atomic_print(*args, sep=None, end=None, file=None, flush=False):
+        target = sys.stdout if file is None else file
+        if type(target) is not LogStream:
+            return builtin_print(*args, sep=sep, end=end, file=file, flush=flush)
+        if sep is not None and not isinstance(sep, str):
+            raise TypeError(f"sep must be None or a string, not {type(sep).__name__}")
+        if end is not None and not isinstance(end, str):
+            raise TypeError(f"end must be None or a string, not {type(end).__name__}")
+        text = (" " if sep is None else sep).join([str(arg) for arg in args])
+        target.write(text + ("\n" if end is None else end))
+        if flush:
+            target.flush()
+
+    atomic_print.__name__ = atomic_print.__qualname__ = "print"
+    atomic_print.__module__ = "builtins"
+    atomic_print.__doc__ = builtin_print.__doc__
+
     # ---- namespaces and typed errors ----------------------------------------------------------
     pending = {}
     pending_lock = threading.Lock()
@@ -629,6 +652,7 @@ def main(
     linecache.cache["<model>"] = (len(source), None, source.splitlines(True), "<model>")
     sys.stdout = LogStream("<stdout>")
     sys.stderr = LogStream("<stderr>")
+    builtins.print = atomic_print
     try:
         exec(code, program_globals)
     except BaseException as exc:
