@@ -9,6 +9,17 @@ use std::sync::{Mutex, OnceLock};
 use crate::ledger::output::FailureKind;
 use crate::ledger::text::Text;
 
+/// A channel the isolate thread reads itself while it waits (a sandbox process's link to its
+/// host): replies it reads arrive as events, like those other threads send.
+pub trait ChannelWait: Sync {
+    /// Reads what the channel holds now, without blocking.
+    fn poll_now(&self);
+    /// Blocks until the channel has bytes (and reads them), `wake` is called, or `timeout` passes.
+    fn wait(&self, timeout: Option<std::time::Duration>);
+    /// Ends a `wait` early, from any thread.
+    fn wake(&self);
+}
+
 /// Told of a failure claimed from outside the program (see `RunShared::observe`).
 pub type ClaimObserver = Box<dyn Fn(FailureKind, &Text) + Send + Sync>;
 
@@ -44,6 +55,8 @@ pub struct RunShared {
     /// Told of every failure claimed from outside the program's own flow (a sandbox process
     /// forwards it to its supervisor, which ends the process if V8 does not unwind in time).
     observer: OnceLock<ClaimObserver>,
+    /// Where the isolate thread waits, when it reads its own channel.
+    channel: OnceLock<&'static dyn ChannelWait>,
 }
 
 impl RunShared {
@@ -54,6 +67,7 @@ impl RunShared {
             isolate: Mutex::new(None),
             wake,
             observer: OnceLock::new(),
+            channel: OnceLock::new(),
         }
     }
 
@@ -77,7 +91,7 @@ impl RunShared {
         if let Some(handle) = self.isolate.lock().unwrap().as_ref() {
             handle.terminate_execution();
         }
-        let _ = self.wake.send(IsolateEvent::Wake);
+        self.send(IsolateEvent::Wake);
         true
     }
 
@@ -130,5 +144,17 @@ impl RunShared {
 
     pub fn send(&self, event: IsolateEvent) {
         let _ = self.wake.send(event);
+        if let Some(channel) = self.channel.get() {
+            channel.wake();
+        }
+    }
+
+    /// Makes the isolate thread wait on `channel` (once, before the run starts).
+    pub fn wait_on(&self, channel: &'static dyn ChannelWait) {
+        let _ = self.channel.set(channel);
+    }
+
+    pub fn channel(&self) -> Option<&'static dyn ChannelWait> {
+        self.channel.get().copied()
     }
 }

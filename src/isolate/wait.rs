@@ -12,7 +12,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
 use std::time::{Duration, Instant};
 
 use super::budget::{current_thread_clock, thread_cpu_ns, ThreadClock};
-use super::terminal::{IsolateEvent, RunShared};
+use super::terminal::{ChannelWait, IsolateEvent, RunShared};
 
 const MAX_SPIN: Duration = Duration::from_micros(80);
 const MIN_SPIN: Duration = Duration::from_micros(5);
@@ -48,6 +48,9 @@ impl Waiter {
         shared: &RunShared,
         awaiting_reply: bool,
     ) -> Woken {
+        if let Some(channel) = shared.channel() {
+            return self.wait_on_channel(channel, events, deadline, shared, awaiting_reply);
+        }
         if awaiting_reply && self.spin >= MIN_SPIN {
             if let Some(woken) = self.spin_for_event(events, deadline, shared) {
                 return woken;
@@ -70,6 +73,60 @@ impl Waiter {
             self.spin = MAX_SPIN;
         }
         woken
+    }
+
+    /// The same wait where the isolate thread reads its channel itself: the spin reads it
+    /// without blocking, the sleep polls it (and the wake-up descriptor of outside claims).
+    fn wait_on_channel(
+        &mut self,
+        channel: &dyn ChannelWait,
+        events: &Receiver<IsolateEvent>,
+        deadline: Option<Instant>,
+        shared: &RunShared,
+        awaiting_reply: bool,
+    ) -> Woken {
+        let due = |now: Instant| deadline.is_some_and(|d| now >= d);
+        if awaiting_reply && self.spin >= MIN_SPIN {
+            let cpu_before = thread_cpu_ns(self.clock);
+            let until = Instant::now() + self.spin;
+            let mut woken = None;
+            while woken.is_none() {
+                channel.poll_now();
+                match events.try_recv() {
+                    Ok(event) => woken = Some(Woken::Event(event)),
+                    Err(TryRecvError::Disconnected) => woken = Some(Woken::Closed),
+                    Err(TryRecvError::Empty) => {
+                        let now = Instant::now();
+                        if due(now) {
+                            woken = Some(Woken::Timer);
+                        } else if now >= until {
+                            break;
+                        }
+                        std::hint::spin_loop();
+                    }
+                }
+            }
+            shared.exclude_cpu(thread_cpu_ns(self.clock).saturating_sub(cpu_before));
+            match woken {
+                Some(woken) => return woken,
+                None => self.spin /= 2,
+            }
+        }
+        if let Ok(event) = events.try_recv() {
+            return Woken::Event(event);
+        }
+        let started = Instant::now();
+        channel.wait(deadline.map(|d| d.saturating_duration_since(started)));
+        if awaiting_reply && started.elapsed() < MAX_SPIN {
+            self.spin = MAX_SPIN;
+        }
+        match events.try_recv() {
+            Ok(event) => Woken::Event(event),
+            Err(TryRecvError::Disconnected) => Woken::Closed,
+            // A timer, or a wake-up whose event the run loop finds on its own.
+            Err(TryRecvError::Empty) if due(Instant::now()) => Woken::Timer,
+            Err(TryRecvError::Empty) => Woken::Event(IsolateEvent::Wake),
+        }
     }
 
     fn spin_for_event(

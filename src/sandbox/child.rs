@@ -115,13 +115,18 @@ pub fn cloexec_from(first: RawFd) -> std::io::Result<()> {
 /// SIGKILLs a namespace's init through its pidfd (never a recycled pid). Namespaces and pidfds
 /// exist on Linux only; elsewhere there is never an init to kill.
 pub fn kill_init(init: &OwnedFd) {
+    signal_init(init, libc::SIGKILL);
+}
+
+/// Sends `signal` to a namespace's init through its pidfd (init forwards SIGTERM to its program).
+pub fn signal_init(init: &OwnedFd, signal: libc::c_int) {
     #[cfg(target_os = "linux")]
     // SAFETY: pidfd_send_signal on a pidfd we own.
     unsafe {
-        libc::syscall(libc::SYS_pidfd_send_signal, init.as_raw_fd(), libc::SIGKILL, std::ptr::null::<()>(), 0)
+        libc::syscall(libc::SYS_pidfd_send_signal, init.as_raw_fd(), signal, std::ptr::null::<()>(), 0)
     };
     #[cfg(not(target_os = "linux"))]
-    let _ = init;
+    let _ = (init, signal);
 }
 
 /// A close-on-exec duplicate numbered 10 or above.

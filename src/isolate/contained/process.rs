@@ -16,7 +16,8 @@ use crate::channel::lines::LineSplitter;
 use crate::channel::scan::{key_is, scan_js_line, Kind};
 use crate::sandbox::cgroup::RunCgroup;
 use crate::sandbox::child::{
-    cloexec_from, high_fd, kill_init, nonblocking, pidfd_open, pipe2, place_fd, read_report, Report, STATUS_FD,
+    cloexec_from, high_fd, kill_init, nonblocking, pidfd_open, pipe2, place_fd, read_report, signal_init, Report,
+    STATUS_FD,
 };
 use crate::sandbox::exit::{try_reap, Exit};
 use crate::sandbox::{Layers, Plan, RlimitKind};
@@ -291,6 +292,19 @@ impl SandboxProcess {
     }
 
     /// SIGKILL: the whole namespace through its init, or the process itself.
+    /// Rings the process's doorbell (SIGTERM, forwarded by its init): it reads the channel now,
+    /// even while its isolate computes and reads nothing (an abort frame waits there).
+    pub fn ring(&self) {
+        match &self.init {
+            Some(init) => signal_init(init, libc::SIGTERM),
+            None if self.reaped.is_none() => {
+                let _ =
+                    nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.pid), nix::sys::signal::Signal::SIGTERM);
+            }
+            None => {}
+        }
+    }
+
     pub fn kill(&self) {
         match &self.init {
             Some(init) => kill_init(init),

@@ -302,6 +302,7 @@ impl Supervisor<'_> {
                     push_str(&mut line, &message);
                     line.push_str("}\n");
                     control.out.lock().unwrap().push(line.as_bytes());
+                    process.ring();
                     self.claim(FailureKind::Abort, Text::new(&message));
                 }
             }

@@ -1,0 +1,282 @@
+//! The channel's reading half in a sandbox process. Whoever is waiting for the host reads it:
+//! the serve loop between runs, the isolate thread itself while a run awaits a binding reply (no
+//! thread hop between the reply's arrival and its settlement), and the doorbell thread when the
+//! host rings (SIGTERM, forwarded by the namespace's init) because an abort must reach an isolate
+//! that is computing and reading nothing. Reads happen under one lock, so any of them may read at
+//! any time; each hands what it read to where it belongs.
+
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::super::globals::NamespaceSpec;
+use super::super::run::RunConfig;
+use super::super::terminal::{ChannelWait, IsolateEvent, RunShared, Terminal};
+use super::HEAP_MB;
+use crate::ledger::output::FailureKind;
+use crate::ledger::text::Text;
+
+/// Frames from the host, as the serve loop gets them.
+pub enum Inbound {
+    Run(Box<(RunConfig, f64)>),
+    /// The run's isolate is gone and its `done` frame written.
+    Done,
+    Closed,
+}
+
+/// A frame the host wrote (trusted: the host is the one side that is not hostile).
+enum Frame {
+    Run(Box<(RunConfig, f64)>),
+    Reply { id: u64, ok: bool, json: String },
+    Abort(String),
+}
+
+/// The runs that replies and aborts go to: the prepared one (published before `boot-ack`) and the
+/// running one (from its `run` frame on).
+pub static RUNS: Mutex<Runs> = Mutex::new(Runs { next: None, current: None });
+
+pub struct Runs {
+    pub next: Option<Arc<RunShared>>,
+    pub current: Option<Arc<RunShared>>,
+}
+
+pub struct Inbox {
+    fd: RawFd,
+    /// Bytes read past the last complete frame.
+    residue: Mutex<Vec<u8>>,
+    /// The serve loop's mailbox.
+    serve: Mutex<Sender<Inbound>>,
+    /// Written to end an isolate thread's wait early (a claim, a reply another thread read).
+    wake: OwnedFd,
+    /// The doorbell's self-pipe: the SIGTERM handler writes it, the doorbell thread reads it.
+    bell: (OwnedFd, OwnedFd),
+}
+
+static INBOX: OnceLock<Inbox> = OnceLock::new();
+
+pub fn inbox() -> Option<&'static Inbox> {
+    INBOX.get()
+}
+
+/// Sets the inbox up on `fd` (the connected channel) before any isolate thread exists.
+pub fn install(fd: RawFd, serve: Sender<Inbound>) -> Option<&'static Inbox> {
+    // SAFETY: eventfd and pipe2 return new descriptors we own, or -1.
+    let wake = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+    let mut bell = [-1; 2];
+    if wake < 0 || unsafe { libc::pipe2(bell.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+        return None;
+    }
+    // SAFETY: just created, owned from here on.
+    let owned = |fd| unsafe { OwnedFd::from_raw_fd(fd) };
+    let inbox = Inbox {
+        fd,
+        residue: Mutex::new(Vec::new()),
+        serve: Mutex::new(serve),
+        wake: owned(wake),
+        bell: (owned(bell[0]), owned(bell[1])),
+    };
+    INBOX.set(inbox).ok()?;
+    let inbox = INBOX.get()?;
+    BELL_FD.store(inbox.bell.1.as_raw_fd(), std::sync::atomic::Ordering::Relaxed);
+    // SAFETY: the handler only writes one byte to a pipe (async-signal-safe).
+    let installed = unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = ring as extern "C" fn(libc::c_int) as usize;
+        action.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(libc::SIGTERM, &action, std::ptr::null_mut()) == 0
+    };
+    let doorbell = std::thread::Builder::new().name("code-runtime-doorbell".into()).spawn(|| answer_doorbell(inbox));
+    (installed && doorbell.is_ok()).then_some(inbox)
+}
+
+static BELL_FD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+
+extern "C" fn ring(_: libc::c_int) {
+    let fd = BELL_FD.load(std::sync::atomic::Ordering::Relaxed);
+    // SAFETY: write is async-signal-safe; a full pipe has already rung.
+    unsafe { libc::write(fd, [1u8].as_ptr().cast(), 1) };
+}
+
+/// The doorbell thread: reads the channel when the host rings, and notices the host hanging up
+/// (POLLRDHUP only: arriving bytes do not wake it) even while the isolate computes, so this
+/// process never outlives its host.
+fn answer_doorbell(inbox: &'static Inbox) {
+    loop {
+        let mut fds = [
+            libc::pollfd { fd: inbox.bell.0.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+            libc::pollfd { fd: inbox.fd, events: libc::POLLRDHUP, revents: 0 },
+        ];
+        // SAFETY: valid pollfds for the duration of the call.
+        if unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) } <= 0 {
+            continue;
+        }
+        if fds[1].revents != 0 {
+            let _ = inbox.serve.lock().unwrap_or_else(|e| e.into_inner()).send(Inbound::Closed);
+            return;
+        }
+        drain_fd(inbox.bell.0.as_raw_fd());
+        inbox.read_now();
+    }
+}
+
+/// Waits until `fd` is readable or `timeout` passes; true when it is readable.
+fn poll_one(fd: RawFd, timeout: Option<Duration>) -> bool {
+    let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+    let millis = timeout.map_or(-1, |t| t.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32);
+    // SAFETY: one valid pollfd for the duration of the call.
+    unsafe { libc::poll(&mut pfd, 1, millis) > 0 }
+}
+
+fn drain_fd(fd: RawFd) {
+    let mut sink = [0u8; 64];
+    // SAFETY: reading our own non-blocking descriptor into a local buffer.
+    while unsafe { libc::read(fd, sink.as_mut_ptr().cast(), sink.len()) } > 0 {}
+}
+
+impl Inbox {
+    /// Blocks until the channel has bytes, then hands them on (the serve loop, between runs).
+    pub fn read_blocking(&self) {
+        poll_one(self.fd, None);
+        self.read_now();
+    }
+
+    /// Reads what the channel holds now without blocking and hands each frame to its run or to
+    /// the serve loop. End of file (the host is gone) tells the serve loop.
+    pub fn read_now(&self) {
+        let mut residue = self.residue.lock().unwrap_or_else(|e| e.into_inner());
+        let mut chunk = [0u8; 16 * 1024];
+        let mut closed = false;
+        loop {
+            // SAFETY: reading into a local buffer from the channel this process owns.
+            let n = unsafe { libc::recv(self.fd, chunk.as_mut_ptr().cast(), chunk.len(), libc::MSG_DONTWAIT) };
+            match n {
+                0 => {
+                    closed = true;
+                    break;
+                }
+                n if n > 0 => residue.extend_from_slice(&chunk[..n as usize]),
+                _ if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
+                _ => break,
+            }
+        }
+        let mut start = 0;
+        while let Some(end) = residue[start..].iter().position(|&b| b == b'\n') {
+            if let Some(frame) = parse_frame(&residue[start..start + end]) {
+                self.deliver(frame);
+            }
+            start += end + 1;
+        }
+        residue.drain(..start);
+        if closed {
+            // The host is gone: the serve loop ends this process.
+            let _ = self.serve.lock().unwrap_or_else(|e| e.into_inner()).send(Inbound::Closed);
+        }
+    }
+
+    fn deliver(&self, frame: Frame) {
+        match frame {
+            Frame::Reply { id, ok, json } => {
+                let run = RUNS.lock().unwrap_or_else(|e| e.into_inner()).current.clone();
+                // No run: a late reply belongs to none.
+                if let Some(run) = run {
+                    run.send(IsolateEvent::Reply { id, ok, json });
+                }
+            }
+            Frame::Abort(message) => {
+                let run = RUNS.lock().unwrap_or_else(|e| e.into_inner()).current.clone();
+                if let Some(run) = run {
+                    run.claim(Terminal::Failed(FailureKind::Abort, Text::new(&message)));
+                }
+            }
+            Frame::Run(run) => {
+                {
+                    let mut runs = RUNS.lock().unwrap_or_else(|e| e.into_inner());
+                    runs.current = runs.next.take();
+                }
+                let _ = self.serve.lock().unwrap_or_else(|e| e.into_inner()).send(Inbound::Run(run));
+            }
+        }
+    }
+
+    /// Tells the serve loop its run is over.
+    pub fn run_done(&self) {
+        let _ = self.serve.lock().unwrap_or_else(|e| e.into_inner()).send(Inbound::Done);
+    }
+}
+
+impl ChannelWait for Inbox {
+    fn poll_now(&self) {
+        self.read_now();
+    }
+
+    fn wait(&self, timeout: Option<Duration>) {
+        let mut fds = [
+            libc::pollfd { fd: self.fd, events: libc::POLLIN, revents: 0 },
+            libc::pollfd { fd: self.wake.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+        ];
+        let millis = timeout.map_or(-1, |t| t.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32);
+        // SAFETY: valid pollfds for the duration of the call.
+        unsafe { libc::poll(fds.as_mut_ptr(), 2, millis) };
+        if fds[1].revents != 0 {
+            drain_fd(self.wake.as_raw_fd());
+        }
+        if fds[0].revents != 0 {
+            self.read_now();
+        }
+    }
+
+    fn wake(&self) {
+        // SAFETY: an eventfd write of a valid 8-byte counter increment.
+        unsafe { libc::write(self.wake.as_raw_fd(), 1u64.to_ne_bytes().as_ptr().cast(), 8) };
+    }
+}
+
+fn parse_frame(line: &[u8]) -> Option<Frame> {
+    let frame: Value = serde_json::from_slice(line).ok()?;
+    let str_of = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+    let num_of = |v: &Value, k: &str| v.get(k).and_then(Value::as_f64);
+    match frame.get("type")?.as_str()? {
+        "run" => {
+            let namespaces = frame
+                .get("namespaces")?
+                .as_array()?
+                .iter()
+                .map(|ns| {
+                    Some(NamespaceSpec {
+                        global: str_of(ns, "global")?,
+                        names: ns
+                            .get("names")?
+                            .as_array()?
+                            .iter()
+                            .map(|n| n.as_str().map(str::to_string))
+                            .collect::<Option<_>>()?,
+                        error_class: str_of(ns, "errorClassName").zip(str_of(ns, "memberNameProperty")),
+                    })
+                })
+                .collect::<Option<Vec<_>>>()?;
+            let config = RunConfig {
+                program: str_of(&frame, "program")?,
+                namespaces,
+                compute_ms: num_of(&frame, "computeMs")?,
+                max_wall_ms: num_of(&frame, "maxWallMs")?,
+                max_output_bytes: num_of(&frame, "maxOutputBytes")? as usize,
+                heap_mb: *HEAP_MB.get()?,
+                stream_logs: true,
+                log_at_once: true,
+                node_major: num_of(&frame, "nodeMajor").map(|n| n as u32),
+            };
+            Some(Frame::Run(Box::new((config, num_of(&frame, "waitedMs").unwrap_or(0.0)))))
+        }
+        "reply" => Some(Frame::Reply {
+            id: num_of(&frame, "id")? as u64,
+            ok: frame.get("ok")?.as_bool()?,
+            json: str_of(&frame, "json")?,
+        }),
+        "abort" => Some(Frame::Abort(str_of(&frame, "message")?)),
+        _ => None,
+    }
+}
