@@ -116,7 +116,11 @@ impl Waiter {
             return Woken::Event(event);
         }
         let started = Instant::now();
+        // Reading the channel (a reply can be the whole output budget) is the bridge's work,
+        // not the program's.
+        let cpu_before = thread_cpu_ns(self.clock);
         channel.wait(deadline.map(|d| d.saturating_duration_since(started)));
+        shared.exclude_cpu(thread_cpu_ns(self.clock).saturating_sub(cpu_before));
         if awaiting_reply && started.elapsed() < MAX_SPIN {
             self.spin = MAX_SPIN;
         }

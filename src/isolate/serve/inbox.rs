@@ -43,10 +43,18 @@ pub struct Runs {
     pub current: Option<Arc<RunShared>>,
 }
 
+/// Bytes of a frame still arriving, and how far they are known to hold no newline (a 64 MiB
+/// reply arrives over many reads; each is scanned once).
+#[derive(Default)]
+struct Residue {
+    bytes: Vec<u8>,
+    scanned: usize,
+}
+
 pub struct Inbox {
     fd: RawFd,
     /// Bytes read past the last complete frame.
-    residue: Mutex<Vec<u8>>,
+    residue: Mutex<Residue>,
     /// The serve loop's mailbox.
     serve: Mutex<Sender<Inbound>>,
     /// Written to end an isolate thread's wait early (a claim, a reply another thread read).
@@ -73,7 +81,7 @@ pub fn install(fd: RawFd, serve: Sender<Inbound>) -> Option<&'static Inbox> {
     let owned = |fd| unsafe { OwnedFd::from_raw_fd(fd) };
     let inbox = Inbox {
         fd,
-        residue: Mutex::new(Vec::new()),
+        residue: Mutex::new(Residue::default()),
         serve: Mutex::new(serve),
         wake: owned(wake),
         bell: (owned(bell[0]), owned(bell[1])),
@@ -148,7 +156,7 @@ impl Inbox {
     /// the serve loop. End of file (the host is gone) tells the serve loop.
     pub fn read_now(&self) {
         let mut residue = self.residue.lock().unwrap_or_else(|e| e.into_inner());
-        let mut chunk = [0u8; 16 * 1024];
+        let mut chunk = vec![0u8; 64 * 1024];
         let mut closed = false;
         loop {
             // SAFETY: reading into a local buffer from the channel this process owns.
@@ -158,19 +166,22 @@ impl Inbox {
                     closed = true;
                     break;
                 }
-                n if n > 0 => residue.extend_from_slice(&chunk[..n as usize]),
+                n if n > 0 => residue.bytes.extend_from_slice(&chunk[..n as usize]),
                 _ if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
                 _ => break,
             }
         }
+        let Residue { bytes, scanned } = &mut *residue;
         let mut start = 0;
-        while let Some(end) = residue[start..].iter().position(|&b| b == b'\n') {
-            if let Some(frame) = parse_frame(&residue[start..start + end]) {
+        while let Some(offset) = bytes[(*scanned).max(start)..].iter().position(|&b| b == b'\n') {
+            let end = (*scanned).max(start) + offset;
+            if let Some(frame) = parse_frame(&bytes[start..end]) {
                 self.deliver(frame);
             }
-            start += end + 1;
+            start = end + 1;
         }
-        residue.drain(..start);
+        bytes.drain(..start);
+        *scanned = bytes.len();
         if closed {
             // The host is gone: the serve loop ends this process.
             let _ = self.serve.lock().unwrap_or_else(|e| e.into_inner()).send(Inbound::Closed);
