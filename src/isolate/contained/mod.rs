@@ -15,6 +15,7 @@ pub(crate) use trace;
 mod pool;
 mod process;
 mod supervise;
+mod uv;
 
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -187,6 +188,7 @@ impl ContainedIsolateRun {
     ts_args_type = "pool: IsolatePool, options: IsolateRunOptions, onEvent: (kind: number, id: number, ns: number, name: number, payload: any) => void"
 )]
 pub fn start_contained_isolate_run(
+    env: napi::Env,
     pool: &IsolatePool,
     options: IsolateRunOptions,
     on_event: Function<EventArgs, ()>,
@@ -200,7 +202,7 @@ pub fn start_contained_isolate_run(
         wake: Mutex::new(Some(wake_w)),
     });
     let heap_mb = pool.heap_mb;
-    let config = ContainedConfig {
+    let config = Arc::new(ContainedConfig {
         program: options.program,
         namespaces: super::namespace_specs(options.namespaces),
         compute_ms: options.compute_ms,
@@ -210,12 +212,16 @@ pub fn start_contained_isolate_run(
         memory_cap: memory_cap(heap_mb),
         stream_logs: options.stream_logs,
         node_major: options.node_major,
-    };
+    });
+    // An idle process is taken here, on the main thread, which then reads its channel itself.
+    let taken = supervise::take_ready(&pool.pool, &config, &control, &host, |fd, reader| {
+        uv::read_on_main(env.raw(), fd, reader)
+    });
     let thread_pool = pool.pool.clone();
     let thread_control = control.clone();
     let thread = std::thread::Builder::new()
         .name("code-runtime-supervisor".into())
-        .spawn(move || supervise::run(thread_pool, config, thread_control, wake_r, host))
+        .spawn(move || supervise::run(thread_pool, config, thread_control, wake_r, host, taken))
         .map_err(|e| napi::Error::from_reason(format!("failed to start the run's supervisor: {e}")))?;
     Ok(ContainedIsolateRun { control, thread: Mutex::new(Some(thread)) })
 }

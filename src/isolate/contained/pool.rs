@@ -128,6 +128,25 @@ impl Pool {
         }
     }
 
+    /// An idle process for a run that need not queue (nobody is waiting ahead of it), at once.
+    pub fn take_idle(self: &Arc<Self>) -> Option<SandboxProcess> {
+        let mut st = self.state.lock().unwrap();
+        if st.closed || !st.queue.is_empty() {
+            return None;
+        }
+        while let Some(mut process) = st.idle.pop() {
+            if process.try_reap().is_some() {
+                st.live -= 1;
+                continue;
+            }
+            self.changed.notify_all();
+            drop(st);
+            self.keep_spare();
+            return Some(process);
+        }
+        None
+    }
+
     /// Takes a process back after its run: kept for the next run when it is healthy (its next
     /// isolate is ready) and has runs left, otherwise killed and reaped.
     pub fn release(self: &Arc<Self>, mut process: SandboxProcess, healthy: bool) {

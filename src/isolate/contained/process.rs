@@ -298,8 +298,7 @@ impl SandboxProcess {
         match &self.init {
             Some(init) => signal_init(init, libc::SIGTERM),
             None if self.reaped.is_none() => {
-                let _ =
-                    nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.pid), nix::sys::signal::Signal::SIGTERM);
+                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.pid), nix::sys::signal::Signal::SIGTERM);
             }
             None => {}
         }

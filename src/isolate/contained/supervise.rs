@@ -1,5 +1,8 @@
 //! One contained run, supervised from a host thread: admission, the `run` frame, then a poll loop
-//! over the channel, the process's pidfd and the host's wake pipe. Every frame is re-checked
+//! over the process's pidfd, the host's wake pipe and the deadlines. The channel is read by Node's
+//! main thread where it can (a libuv poll handle: a binding call reaches the thread that runs it
+//! without a hop through this one), else by the supervisor; either reads under one lock, in
+//! [`Reader`]. Every frame is re-checked
 //! (`crate::channel`) and re-metered by the host's own ledger, so a subverted sandbox process can
 //! end its run at worst, never reach the host. When the run's end is claimed (a budget, abort,
 //! dispose, or the process's memory) and its isolate has not unwound within [`STOP_GRACE`], the
@@ -13,7 +16,9 @@ use std::time::{Duration, Instant};
 
 use super::pool::{Denied, Pool};
 use super::process::SandboxProcess;
+use super::uv::MainReader;
 use crate::channel::codec::{decode_js_frame, ChildFrame, DoneKind, DoneStats};
+use crate::channel::lines::LineSplitter;
 use crate::channel::wire::push_str;
 use crate::isolate::budget::{fmt_ms, heap_limit_message};
 use crate::isolate::globals::NamespaceSpec;
@@ -112,15 +117,49 @@ struct Claim {
     kill_at: Instant,
 }
 
-struct Supervisor<'a> {
-    config: &'a ContainedConfig,
-    host: &'a Host,
+/// The run's frames as read so far, and the verdicts on them: shared by the supervisor thread
+/// and Node's main thread, whichever reads the channel.
+pub struct Reader {
+    config: Arc<ContainedConfig>,
+    host: Host,
     ledger: OutputLedger,
     claim: Option<Claim>,
-    started: Instant,
     stats: DoneStats,
     /// The next isolate's `boot-ack` arrived in the same read as `done`.
     next_ready: bool,
+    channel: UnixStream,
+    /// The process's splitter, lent for the run.
+    splitter: LineSplitter,
+    /// How the run ended, once a read decided it (for the supervisor to take).
+    ended: Option<Ended>,
+    /// The channel reached its end.
+    eof: bool,
+    /// The supervisor has taken the run's end: nobody reads for this run any more.
+    finished: bool,
+    /// Where each read lands (allocated once per run).
+    buf: Vec<u8>,
+}
+
+/// A [`Reader`] behind its lock, with the supervisor's wake-up.
+pub struct SharedReader {
+    reader: Mutex<Reader>,
+    control: Arc<RunControl>,
+}
+
+impl MainReader for SharedReader {
+    fn on_readable(&self) -> bool {
+        let mut reader = self.reader.lock().unwrap();
+        if reader.finished {
+            return false;
+        }
+        let claimed = reader.claim.is_some();
+        let open = reader.read_available();
+        if !open || reader.claim.is_some() != claimed {
+            // An end or a claim for the supervisor to act on.
+            self.control.nudge();
+        }
+        open
+    }
 }
 
 enum Ended {
@@ -130,11 +169,55 @@ enum Ended {
     Killed(LedgerResult),
 }
 
-pub fn run(pool: Arc<Pool>, config: ContainedConfig, control: Arc<RunControl>, wake: OwnedFd, host: Host) {
+/// A process taken for the run on Node's main thread, whose channel that thread already reads.
+pub struct Ready {
+    pub process: SandboxProcess,
+    pub reader: Arc<SharedReader>,
+}
+
+/// Takes an idle process at once (on Node's main thread) and has that thread read its channel;
+/// `None` when the run must queue, or this runtime cannot read on its main thread.
+pub fn take_ready(
+    pool: &Arc<Pool>,
+    config: &Arc<ContainedConfig>,
+    control: &Arc<RunControl>,
+    host: &Host,
+    read_on_main: impl FnOnce(OwnedFd, Arc<SharedReader>) -> bool,
+) -> Option<Result<Ready, SandboxProcess>> {
+    let mut process = pool.take_idle()?;
+    let (Ok(channel), Ok(watched)) = (process.channel.try_clone(), process.channel.try_clone()) else {
+        return Some(Err(process));
+    };
+    let reader = Arc::new(SharedReader {
+        reader: Mutex::new(Reader::new(config.clone(), host.clone(), channel, lend(&mut process.splitter))),
+        control: control.clone(),
+    });
+    if read_on_main(OwnedFd::from(watched), reader.clone()) {
+        Some(Ok(Ready { process, reader }))
+    } else {
+        process.splitter = lend(&mut reader.reader.lock().unwrap().splitter);
+        Some(Err(process))
+    }
+}
+
+/// The process's splitter (its buffered bytes included), moved between it and a run's reader.
+fn lend(splitter: &mut LineSplitter) -> LineSplitter {
+    std::mem::replace(splitter, LineSplitter::new(0))
+}
+
+pub fn run(
+    pool: Arc<Pool>,
+    config: Arc<ContainedConfig>,
+    control: Arc<RunControl>,
+    wake: OwnedFd,
+    host: Host,
+    taken: Option<Result<Ready, SandboxProcess>>,
+) {
     let max_output_bytes = config.max_output_bytes;
     let done_host = host.clone();
-    let outcome =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| supervise_run(pool, config, &control, wake, host)));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        supervise_run(pool, config, &control, wake, host, taken)
+    }));
     if let Err(panic) = outcome {
         // A bug of the supervisor itself still settles the run (the process was killed as it
         // unwound); it never leaves the run pending.
@@ -147,22 +230,26 @@ pub fn run(pool: Arc<Pool>, config: ContainedConfig, control: Arc<RunControl>, w
     control.wake.lock().unwrap().take();
 }
 
-fn supervise_run(pool: Arc<Pool>, config: ContainedConfig, control: &RunControl, wake: OwnedFd, host: Host) {
+fn supervise_run(
+    pool: Arc<Pool>,
+    config: Arc<ContainedConfig>,
+    control: &Arc<RunControl>,
+    wake: OwnedFd,
+    host: Host,
+    taken: Option<Result<Ready, SandboxProcess>>,
+) {
     let started = Instant::now();
     let wall_deadline = started + Duration::from_secs_f64(config.max_wall_ms / 1000.0);
     let give_up = || control.abort.lock().unwrap().is_some() || Instant::now() >= wall_deadline;
-    super::trace!("run: acquiring");
-    let admitted = pool.acquire(&give_up);
-    super::trace!("run: acquired {}", admitted.is_ok());
-    let mut sup = Supervisor {
-        config: &config,
-        host: &host,
-        ledger: OutputLedger::new(config.max_output_bytes),
-        claim: None,
-        started,
-        stats: DoneStats::default(),
-        next_ready: false,
+    let (admitted, reader) = match taken {
+        Some(Ok(Ready { process, reader })) => (Ok(process), Some(reader)),
+        Some(Err(process)) => (Ok(process), None),
+        None => {
+            super::trace!("run: acquiring");
+            (pool.acquire(&give_up), None)
+        }
     };
+    super::trace!("run: acquired {} (read on main: {})", admitted.is_ok(), reader.is_some());
     let mut process = match admitted {
         Ok(process) => process,
         Err(denied) => {
@@ -174,8 +261,32 @@ fn supervise_run(pool: Arc<Pool>, config: ContainedConfig, control: &RunControl,
                     None => (FailureKind::Timeout, wall_message(config.max_wall_ms)),
                 },
             };
-            let result = sup.ledger_failure(kind, Text::new(&message));
-            return sup.finish(result);
+            let result = OutputLedger::new(config.max_output_bytes).finish_failure(kind, Text::new(&message));
+            return finish(&host, started, &DoneStats::default(), result);
+        }
+    };
+    let on_main = reader.is_some();
+    let shared = match reader {
+        Some(reader) => reader,
+        None => {
+            let channel = match process.channel.try_clone() {
+                Ok(channel) => channel,
+                Err(e) => {
+                    let message = Text::new(&format!("failed to read the isolate's channel: {e}"));
+                    let result =
+                        OutputLedger::new(config.max_output_bytes).finish_failure(FailureKind::WorkerExit, message);
+                    process.kill();
+                    process.reap_blocking();
+                    drop(process);
+                    pool.release_dead();
+                    return finish(&host, started, &DoneStats::default(), result);
+                }
+            };
+            let splitter = lend(&mut process.splitter);
+            Arc::new(SharedReader {
+                reader: Mutex::new(Reader::new(config.clone(), host.clone(), channel, splitter)),
+                control: control.clone(),
+            })
         }
     };
     {
@@ -183,28 +294,47 @@ fn supervise_run(pool: Arc<Pool>, config: ContainedConfig, control: &RunControl,
         out.channel = process.channel.try_clone().ok();
         out.push(&run_frame(&config, started.elapsed()));
     }
+    let mut sup = Supervisor { config: &config, shared: &shared, on_main };
     let ended = sup.supervise(&mut process, control, &wake, wall_deadline);
     *control.out.lock().unwrap() = Outbound::default();
+    let (stats, next_ready) = {
+        let mut reader = shared.reader.lock().unwrap();
+        // From here on the main thread's handle reads nothing for this run (it closes itself).
+        reader.finished = true;
+        process.splitter = lend(&mut reader.splitter);
+        (std::mem::take(&mut reader.stats), reader.next_ready)
+    };
     match ended {
         Ended::Killed(result) => {
             process.kill();
             process.reap_blocking();
             drop(process);
             pool.release_dead();
-            sup.finish(result);
+            finish(&host, started, &stats, result);
         }
         Ended::Done(result, healthy) => {
             if pool.is_closed() || !healthy {
                 // Dispose waits for every process to be reaped: this one goes before the result.
                 pool.release(process, false);
-                sup.finish(result);
+                finish(&host, started, &stats, result);
             } else {
-                sup.finish(result);
-                let ready = sup.next_ready || process.await_boot(Instant::now() + NEXT_BOOT).is_ok();
+                finish(&host, started, &stats, result);
+                let ready = next_ready || process.await_boot(Instant::now() + NEXT_BOOT).is_ok();
                 pool.release(process, ready);
             }
         }
     }
+}
+
+fn finish(host: &Host, started: Instant, stats: &DoneStats, result: LedgerResult) {
+    super::trace!("finish");
+    let stats = RunStats {
+        cpu_ms: stats.cpu_ms.unwrap_or(0.0),
+        wall_ms: started.elapsed().as_secs_f64() * 1000.0,
+        heap_used_bytes: stats.heap_used_bytes.unwrap_or(0.0),
+        heap_peak_bytes: stats.heap_peak_bytes.unwrap_or(0.0),
+    };
+    host.send(HostEvent::Done(Box::new(RunReport { result, stats })));
 }
 
 fn wall_message(max_wall_ms: f64) -> String {
@@ -245,24 +375,207 @@ fn units_text(units: Vec<u16>) -> Text {
     Text::Utf16(units)
 }
 
+/// The supervisor thread's side of one run.
+struct Supervisor<'a> {
+    config: &'a ContainedConfig,
+    shared: &'a SharedReader,
+    /// Node's main thread reads the channel: this thread does not wait for its bytes.
+    on_main: bool,
+}
+
 impl Supervisor<'_> {
+    fn reader(&self) -> std::sync::MutexGuard<'_, Reader> {
+        self.shared.reader.lock().unwrap()
+    }
+
+    fn supervise(
+        &mut self,
+        process: &mut SandboxProcess,
+        control: &RunControl,
+        wake: &OwnedFd,
+        wall_deadline: Instant,
+    ) -> Ended {
+        let mut abort_seen = false;
+        let mut next_memory_check = Instant::now();
+        // The compute budget is the sandbox's own verdict (its isolate thread's CPU clock); the
+        // host's backstop is the whole process's CPU, with room for V8's GC threads, so a process
+        // whose watchdog was subverted still ends.
+        let cpu_start = process.cpu_ms();
+        let cpu_backstop = self.config.compute_ms * 2.0 + CPU_BACKSTOP_SLACK_MS;
+        loop {
+            // /proc is read outside the reader's lock: Node's main thread may be waiting for it.
+            let sample = (Instant::now() >= next_memory_check).then(|| {
+                next_memory_check = Instant::now() + MEMORY_PERIOD;
+                (process.rss_bytes(), process.cpu_ms())
+            });
+            let kill_at = {
+                let mut reader = self.reader();
+                if let Some(ended) = reader.ended.take() {
+                    return ended;
+                }
+                if reader.eof {
+                    drop(reader);
+                    return self.lost(process);
+                }
+                // The host's own verdicts: abort (forwarded, so an isolate that can still
+                // unwind does) and the wall ceiling, which holds even if the process never
+                // reports it.
+                if !abort_seen {
+                    if let Some(message) = control.abort.lock().unwrap().clone() {
+                        abort_seen = true;
+                        let mut line = String::from("{\"type\":\"abort\",\"message\":");
+                        push_str(&mut line, &message);
+                        line.push_str("}\n");
+                        control.out.lock().unwrap().push(line.as_bytes());
+                        process.ring();
+                        reader.claim(FailureKind::Abort, Text::new(&message));
+                    }
+                }
+                let now = Instant::now();
+                if now >= wall_deadline {
+                    reader.claim(FailureKind::Timeout, Text::new(&wall_message(self.config.max_wall_ms)));
+                }
+                if let Some((rss, cpu_ms)) = sample {
+                    if rss > self.config.memory_cap {
+                        reader.claim(FailureKind::WorkerExit, Text::new(&heap_limit_message(self.config.heap_mb)));
+                        return Ended::Killed(reader.claimed_result());
+                    }
+                    if cpu_ms - cpu_start > cpu_backstop {
+                        let message = format!("compute budget exhausted ({}ms busy)", fmt_ms(self.config.compute_ms));
+                        reader.claim(FailureKind::Timeout, Text::new(&message));
+                    }
+                }
+                if let Some(claim) = &reader.claim {
+                    if now >= claim.kill_at {
+                        super::trace!("kill at grace end");
+                        return Ended::Killed(reader.claimed_result());
+                    }
+                }
+                reader.claim.as_ref().map(|c| c.kill_at)
+            };
+            let pending = control.out.lock().unwrap().flush();
+            let mut deadline = next_memory_check.min(wall_deadline);
+            if let Some(kill_at) = kill_at {
+                deadline = deadline.min(kill_at);
+            }
+            let wait = deadline.saturating_duration_since(Instant::now());
+            let in_events = if self.on_main { 0 } else { libc::POLLIN };
+            let out_events = if pending { libc::POLLOUT } else { 0 };
+            let mut fds = vec![
+                libc::pollfd { fd: wake.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+                libc::pollfd { fd: process.channel.as_raw_fd(), events: in_events | out_events, revents: 0 },
+            ];
+            if let Some(pidfd) = process.pidfd() {
+                fds.push(libc::pollfd { fd: pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 });
+            }
+            let millis = (wait.as_micros().div_ceil(1000)).min(1000) as i32;
+            // SAFETY: valid pollfds for the duration of the call.
+            unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, millis) };
+            if fds[0].revents != 0 {
+                let mut sink = [0u8; 256];
+                // SAFETY: draining our own non-blocking pipe.
+                while unsafe { libc::read(wake.as_raw_fd(), sink.as_mut_ptr().cast(), sink.len()) } > 0 {}
+            }
+            let exited = fds.get(2).is_some_and(|f| f.revents != 0);
+            let readable = fds[1].revents & !libc::POLLOUT != 0;
+            if readable || exited {
+                // Everything the process wrote before it died is still read (by whichever
+                // thread gets the lock first).
+                let mut reader = self.reader();
+                reader.read_available();
+                if exited && reader.ended.is_none() {
+                    reader.eof = true;
+                }
+            }
+        }
+    }
+
+    /// The process closed its channel or died without `done`.
+    fn lost(&mut self, process: &mut SandboxProcess) -> Ended {
+        super::trace!("lost");
+        let mut reader = self.reader();
+        if reader.claim.is_some() {
+            return Ended::Killed(reader.claimed_result());
+        }
+        // The exit status first (a kill now would mask the signal it died of).
+        let status = process.exit_description();
+        if process.oom_killed() {
+            return Ended::Killed(
+                reader.ledger_failure(FailureKind::WorkerExit, Text::new(&heap_limit_message(self.config.heap_mb))),
+            );
+        }
+        process.kill();
+        let hint = match process.try_reap().and_then(|e| e.signal) {
+            Some(libc::SIGTRAP | libc::SIGABRT | libc::SIGILL) => {
+                ": V8 aborted it (a fatal error, such as an allocation V8 cannot make)"
+            }
+            Some(libc::SIGSEGV | libc::SIGBUS) => ": it crashed",
+            Some(libc::SIGKILL) => ": it was killed from outside",
+            _ => "",
+        };
+        let message = format!("isolate process exited ({status}) before completing{hint}");
+        Ended::Killed(reader.ledger_failure(FailureKind::WorkerExit, Text::new(&message)))
+    }
+}
+
+impl Reader {
+    fn new(config: Arc<ContainedConfig>, host: Host, channel: UnixStream, splitter: LineSplitter) -> Reader {
+        Reader {
+            ledger: OutputLedger::new(config.max_output_bytes),
+            config,
+            host,
+            claim: None,
+            stats: DoneStats::default(),
+            next_ready: false,
+            channel,
+            splitter,
+            ended: None,
+            eof: false,
+            finished: false,
+            buf: Vec::new(),
+        }
+    }
+
+    /// Reads what the channel holds now; false once the run's end is decided (or the channel's
+    /// end reached), after which nothing more is read for this run.
+    fn read_available(&mut self) -> bool {
+        if self.ended.is_some() || self.eof || self.finished {
+            return false;
+        }
+        if self.buf.is_empty() {
+            self.buf.resize(64 * 1024, 0);
+        }
+        let mut buf = std::mem::take(&mut self.buf);
+        let open = self.read_into(&mut buf);
+        self.buf = buf;
+        open
+    }
+
+    fn read_into(&mut self, buf: &mut [u8]) -> bool {
+        loop {
+            match (&self.channel).read(buf) {
+                Ok(0) => {
+                    self.eof = true;
+                    return false;
+                }
+                Ok(n) => {
+                    if let Some(ended) = self.frames(&buf[..n]) {
+                        self.ended = Some(ended);
+                        return false;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return true,
+            }
+        }
+    }
+
     fn ledger_failure(&mut self, kind: FailureKind, message: Text) -> LedgerResult {
         let ledger = std::mem::replace(&mut self.ledger, OutputLedger::new(0));
         if kind == FailureKind::OutputLimit {
             return ledger.limit_result();
         }
         ledger.finish_failure(kind, message)
-    }
-
-    fn finish(&self, result: LedgerResult) {
-        super::trace!("finish");
-        let stats = RunStats {
-            cpu_ms: self.stats.cpu_ms.unwrap_or(0.0),
-            wall_ms: self.started.elapsed().as_secs_f64() * 1000.0,
-            heap_used_bytes: self.stats.heap_used_bytes.unwrap_or(0.0),
-            heap_peak_bytes: self.stats.heap_peak_bytes.unwrap_or(0.0),
-        };
-        self.host.send(HostEvent::Done(Box::new(RunReport { result, stats })));
     }
 
     /// Claims the run's end (the first claim wins) and arms the kill.
@@ -277,129 +590,9 @@ impl Supervisor<'_> {
         self.ledger_failure(claim.kind, claim.message)
     }
 
-    fn supervise(
-        &mut self,
-        process: &mut SandboxProcess,
-        control: &RunControl,
-        wake: &OwnedFd,
-        wall_deadline: Instant,
-    ) -> Ended {
-        let mut buf = vec![0u8; 64 * 1024];
-        let mut abort_seen = false;
-        let mut next_memory_check = Instant::now();
-        // The compute budget is the sandbox's own verdict (its isolate thread's CPU clock); the
-        // host's backstop is the whole process's CPU, with room for V8's GC threads, so a process
-        // whose watchdog was subverted still ends.
-        let cpu_start = process.cpu_ms();
-        let cpu_backstop = self.config.compute_ms * 2.0 + CPU_BACKSTOP_SLACK_MS;
-        loop {
-            // The host's own verdicts: abort (forwarded, so an isolate that can still unwind
-            // does) and the wall ceiling, which holds even if the process never reports it.
-            if !abort_seen {
-                if let Some(message) = control.abort.lock().unwrap().clone() {
-                    abort_seen = true;
-                    let mut line = String::from("{\"type\":\"abort\",\"message\":");
-                    push_str(&mut line, &message);
-                    line.push_str("}\n");
-                    control.out.lock().unwrap().push(line.as_bytes());
-                    process.ring();
-                    self.claim(FailureKind::Abort, Text::new(&message));
-                }
-            }
-            let now = Instant::now();
-            if now >= wall_deadline {
-                self.claim(FailureKind::Timeout, Text::new(&wall_message(self.config.max_wall_ms)));
-            }
-            if now >= next_memory_check {
-                next_memory_check = now + MEMORY_PERIOD;
-                if process.rss_bytes() > self.config.memory_cap {
-                    self.claim(FailureKind::WorkerExit, Text::new(&heap_limit_message(self.config.heap_mb)));
-                    return Ended::Killed(self.claimed_result());
-                }
-                if process.cpu_ms() - cpu_start > cpu_backstop {
-                    let message = format!("compute budget exhausted ({}ms busy)", fmt_ms(self.config.compute_ms));
-                    self.claim(FailureKind::Timeout, Text::new(&message));
-                }
-            }
-            if let Some(claim) = &self.claim {
-                if now >= claim.kill_at {
-                    super::trace!("kill at grace end");
-                    return Ended::Killed(self.claimed_result());
-                }
-            }
-            let pending = control.out.lock().unwrap().flush();
-            let mut deadline = next_memory_check.min(wall_deadline);
-            if let Some(claim) = &self.claim {
-                deadline = deadline.min(claim.kill_at);
-            }
-            let wait = deadline.saturating_duration_since(Instant::now());
-            let out_events = if pending { libc::POLLOUT } else { 0 };
-            let mut fds = vec![
-                libc::pollfd { fd: process.channel.as_raw_fd(), events: libc::POLLIN | out_events, revents: 0 },
-                libc::pollfd { fd: wake.as_raw_fd(), events: libc::POLLIN, revents: 0 },
-            ];
-            if let Some(pidfd) = process.pidfd() {
-                fds.push(libc::pollfd { fd: pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 });
-            }
-            let millis = (wait.as_micros().div_ceil(1000)).min(1000) as i32;
-            // SAFETY: valid pollfds for the duration of the call.
-            unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, millis) };
-            if fds[1].revents != 0 {
-                let mut sink = [0u8; 256];
-                // SAFETY: draining our own non-blocking pipe.
-                while unsafe { libc::read(wake.as_raw_fd(), sink.as_mut_ptr().cast(), sink.len()) } > 0 {}
-            }
-            let exited = fds.get(2).is_some_and(|f| f.revents != 0);
-            if fds[0].revents != 0 || exited {
-                // Everything the process wrote before it died is still read.
-                loop {
-                    match (&process.channel).read(&mut buf) {
-                        Ok(0) => return self.lost(process),
-                        Ok(n) => {
-                            if let Some(ended) = self.frames(process, n, &buf) {
-                                return ended;
-                            }
-                        }
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(_) => break,
-                    }
-                }
-            }
-            if exited {
-                return self.lost(process);
-            }
-        }
-    }
-
-    /// The process closed its channel or died without `done`.
-    fn lost(&mut self, process: &mut SandboxProcess) -> Ended {
-        super::trace!("lost");
-        if self.claim.is_some() {
-            return Ended::Killed(self.claimed_result());
-        }
-        // The exit status first (a kill now would mask the signal it died of).
-        let status = process.exit_description();
-        if process.oom_killed() {
-            return Ended::Killed(
-                self.ledger_failure(FailureKind::WorkerExit, Text::new(&heap_limit_message(self.config.heap_mb))),
-            );
-        }
-        process.kill();
-        let hint = match process.try_reap().and_then(|e| e.signal) {
-            Some(libc::SIGTRAP | libc::SIGABRT | libc::SIGILL) => {
-                ": V8 aborted it (a fatal error, such as an allocation V8 cannot make)"
-            }
-            Some(libc::SIGSEGV | libc::SIGBUS) => ": it crashed",
-            Some(libc::SIGKILL) => ": it was killed from outside",
-            _ => "",
-        };
-        let message = format!("isolate process exited ({status}) before completing{hint}");
-        Ended::Killed(self.ledger_failure(FailureKind::WorkerExit, Text::new(&message)))
-    }
-
-    fn frames(&mut self, process: &mut SandboxProcess, n: usize, buf: &[u8]) -> Option<Ended> {
+    fn frames(&mut self, chunk: &[u8]) -> Option<Ended> {
         let mut lines: Vec<Vec<u8>> = Vec::new();
-        if process.splitter.push(&buf[..n], |line| lines.push(line.to_vec())).is_err() {
+        if self.splitter.push(chunk, |line| lines.push(line.to_vec())).is_err() {
             return Some(self.malformed("a frame exceeded its size cap"));
         }
         let mut streamed = Vec::new();

@@ -49,6 +49,8 @@ pub struct Runs {
 struct Residue {
     bytes: Vec<u8>,
     scanned: usize,
+    /// Where each read lands (allocated once: the spin reads the channel in a loop).
+    chunk: Vec<u8>,
 }
 
 pub struct Inbox {
@@ -156,22 +158,24 @@ impl Inbox {
     /// the serve loop. End of file (the host is gone) tells the serve loop.
     pub fn read_now(&self) {
         let mut residue = self.residue.lock().unwrap_or_else(|e| e.into_inner());
-        let mut chunk = vec![0u8; 64 * 1024];
+        let Residue { bytes, scanned, chunk } = &mut *residue;
+        if chunk.is_empty() {
+            chunk.resize(64 * 1024, 0);
+        }
         let mut closed = false;
         loop {
-            // SAFETY: reading into a local buffer from the channel this process owns.
+            // SAFETY: reading into our own buffer from the channel this process owns.
             let n = unsafe { libc::recv(self.fd, chunk.as_mut_ptr().cast(), chunk.len(), libc::MSG_DONTWAIT) };
             match n {
                 0 => {
                     closed = true;
                     break;
                 }
-                n if n > 0 => residue.bytes.extend_from_slice(&chunk[..n as usize]),
+                n if n > 0 => bytes.extend_from_slice(&chunk[..n as usize]),
                 _ if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
                 _ => break,
             }
         }
-        let Residue { bytes, scanned } = &mut *residue;
         let mut start = 0;
         while let Some(offset) = bytes[(*scanned).max(start)..].iter().position(|&b| b == b'\n') {
             let end = (*scanned).max(start) + offset;
