@@ -211,6 +211,13 @@ export interface BindingDecl {
 /** Whether this build and machine can contain isolates in processes (Linux, helper shipped). */
 export declare function containedIsolatesAvailable(): boolean
 
+/**
+ * Runs one program on a sandbox process playing `scenario` (declared binding: `tools.echo`) and
+ * returns `{ result: { logs, value?, error? }, calls, streamed, processesLeft }` as JSON text.
+ * For the suite.
+ */
+export declare function forgeContainedIsolateRun(scenario: string, maxOutputBytes: number): string
+
 /** A result decided before any isolate exists (a pre-aborted signal), through a fresh ledger. */
 export declare function isolateFreshFailure(kind: string, message: string, maxOutputBytes: number): IsolateReport
 

@@ -26,7 +26,7 @@ mod plan;
 #[cfg(target_os = "linux")]
 fn main() {
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    if args.first().is_some_and(|a| a == "isolate" || a == "isolate-probe") {
+    if args.first().is_some_and(|a| a == "isolate" || a == "isolate-probe" || a == "isolate-forge") {
         linux::serve_isolate(&args[0], &args[1..]);
     }
     match plan::Plan::from_args(&args) {
@@ -120,6 +120,8 @@ mod linux {
     /// Node to serve, and hands it the channel on fd 3.
     /// `isolate-probe <addon> <heapMb> <hostPid>`: the same process, making the calls an escaped
     /// program would (for the test suite; see `crn_isolate_probe`).
+    /// `isolate-forge <addon> <heapMb> <scenario>`: the same process, sending a subverted
+    /// process's frames once its run starts (for the test suite; see `crn_isolate_forge`).
     pub fn serve_isolate(mode: &std::ffi::OsStr, args: &[std::ffi::OsString]) -> ! {
         let (Some(addon), Some(heap_mb)) = (args.first(), args.get(1).and_then(|h| h.to_str()?.parse::<f64>().ok()))
         else {
@@ -133,8 +135,11 @@ mod linux {
         if lib.is_null() {
             std::process::exit(124);
         }
-        let probe = mode == "isolate-probe";
-        let symbol = if probe { c"crn_isolate_probe" } else { c"crn_isolate_serve" };
+        let symbol = match mode.to_str() {
+            Some("isolate-probe") => c"crn_isolate_probe",
+            Some("isolate-forge") => c"crn_isolate_forge",
+            _ => c"crn_isolate_serve",
+        };
         // SAFETY: the symbols of src/isolate/serve.rs, of these types.
         let entry = unsafe { libc::dlsym(lib, symbol.as_ptr()) };
         if entry.is_null() {
@@ -149,10 +154,14 @@ mod linux {
         // SAFETY: fd 3 is the channel the host placed for the program. `_exit`, not `exit`: the
         // isolate threads may still run, and V8's static destructors must not run under them.
         let code = unsafe {
-            if probe {
+            if mode == "isolate-probe" {
                 type Probe = unsafe extern "C" fn(i32, f64, i32) -> i32;
                 let host_pid = args.get(2).and_then(|p| p.to_str()?.parse().ok()).unwrap_or(0);
                 std::mem::transmute::<*mut libc::c_void, Probe>(entry)(3, heap_mb, host_pid)
+            } else if mode == "isolate-forge" {
+                type Forge = unsafe extern "C" fn(i32, f64, *const libc::c_char) -> i32;
+                let scenario = args.get(2).and_then(|s| CString::new(s.as_bytes()).ok()).unwrap_or_default();
+                std::mem::transmute::<*mut libc::c_void, Forge>(entry)(3, heap_mb, scenario.as_ptr())
             } else {
                 type Serve = unsafe extern "C" fn(i32, f64) -> i32;
                 std::mem::transmute::<*mut libc::c_void, Serve>(entry)(3, heap_mb)

@@ -12,6 +12,7 @@ macro_rules! trace {
 }
 pub(crate) use trace;
 
+mod forge;
 mod pool;
 mod process;
 mod supervise;
@@ -75,10 +76,12 @@ pub fn probe_contained_isolate(allowlist: bool) -> napi::Result<String> {
     let Some((helper, addon)) = process::locate() else {
         return Err(napi::Error::from_reason("the sandbox helper is not beside the addon"));
     };
-    let spec = ProcessSpec { helper, addon, heap_mb: 64.0, memory_cap: memory_cap(64.0) };
+    let spec = ProcessSpec { helper, addon, heap_mb: 64.0, memory_cap: memory_cap(64.0), forge: None };
     let pid = std::process::id() as i32;
     process::SandboxProcess::probe(&spec, if allowlist { pid } else { -pid }).map_err(napi::Error::from_reason)
 }
+
+pub use forge::forge_contained_isolate_run;
 
 /// The sandbox processes of one runtime.
 #[napi]
@@ -103,6 +106,7 @@ impl IsolatePool {
                 addon,
                 heap_mb: options.max_old_generation_size_mb,
                 memory_cap: memory_cap(options.max_old_generation_size_mb),
+                forge: None,
             },
             max_processes: options.max_processes.max(1) as usize,
             max_runs: options.max_runs_per_process.max(1),

@@ -207,6 +207,11 @@ impl Pool {
         }
     }
 
+    /// Processes that exist or are being started.
+    pub fn live(&self) -> usize {
+        self.state.lock().unwrap().live
+    }
+
     pub fn is_closed(&self) -> bool {
         self.state.lock().unwrap().closed
     }

@@ -38,6 +38,9 @@ pub struct ProcessSpec {
     /// The process's resident memory cap (the supervisor polls it; a memory cgroup, where the
     /// host can make one, enforces it a little above between polls).
     pub memory_cap: u64,
+    /// The suite's forged-frame scenario: processes of this spec boot as serving ones, then send
+    /// the scenario's frames instead of running the program (`isolate-forge`).
+    pub forge: Option<String>,
 }
 
 /// How far above `memory_cap` the cgroup's hard limit sits: the supervisor's own reading
@@ -97,7 +100,11 @@ fn io(what: &str, e: impl std::fmt::Display) -> String {
 impl SandboxProcess {
     /// Starts a process and waits until its first isolate is prepared (`boot-ack`).
     pub fn start(spec: &ProcessSpec, frame_cap: usize) -> Result<SandboxProcess, String> {
-        let mut process = Self::spawn(spec, frame_cap, &["isolate"])?;
+        let mode = match &spec.forge {
+            Some(scenario) => vec!["isolate-forge", scenario.as_str()],
+            None => vec!["isolate"],
+        };
+        let mut process = Self::spawn(spec, frame_cap, &mode)?;
         let booted = process.await_boot(Instant::now() + BOOT_DEADLINE);
         super::trace!("start: booted {booted:?}");
         if let Err(e) = booted {

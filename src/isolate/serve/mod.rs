@@ -6,6 +6,7 @@
 //! replies and aborts come in, and `done` ends it; then the next isolate is prepared. Everything
 //! this process writes is re-checked by the host; what the host writes is trusted.
 
+mod forge;
 mod inbox;
 mod probe;
 

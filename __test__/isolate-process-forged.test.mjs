@@ -1,0 +1,72 @@
+// A subverted sandbox process (issue 9): the helper's forge mode boots and hardens itself exactly
+// as a serving process does, takes its run, and then sends what code that took over the process
+// could send instead of honest frames. The host's supervisor must re-check every byte: a frame
+// that does not decode, names no declared binding, exceeds its cap, or breaks the run's order
+// ends the run as worker-exit and kills the process; a log flood is re-metered by the host's own
+// ledger; the binding is never called; and no process is left.
+import { describe, expect, it, vi } from 'vitest'
+import native from '../lib/native.mjs'
+import { loadIsolate } from './helpers.mjs'
+import { sandboxProcesses } from './process-helpers.mjs'
+
+vi.setConfig({ testTimeout: 60_000 })
+const MAX_OUTPUT_BYTES = 4096
+const forge = (scenario) => JSON.parse(native.forgeContainedIsolateRun(scenario, MAX_OUTPUT_BYTES))
+const broke = (what) => ({
+  logs: [],
+  error: { kind: 'worker-exit', message: `isolate process broke the channel protocol (${what}); it was killed` },
+})
+
+describe.runIf(native.containedIsolatesAvailable())('a subverted sandbox process', () => {
+  it.each([
+    ['garbage', 'a frame did not parse'],
+    ['undeclared-call', 'a call named no declared binding'],
+    ['oversized-frame', 'a frame exceeded its size cap'],
+    ['huge-args', "a call's arguments exceeded the byte cap"],
+    ['boot-ack', 'it announced a new isolate during a run'],
+    ['lossy-done', 'its completion was not lossless JSON'],
+  ])('%s: the run ends as worker-exit, the binding is never called, the process is gone', (scenario, what) => {
+    const report = forge(scenario)
+    expect(report.result).toEqual(broke(what))
+    expect(report.calls).toBe(0)
+    expect(report.processesLeft).toBe(0)
+  })
+
+  it('a log flood is re-metered by the host: what is kept fits the budget, then output-limit', () => {
+    const report = forge('log-flood')
+    expect(report.result.error).toEqual({ kind: 'output-limit', message: `outer output exceeded ${MAX_OUTPUT_BYTES} bytes` })
+    expect(report.result.logs.length).toBeGreaterThan(0)
+    expect(report.result.logs.length).toBeLessThan(200)
+    expect(JSON.stringify(report.result.logs).length).toBeLessThanOrEqual(MAX_OUTPUT_BYTES)
+    // Whole entries in order; the one that overflowed keeps the prefix that fit (spec §10).
+    const expected = (i) => `line ${String(i).padStart(3, '0')} ${'y'.repeat(90)}`
+    const logs = report.result.logs
+    logs.slice(0, -1).forEach((line, i) => expect(line).toBe(expected(i)))
+    expect(expected(logs.length - 1).startsWith(logs.at(-1))).toBe(true)
+    expect(report.processesLeft).toBe(0)
+  })
+
+  it('frames after done other than the next boot-ack keep the result but retire the process', () => {
+    const report = forge('frames-after-done')
+    expect(report.result).toEqual({ logs: [], value: 7 })
+    expect(report.calls).toBe(0)
+    expect(report.processesLeft).toBe(0)
+  })
+
+  it('a process that exits mid-run: worker-exit with its exit status, the logs it sent kept', () => {
+    const report = forge('exit')
+    expect(report.result).toEqual({
+      logs: ['before the exit'],
+      error: { kind: 'worker-exit', message: 'isolate process exited (code=3, signal=null) before completing' },
+    })
+    expect(report.processesLeft).toBe(0)
+  })
+
+  it('leaves no sandbox process behind, and a real runtime still runs return 1', async () => {
+    for (const scenario of ['garbage', 'oversized-frame']) forge(scenario)
+    expect(sandboxProcesses()).toEqual([])
+    const { runtime, fiber } = await loadIsolate()
+    expect(await runtime.run({ program: 'return 1', bindings: [] })).toEqual({ logs: [], value: 1 })
+    await fiber.dispose()
+  })
+})

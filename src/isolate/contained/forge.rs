@@ -1,0 +1,105 @@
+//! The suite's harness for a subverted sandbox process: one real run, supervised as any other, on
+//! a process that sends a forged scenario's frames (`isolate-forge`). The events the host would
+//! have delivered are collected here instead of reaching JavaScript.
+
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use napi_derive::napi;
+
+use super::pool::{Pool, PoolConfig};
+use super::process::{self, ProcessSpec};
+use super::supervise::{self, ContainedConfig, Outbound, RunControl};
+use crate::isolate::globals::NamespaceSpec;
+use crate::isolate::host::{HostEvent, HostSink, RunReport};
+
+#[derive(Default)]
+struct Collected {
+    calls: u32,
+    streamed: usize,
+    report: Option<Box<RunReport>>,
+}
+
+#[derive(Default)]
+struct Collector {
+    events: Mutex<Collected>,
+    done: Condvar,
+}
+
+impl HostSink for Collector {
+    fn send(&self, event: HostEvent) {
+        let mut events = self.events.lock().unwrap();
+        match event {
+            HostEvent::Call { .. } => events.calls += 1,
+            HostEvent::Logs(logs) => events.streamed += logs.len(),
+            HostEvent::Done(report) => {
+                events.report = Some(report);
+                self.done.notify_all();
+            }
+        }
+    }
+}
+
+/// Runs one program on a sandbox process playing `scenario` (declared binding: `tools.echo`) and
+/// returns `{ result: { logs, value?, error? }, calls, streamed, processesLeft }` as JSON text.
+/// For the suite.
+#[napi]
+pub fn forge_contained_isolate_run(scenario: String, max_output_bytes: f64) -> napi::Result<String> {
+    let Some((helper, addon)) = process::locate() else {
+        return Err(napi::Error::from_reason("the sandbox helper is not beside the addon"));
+    };
+    let heap_mb = 64.0;
+    let memory_cap = super::memory_cap(heap_mb);
+    let spec = ProcessSpec { helper, addon, heap_mb, memory_cap, forge: Some(scenario) };
+    let max_output_bytes = max_output_bytes as usize;
+    let pool = Pool::new(PoolConfig {
+        spec,
+        max_processes: 1,
+        max_runs: 1,
+        frame_cap: max_output_bytes.saturating_mul(6).saturating_add(1 << 20),
+    });
+    let (wake_r, wake_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK)
+        .map_err(|e| napi::Error::from_reason(e.to_string()))?;
+    let control = Arc::new(RunControl {
+        abort: Mutex::new(None),
+        out: Mutex::new(Outbound::default()),
+        wake: Mutex::new(Some(wake_w)),
+    });
+    let config = Arc::new(ContainedConfig {
+        program: "return 1".into(),
+        namespaces: vec![NamespaceSpec { global: "tools".into(), names: vec!["echo".into()], error_class: None }],
+        compute_ms: 5000.0,
+        max_wall_ms: 10000.0,
+        max_output_bytes,
+        heap_mb,
+        memory_cap,
+        stream_logs: true,
+        node_major: None,
+    });
+    let collector = Arc::new(Collector::default());
+    supervise::run(pool.clone(), config, control, wake_r, collector.clone(), None);
+    let mut events = collector.events.lock().unwrap();
+    while events.report.is_none() {
+        events = collector.done.wait_timeout(events, Duration::from_secs(15)).unwrap().0;
+    }
+    drop(events);
+    pool.close();
+    let events = collector.events.lock().unwrap();
+    let report = events.report.as_ref().expect("the run reported");
+    let mut result = serde_json::json!({
+        "logs": report.result.logs.iter().map(|t| t.to_string_lossy()).collect::<Vec<_>>(),
+    });
+    if let Some(json) = &report.result.value_json {
+        result["value"] = serde_json::from_str(json).unwrap_or(serde_json::Value::Null);
+    }
+    if let Some((kind, message)) = &report.result.error {
+        result["error"] = serde_json::json!({ "kind": kind.as_str(), "message": message.to_string_lossy() });
+    }
+    Ok(serde_json::json!({
+        "result": result,
+        "calls": events.calls,
+        "streamed": events.streamed,
+        "processesLeft": pool.live(),
+    })
+    .to_string())
+}

@@ -1,0 +1,87 @@
+//! `isolate-forge`: a subverted sandbox process, for the suite. It boots and hardens exactly as a
+//! serving process does (its first isolate prepared, the allowlist applied, `boot-ack` sent),
+//! waits for its run, and then sends what code that took over the process could send instead of
+//! the run's frames. The host must end the run with the protocol's verdict and kill it.
+
+use std::ffi::{c_char, CStr};
+use std::io::Read;
+use std::os::fd::{FromRawFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::sync::Mutex;
+
+use super::{prepare, send_line, start_up, CHANNEL};
+
+/// What each scenario writes once the run frame has arrived (`None`: it exits mid-run).
+fn scenario_bytes(scenario: &str) -> Option<Vec<u8>> {
+    let bytes = match scenario {
+        "garbage" => b"this is not a frame\n".to_vec(),
+        "undeclared-call" => br#"{"type":"call","id":1,"global":"tools","name":"nope","args":[]}"#.to_vec(),
+        "oversized-frame" => vec![b'x'; 4 << 20],
+        "huge-args" => {
+            let mut line = br#"{"type":"call","id":1,"global":"tools","name":"echo","args":[""#.to_vec();
+            line.extend(std::iter::repeat_n(b'a', 64 * 1024));
+            line.extend_from_slice(br#""]}"#);
+            line
+        }
+        "boot-ack" => br#"{"type":"boot-ack"}"#.to_vec(),
+        "lossy-done" => br#"{"type":"done","value":{"a":-0}}"#.to_vec(),
+        "log-flood" => {
+            let mut lines = Vec::new();
+            for i in 0..200 {
+                lines.extend_from_slice(
+                    format!(r#"{{"type":"log","text":"line {i:03} {}"}}"#, "y".repeat(90)).as_bytes(),
+                );
+                lines.push(b'\n');
+            }
+            // Then `done` and the next isolate's readiness, as an honest process ends a run.
+            lines.extend_from_slice(b"{\"type\":\"done\",\"value\":1}\n{\"type\":\"boot-ack\"}");
+            lines
+        }
+        "frames-after-done" => br#"{"type":"done","value":7}
+{"type":"call","id":9,"global":"tools","name":"echo","args":[]}"#
+            .to_vec(),
+        "exit" => return None,
+        _ => b"unknown scenario\n".to_vec(),
+    };
+    let mut bytes = bytes;
+    if bytes.last() != Some(&b'\n') && scenario != "oversized-frame" {
+        bytes.push(b'\n');
+    }
+    Some(bytes)
+}
+
+/// # Safety
+/// As `crn_isolate_serve`; `scenario` is a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn crn_isolate_forge(fd: RawFd, heap_mb: f64, scenario: *const c_char) -> i32 {
+    // SAFETY: the caller hands over the descriptor and a valid C string.
+    let (channel, scenario) = unsafe { (UnixStream::from_raw_fd(fd), CStr::from_ptr(scenario)) };
+    let scenario = scenario.to_string_lossy().into_owned();
+    let Ok(mut reader) = channel.try_clone() else { return 70 };
+    let _ = CHANNEL.set(Mutex::new(channel));
+    start_up(heap_mb);
+    let Some(_ready) = prepare(heap_mb) else { return 72 };
+    let allowlist = crate::sandbox::harden::allowlist::apply_all_threads().is_ok();
+    send_line(&format!("{{\"type\":\"boot-ack\",\"seccompAllowlist\":{allowlist}}}\n"));
+    // The run frame is the first thing the host sends.
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !seen.contains(&b'\n') {
+        match reader.read(&mut buf) {
+            Ok(0) | Err(_) => return 0,
+            Ok(n) => seen.extend_from_slice(&buf[..n]),
+        }
+    }
+    let Some(bytes) = scenario_bytes(&scenario) else {
+        send_line("{\"type\":\"log\",\"text\":\"before the exit\"}\n");
+        return 3;
+    };
+    send_line(&String::from_utf8_lossy(&bytes));
+    // Then nothing more: the host ends the run (and this process) on its own.
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) | Err(_) => return 0,
+            Ok(_) => {}
+        }
+    }
+}
