@@ -92,9 +92,9 @@ impl Pool {
                 return Err(Denied::Closed);
             }
             if st.queue.front() == Some(&ticket) {
-                while let Some(mut process) = st.idle.pop() {
-                    if process.try_reap().is_some() {
-                        st.live -= 1;
+                while let Some(process) = st.idle.pop() {
+                    if !process.idle_and_alive() {
+                        self.discard(&mut st, process);
                         continue;
                     }
                     st.queue.pop_front();
@@ -134,9 +134,9 @@ impl Pool {
         if st.closed || !st.queue.is_empty() {
             return None;
         }
-        while let Some(mut process) = st.idle.pop() {
-            if process.try_reap().is_some() {
-                st.live -= 1;
+        while let Some(process) = st.idle.pop() {
+            if !process.idle_and_alive() {
+                self.discard(&mut st, process);
                 continue;
             }
             self.changed.notify_all();
@@ -164,6 +164,20 @@ impl Pool {
         self.changed.notify_all();
         drop(st);
         self.keep_spare();
+    }
+
+    /// Kills and reaps an idle process found dying, off the caller's thread (which may be Node's
+    /// main thread); it stops counting once it is gone.
+    fn discard(self: &Arc<Self>, st: &mut State, process: SandboxProcess) {
+        let pool = self.clone();
+        let reaper = std::thread::Builder::new().name("code-runtime-reaper".into()).spawn(move || {
+            drop(process);
+            pool.release_dead();
+        });
+        // No thread to spare: the process was reaped as the closure dropped.
+        if reaper.is_err() {
+            st.live -= 1;
+        }
     }
 
     /// Forgets a process its run killed and reaped.

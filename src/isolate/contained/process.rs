@@ -260,6 +260,18 @@ impl SandboxProcess {
         unsafe { libc::poll(&mut pfd, 1, wait.as_millis().clamp(1, 1000) as i32) > 0 }
     }
 
+    /// An idle process has nothing to say: bytes or a hang-up on its channel, or an exit on its
+    /// pidfd, mean it is dying (killed from outside) or broke the protocol.
+    pub fn idle_and_alive(&self) -> bool {
+        let mut fds =
+            vec![libc::pollfd { fd: self.channel.as_raw_fd(), events: libc::POLLIN | libc::POLLRDHUP, revents: 0 }];
+        if let Some(pidfd) = &self.pidfd {
+            fds.push(libc::pollfd { fd: pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 });
+        }
+        // SAFETY: valid pollfds; a zero timeout only samples them.
+        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 0) == 0 }
+    }
+
     /// The pidfd, readable once the process has exited.
     pub fn pidfd(&self) -> Option<&OwnedFd> {
         self.pidfd.as_ref()

@@ -138,6 +138,8 @@ pub struct Reader {
     finished: bool,
     /// Where each read lands (allocated once per run).
     buf: Vec<u8>,
+    /// The process sent at least one frame of this run.
+    heard: bool,
 }
 
 /// A [`Reader`] behind its lock, with the supervisor's wake-up.
@@ -167,6 +169,9 @@ enum Ended {
     Done(LedgerResult, bool),
     /// The process is gone or must go.
     Killed(LedgerResult),
+    /// The process was killed from outside before it sent anything of this run: the run has
+    /// had no effect (no binding called, no log) and may run once more on another process.
+    Vanished(LedgerResult),
 }
 
 /// A process taken for the run on Node's main thread, whose channel that thread already reads.
@@ -236,91 +241,100 @@ fn supervise_run(
     control: &Arc<RunControl>,
     wake: OwnedFd,
     host: Host,
-    taken: Option<Result<Ready, SandboxProcess>>,
+    mut taken: Option<Result<Ready, SandboxProcess>>,
 ) {
     let started = Instant::now();
     let wall_deadline = started + Duration::from_secs_f64(config.max_wall_ms / 1000.0);
     let give_up = || control.abort.lock().unwrap().is_some() || Instant::now() >= wall_deadline;
-    let (admitted, reader) = match taken {
-        Some(Ok(Ready { process, reader })) => (Ok(process), Some(reader)),
-        Some(Err(process)) => (Ok(process), None),
-        None => {
-            super::trace!("run: acquiring");
-            (pool.acquire(&give_up), None)
-        }
-    };
-    super::trace!("run: acquired {} (read on main: {})", admitted.is_ok(), reader.is_some());
-    let mut process = match admitted {
-        Ok(process) => process,
-        Err(denied) => {
-            let (kind, message) = match denied {
-                Denied::Failed(message) => (FailureKind::WorkerExit, message),
-                _ => match control.abort.lock().unwrap().clone() {
-                    Some(message) => (FailureKind::Abort, message),
-                    None if pool.is_closed() => (FailureKind::Abort, "runtime disposed".to_string()),
-                    None => (FailureKind::Timeout, wall_message(config.max_wall_ms)),
-                },
-            };
-            let result = OutputLedger::new(config.max_output_bytes).finish_failure(kind, Text::new(&message));
-            return finish(&host, started, &DoneStats::default(), result);
-        }
-    };
-    let on_main = reader.is_some();
-    let shared = match reader {
-        Some(reader) => reader,
-        None => {
-            let channel = match process.channel.try_clone() {
-                Ok(channel) => channel,
+    // A process killed from outside before it said anything of this run (an idle one's death
+    // not yet visible when it was taken) cost the run nothing: it runs once more, elsewhere.
+    let mut retried = false;
+    loop {
+        let (admitted, reader) = match taken.take() {
+            Some(Ok(Ready { process, reader })) => (Ok(process), Some(reader)),
+            Some(Err(process)) => (Ok(process), None),
+            None => {
+                super::trace!("run: acquiring");
+                (pool.acquire(&give_up), None)
+            }
+        };
+        super::trace!("run: acquired {} (read on main: {})", admitted.is_ok(), reader.is_some());
+        let mut process = match admitted {
+            Ok(process) => process,
+            Err(denied) => {
+                let (kind, message) = match denied {
+                    Denied::Failed(message) => (FailureKind::WorkerExit, message),
+                    _ => match control.abort.lock().unwrap().clone() {
+                        Some(message) => (FailureKind::Abort, message),
+                        None if pool.is_closed() => (FailureKind::Abort, "runtime disposed".to_string()),
+                        None => (FailureKind::Timeout, wall_message(config.max_wall_ms)),
+                    },
+                };
+                let result = OutputLedger::new(config.max_output_bytes).finish_failure(kind, Text::new(&message));
+                return finish(&host, started, &DoneStats::default(), result);
+            }
+        };
+        let on_main = reader.is_some();
+        let shared = match reader {
+            Some(reader) => reader,
+            None => match process.channel.try_clone() {
+                Ok(channel) => {
+                    let splitter = lend(&mut process.splitter);
+                    Arc::new(SharedReader {
+                        reader: Mutex::new(Reader::new(config.clone(), host.clone(), channel, splitter)),
+                        control: control.clone(),
+                    })
+                }
                 Err(e) => {
                     let message = Text::new(&format!("failed to read the isolate's channel: {e}"));
                     let result =
                         OutputLedger::new(config.max_output_bytes).finish_failure(FailureKind::WorkerExit, message);
-                    process.kill();
-                    process.reap_blocking();
                     drop(process);
                     pool.release_dead();
                     return finish(&host, started, &DoneStats::default(), result);
                 }
-            };
-            let splitter = lend(&mut process.splitter);
-            Arc::new(SharedReader {
-                reader: Mutex::new(Reader::new(config.clone(), host.clone(), channel, splitter)),
-                control: control.clone(),
-            })
+            },
+        };
+        {
+            let mut out = control.out.lock().unwrap();
+            out.channel = process.channel.try_clone().ok();
+            out.push(&run_frame(&config, started.elapsed()));
         }
-    };
-    {
-        let mut out = control.out.lock().unwrap();
-        out.channel = process.channel.try_clone().ok();
-        out.push(&run_frame(&config, started.elapsed()));
-    }
-    let mut sup = Supervisor { config: &config, shared: &shared, on_main };
-    let ended = sup.supervise(&mut process, control, &wake, wall_deadline);
-    *control.out.lock().unwrap() = Outbound::default();
-    let (stats, next_ready) = {
-        let mut reader = shared.reader.lock().unwrap();
-        // From here on the main thread's handle reads nothing for this run (it closes itself).
-        reader.finished = true;
-        process.splitter = lend(&mut reader.splitter);
-        (std::mem::take(&mut reader.stats), reader.next_ready)
-    };
-    match ended {
-        Ended::Killed(result) => {
-            process.kill();
-            process.reap_blocking();
-            drop(process);
-            pool.release_dead();
-            finish(&host, started, &stats, result);
-        }
-        Ended::Done(result, healthy) => {
-            if pool.is_closed() || !healthy {
-                // Dispose waits for every process to be reaped: this one goes before the result.
-                pool.release(process, false);
-                finish(&host, started, &stats, result);
-            } else {
-                finish(&host, started, &stats, result);
-                let ready = next_ready || process.await_boot(Instant::now() + NEXT_BOOT).is_ok();
-                pool.release(process, ready);
+        let mut sup = Supervisor { config: &config, shared: &shared, on_main };
+        let ended = sup.supervise(&mut process, control, &wake, wall_deadline);
+        *control.out.lock().unwrap() = Outbound::default();
+        let (stats, next_ready) = {
+            let mut reader = shared.reader.lock().unwrap();
+            // From here on the main thread's handle reads nothing for this run (it closes itself).
+            reader.finished = true;
+            process.splitter = lend(&mut reader.splitter);
+            (std::mem::take(&mut reader.stats), reader.next_ready)
+        };
+        match ended {
+            Ended::Vanished(_) if !retried && !pool.is_closed() && !give_up() => {
+                super::trace!("run: its process vanished before it began; once more");
+                retried = true;
+                drop(process);
+                pool.release_dead();
+            }
+            Ended::Killed(result) | Ended::Vanished(result) => {
+                process.kill();
+                process.reap_blocking();
+                drop(process);
+                pool.release_dead();
+                return finish(&host, started, &stats, result);
+            }
+            Ended::Done(result, healthy) => {
+                if pool.is_closed() || !healthy {
+                    // Dispose waits for every process to be reaped: this one goes before the result.
+                    pool.release(process, false);
+                    finish(&host, started, &stats, result);
+                } else {
+                    finish(&host, started, &stats, result);
+                    let ready = next_ready || process.await_boot(Instant::now() + NEXT_BOOT).is_ok();
+                    pool.release(process, ready);
+                }
+                return;
             }
         }
     }
@@ -514,7 +528,12 @@ impl Supervisor<'_> {
             _ => "",
         };
         let message = format!("isolate process exited ({status}) before completing{hint}");
-        Ended::Killed(reader.ledger_failure(FailureKind::WorkerExit, Text::new(&message)))
+        let result = reader.ledger_failure(FailureKind::WorkerExit, Text::new(&message));
+        let killed_from_outside = process.try_reap().and_then(|e| e.signal) == Some(libc::SIGKILL);
+        if killed_from_outside && !reader.heard {
+            return Ended::Vanished(result);
+        }
+        Ended::Killed(result)
     }
 }
 
@@ -533,6 +552,7 @@ impl Reader {
             eof: false,
             finished: false,
             buf: Vec::new(),
+            heard: false,
         }
     }
 
@@ -597,6 +617,7 @@ impl Reader {
         }
         let mut streamed = Vec::new();
         let mut ended = None;
+        self.heard |= !lines.is_empty();
         let mut lines = lines.into_iter();
         while let Some(line) = lines.next() {
             let budget = self.ledger.remaining();
