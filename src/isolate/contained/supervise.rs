@@ -121,13 +121,15 @@ struct Claim {
 /// and Node's main thread, whichever reads the channel.
 pub struct Reader {
     config: Arc<ContainedConfig>,
-    host: Host,
+    /// Where calls and logs go; dropped when the run is over (its threadsafe function keeps
+    /// Node's loop alive, and the main thread's handle may outlive the run until its next event).
+    host: Option<Host>,
     ledger: OutputLedger,
     claim: Option<Claim>,
     stats: DoneStats,
     /// The next isolate's `boot-ack` arrived in the same read as `done`.
     next_ready: bool,
-    channel: UnixStream,
+    channel: Option<UnixStream>,
     /// The process's splitter, lent for the run.
     splitter: LineSplitter,
     /// How the run ended, once a read decided it (for the supervisor to take).
@@ -307,6 +309,8 @@ fn supervise_run(
             let mut reader = shared.reader.lock().unwrap();
             // From here on the main thread's handle reads nothing for this run (it closes itself).
             reader.finished = true;
+            reader.host = None;
+            reader.channel = None;
             process.splitter = lend(&mut reader.splitter);
             (std::mem::take(&mut reader.stats), reader.next_ready)
         };
@@ -542,11 +546,11 @@ impl Reader {
         Reader {
             ledger: OutputLedger::new(config.max_output_bytes),
             config,
-            host,
+            host: Some(host),
             claim: None,
             stats: DoneStats::default(),
             next_ready: false,
-            channel,
+            channel: Some(channel),
             splitter,
             ended: None,
             eof: false,
@@ -573,7 +577,8 @@ impl Reader {
 
     fn read_into(&mut self, buf: &mut [u8]) -> bool {
         loop {
-            match (&self.channel).read(buf) {
+            let Some(mut channel) = self.channel.as_ref() else { return false };
+            match channel.read(buf) {
                 Ok(0) => {
                     self.eof = true;
                     return false;
@@ -645,7 +650,9 @@ impl Reader {
                         break;
                     }
                     self.flush(&mut streamed);
-                    self.host.send(HostEvent::Call { id: id as u64, ns, name: index, arg_json });
+                    if let Some(host) = &self.host {
+                        host.send(HostEvent::Call { id: id as u64, ns, name: index, arg_json });
+                    }
                 }
                 ChildFrame::Stop { kind, message } => self.claim(failure_kind(kind), units_text(message)),
                 ChildFrame::Done { value, error, stats } => {
@@ -690,7 +697,9 @@ impl Reader {
 
     fn flush(&self, streamed: &mut Vec<Text>) {
         if self.config.stream_logs && !streamed.is_empty() {
-            self.host.send(HostEvent::Logs(std::mem::take(streamed)));
+            if let Some(host) = &self.host {
+                host.send(HostEvent::Logs(std::mem::take(streamed)));
+            }
         }
         streamed.clear();
     }
