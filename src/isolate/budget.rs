@@ -142,8 +142,8 @@ pub struct HeapGuard {
     /// `refusals` as of the previous callback, and how often a refusal was answered with headroom.
     pub seen_refusals: AtomicUsize,
     pub external_grants: AtomicUsize,
-    /// The isolate lives in a sandbox process the supervisor can end: unwinding headroom is
-    /// granted once, and a second exhaustion lets V8 abort that process (never the host).
+    /// The isolate lives in a sandbox process the supervisor can end: its unwinding headroom is
+    /// smaller (the process's own cap bounds it anyway).
     pub contained: bool,
     pub unwind_grants: AtomicUsize,
 }
@@ -175,13 +175,14 @@ pub unsafe extern "C" fn near_heap_limit(data: *mut c_void, current: usize, _ini
         return current.saturating_add(EXTERNAL_HEADROOM);
     }
     guard.shared.claim(Terminal::Failed(FailureKind::WorkerExit, Text::new(&heap_limit_message(guard.limit_mb))));
-    if guard.contained {
-        if guard.unwind_grants.fetch_add(1, Ordering::Relaxed) > 0 {
-            return current;
-        }
-        return current.saturating_add(CONTAINED_HEADROOM.max(current / 4));
+    // One grant, never repeated: the isolate is terminating and only needs to unwind. A second
+    // exhaustion lets V8 take its fatal path, which ends a sandbox process (contained) or, on a
+    // host thread, the host: the thread tier cannot contain a program that outgrows the grant.
+    if guard.unwind_grants.fetch_add(1, Ordering::Relaxed) > 0 {
+        return current;
     }
-    current.saturating_add(UNWIND_HEADROOM)
+    let headroom = if guard.contained { CONTAINED_HEADROOM.max(current / 4) } else { UNWIND_HEADROOM };
+    current.saturating_add(headroom)
 }
 
 /// `isolate heap limit reached (<N> MiB)` (spec isolate-runtime.md §9.3).
