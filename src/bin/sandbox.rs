@@ -140,7 +140,7 @@ mod linux {
             Some("isolate-forge") => c"crn_isolate_forge",
             _ => c"crn_isolate_serve",
         };
-        // SAFETY: the symbols of src/isolate/serve.rs, of these types.
+        // SAFETY: the symbols of src/isolate/serve/, of these types.
         let entry = unsafe { libc::dlsym(lib, symbol.as_ptr()) };
         if entry.is_null() {
             std::process::exit(124);

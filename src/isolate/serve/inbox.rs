@@ -75,17 +75,22 @@ pub fn inbox() -> Option<&'static Inbox> {
 pub fn install(fd: RawFd, serve: Sender<Inbound>) -> Option<&'static Inbox> {
     // SAFETY: eventfd and pipe2 return new descriptors we own, or -1.
     let wake = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
-    let mut bell = [-1; 2];
-    if wake < 0 || unsafe { libc::pipe2(bell.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+    if wake < 0 {
         return None;
     }
     // SAFETY: just created, owned from here on.
     let owned = |fd| unsafe { OwnedFd::from_raw_fd(fd) };
+    let wake = owned(wake);
+    let mut bell = [-1; 2];
+    // SAFETY: pipe2 fills both descriptors or returns -1.
+    if unsafe { libc::pipe2(bell.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+        return None;
+    }
     let inbox = Inbox {
         fd,
         residue: Mutex::new(Residue::default()),
         serve: Mutex::new(serve),
-        wake: owned(wake),
+        wake,
         bell: (owned(bell[0]), owned(bell[1])),
     };
     INBOX.set(inbox).ok()?;
@@ -107,8 +112,13 @@ static BELL_FD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new
 
 extern "C" fn ring(_: libc::c_int) {
     let fd = BELL_FD.load(std::sync::atomic::Ordering::Relaxed);
-    // SAFETY: write is async-signal-safe; a full pipe has already rung.
-    unsafe { libc::write(fd, [1u8].as_ptr().cast(), 1) };
+    // SAFETY: write is async-signal-safe (a full pipe has already rung); errno is the
+    // interrupted code's and is given back to it.
+    unsafe {
+        let errno = *libc::__errno_location();
+        libc::write(fd, [1u8].as_ptr().cast(), 1);
+        *libc::__errno_location() = errno;
+    }
 }
 
 /// The doorbell thread: reads the channel when the host rings, and notices the host hanging up
