@@ -8,11 +8,12 @@
 // bomb the thread tier does not stop). Those cases first assert that the runtime really runs in
 // sandbox processes (`requireProcessTier`) and fail there, without running the program, when it
 // does not.
+import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadIsolate, tools } from './helpers.mjs'
-import { sandboxProcesses, sandboxRoots } from './process-helpers.mjs'
+import { sandboxProcesses, sandboxRoots, waitFor } from './process-helpers.mjs'
 
 const REPO = fileURLToPath(new URL('..', import.meta.url))
 const SECRET = 'sekret-7f3a9c'
@@ -30,6 +31,14 @@ async function requireProcessTier(runtime, fiber, why = 'in thread mode this pro
   } catch (error) {
     await fiber?.dispose()
     throw error
+  }
+}
+
+function readStatus(pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/status`, 'utf8')
+  } catch {
+    return ''
   }
 }
 
@@ -177,6 +186,32 @@ describe('abort of a computing isolate (the doorbell)', () => {
       await expectHealthy(runtime)
     }
     await fiber.dispose()
+  })
+})
+
+describe('a host that dies while its isolate computes', () => {
+  // Nothing reads a computing isolate's channel, but its process's doorbell thread watches for the
+  // host hanging up: killed with SIGKILL (no dispose, no chance to clean up), the host leaves no
+  // sandbox process behind, neither the one computing nor the spare.
+  it('takes every sandbox process with it', async () => {
+    const entry = fileURLToPath(new URL('../lib/index.mjs', import.meta.url))
+    const script = `
+      import { Context } from 'cordis'
+      import { IsolateCodeRuntime } from ${JSON.stringify(entry)}
+      const ctx = new Context()
+      await ctx.plugin(IsolateCodeRuntime, { containment: 'process', computeMs: 600000, maxWallMs: 600000 })
+      console.log('running')
+      await ctx.codeRuntime.run({ program: 'for (;;) {}', bindings: [] })`
+    const host = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] })
+    await new Promise((resolve) => host.stdout.once('data', resolve))
+    await waitFor(() => sandboxRoots(host.pid).length >= 2, 10000)
+    const pids = sandboxProcesses(host.pid).map((p) => p.pid)
+    expect(pids.length).toBeGreaterThan(0)
+    host.kill('SIGKILL')
+    await new Promise((resolve) => host.once('exit', resolve))
+    const alive = () => pids.filter((pid) => fs.existsSync(`/proc/${pid}`) && !/^State:\s+Z/m.test(readStatus(pid)))
+    await waitFor(() => alive().length === 0, 10000)
+    expect(alive()).toEqual([])
   })
 })
 
