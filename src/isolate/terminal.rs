@@ -149,6 +149,12 @@ impl RunShared {
         }
     }
 
+    /// Hands an event to the isolate thread from that thread itself (it reads its own channel):
+    /// no wake-up needed.
+    pub fn send_from_waiter(&self, event: IsolateEvent) {
+        let _ = self.wake.send(event);
+    }
+
     /// Makes the isolate thread wait on `channel` (once, before the run starts).
     pub fn wait_on(&self, channel: &'static dyn ChannelWait) {
         let _ = self.channel.set(channel);

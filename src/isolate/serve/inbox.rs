@@ -208,7 +208,11 @@ impl Inbox {
                 let run = RUNS.lock().unwrap_or_else(|e| e.into_inner()).current.clone();
                 // No run: a late reply belongs to none.
                 if let Some(run) = run {
-                    run.send(IsolateEvent::Reply { id, ok, json });
+                    let event = IsolateEvent::Reply { id, ok, json };
+                    match IN_WAIT.get() {
+                        true => run.send_from_waiter(event),
+                        false => run.send(event),
+                    }
                 }
             }
             Frame::Abort(message) => {
@@ -233,9 +237,17 @@ impl Inbox {
     }
 }
 
+thread_local! {
+    /// Set while the isolate thread reads its channel in its own wait: what it reads needs no
+    /// wake-up (an eventfd write per reply, and a spurious return of the next poll).
+    static IN_WAIT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 impl ChannelWait for Inbox {
     fn poll_now(&self) {
+        IN_WAIT.set(true);
         self.read_now();
+        IN_WAIT.set(false);
     }
 
     fn wait(&self, timeout: Option<Duration>) {
@@ -250,7 +262,7 @@ impl ChannelWait for Inbox {
             drain_fd(self.wake.as_raw_fd());
         }
         if fds[0].revents != 0 {
-            self.read_now();
+            self.poll_now();
         }
     }
 
