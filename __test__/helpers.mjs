@@ -58,6 +58,21 @@ export async function threadCount() {
   return (await readdir('/proc/self/task')).length
 }
 
+/**
+ * The ids of the host threads that belong to one run each: an isolate thread (thread tier) or a
+ * run's supervisor (process tier). Told apart by name (the kernel keeps 15 bytes of it) and by
+ * id, so threads that earlier tests leave finishing do not blur a count.
+ */
+export async function runThreads() {
+  const { readdir, readFile } = await import('node:fs/promises')
+  const ids = new Set()
+  for (const task of await readdir('/proc/self/task')) {
+    const name = await readFile(`/proc/self/task/${task}/comm`, 'utf8').catch(() => '')
+    if (name === 'code-runtime-is\n' || name === 'code-runtime-su\n') ids.add(task)
+  }
+  return ids
+}
+
 /** Whether `value` is `depth` arrays of one element nested around `null` (checked iteratively). */
 export function isNestedNull(value, depth) {
   for (let i = 0; i < depth; i++) {

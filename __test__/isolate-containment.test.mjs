@@ -4,7 +4,7 @@ import { getEventListeners } from 'node:events'
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { loadIsolate, threadCount, tools } from './helpers.mjs'
+import { loadIsolate, runThreads, threadCount, tools } from './helpers.mjs'
 
 const timeout = (message) => ({ logs: [], error: { kind: 'timeout', message } })
 
@@ -258,6 +258,7 @@ describe('abort', () => {
 describe('dispose', () => {
   it('ends in-flight runs, joins their threads, then refuses new runs', async () => {
     const before = await threadCount()
+    const earlier = await runThreads()
     // Enough sandbox processes for all seven to be in flight at once (none waits for admission).
     const { runtime, fiber, ctx } = await loadIsolate({ maxProcesses: 8 })
     let called
@@ -272,8 +273,11 @@ describe('dispose', () => {
     // loaded machine), and the others had time to start.
     await reached
     await new Promise((r) => setTimeout(r, 100))
-    expect(await threadCount()).toBeGreaterThanOrEqual(before + 7)
+    const ours = [...(await runThreads())].filter((id) => !earlier.has(id))
+    expect(ours.length).toBeGreaterThanOrEqual(7)
     await fiber.dispose()
+    const left = [...(await runThreads())].filter((id) => !earlier.has(id))
+    expect(left).toEqual([])
     expect(await threadCount()).toBeLessThanOrEqual(before + 1) // the watchdog thread may persist
     const results = await Promise.all(inflight)
     for (const result of results.slice(0, 5)) {
