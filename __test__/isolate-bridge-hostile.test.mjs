@@ -131,3 +131,57 @@ describe('completions', () => {
     expect(runtime.lastRunStats().cpuMs).toBeLessThan(2000)
   })
 })
+
+describe("the host's event loop", () => {
+  // In the process tier Node's main thread reads a run's channel and waits briefly for the next
+  // call after answering one; a program calling as fast as it can must still leave the loop
+  // its turns (timers, I/O, other runs).
+  it('keeps its turns while a program calls a binding that answers at once, as fast as it can', async () => {
+    const t = tools({ noop: async () => null })
+    let ticks = 0
+    let running = true
+    const tick = () => {
+      ticks += 1
+      if (running) setTimeout(tick, 1)
+    }
+    setTimeout(tick, 1)
+    const program = 'const end = Date.now() + 400\nlet n = 0\nwhile (Date.now() < end) { await tools.noop({}); n++ }\nreturn n > 0'
+    const r = await runtime.run({ program, bindings: [t.namespace] })
+    running = false
+    expect(r).toEqual({ logs: [], value: true })
+    // 400 ms of back-to-back calls; a loop starved by them would have run the timer a few
+    // times at most. Each turn may be late by up to the main thread's service bound (2 ms).
+    expect(ticks).toBeGreaterThanOrEqual(20)
+    await expectHealthy()
+  })
+
+  it('runs a binding that itself starts a run and awaits it, from inside the call', async () => {
+    const t = tools({ inner: async (n) => (await runtime.run({ program: `return ${Number(n)} * 2`, bindings: [] })).value })
+    const program = 'let sum = 0\nfor (let i = 1; i <= 5; i++) sum += await tools.inner(i)\nreturn sum'
+    expect(await runtime.run({ program, bindings: [t.namespace] })).toEqual({ logs: [], value: 30 })
+    await expectHealthy()
+  })
+
+  it('keeps the order of logs and of calls, and a binding that aborts its own run ends it', async () => {
+    const controller = new AbortController()
+    const seen = []
+    const t = tools({
+      note: async (x) => {
+        seen.push(`call ${x}`)
+        return x
+      },
+      stop: () => {
+        controller.abort('stopped from a binding')
+        return new Promise(() => {})
+      },
+    })
+    const program = "console.log('a'); await tools.note(1); console.log('b'); await tools.note(2); await tools.stop({}); return 'unreached'"
+    const r = await runtime.run({ program, bindings: [t.namespace], signal: controller.signal, onLog: (text) => seen.push(`log ${text}`) })
+    expect(r).toEqual({ logs: ['a', 'b'], error: { kind: 'abort', message: 'stopped from a binding' } })
+    // Entries stream in order, calls arrive in order (how the two interleave is not promised:
+    // the thread tier batches entries).
+    expect(seen.filter((s) => s.startsWith('log'))).toEqual(['log a', 'log b'])
+    expect(seen.filter((s) => s.startsWith('call'))).toEqual(['call 1', 'call 2'])
+    await expectHealthy()
+  })
+})

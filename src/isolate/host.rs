@@ -13,6 +13,8 @@ use crate::ledger::text::Text;
 pub const EVENT_CALL: u32 = 1;
 pub const EVENT_LOGS: u32 = 2;
 pub const EVENT_DONE: u32 = 3;
+/// Nothing for the callback (an `OnMain` event already did its work).
+pub const EVENT_NONE: u32 = 0;
 
 pub enum HostEvent {
     /// A validated binding call: call id, namespace index, function-name index, argument JSON.
@@ -21,6 +23,9 @@ pub enum HostEvent {
     Logs(Vec<Text>),
     /// The run is over and its isolate is gone.
     Done(Box<RunReport>),
+    /// Work for Node's main thread itself (a supervisor handing it a channel to read), done
+    /// there with its `env` before the callback is called with [`EVENT_NONE`].
+    OnMain(Box<dyn FnOnce(sys::napi_env) + Send>),
 }
 
 pub struct RunStats {
@@ -52,9 +57,15 @@ impl HostEvent {
             HostEvent::Call { id, ns, name, arg_json } => (EVENT_CALL, id as f64, ns, name, Payload::Json(arg_json)),
             HostEvent::Logs(logs) => (EVENT_LOGS, 0.0, 0, 0, Payload::Logs(logs)),
             HostEvent::Done(report) => (EVENT_DONE, 0.0, 0, 0, Payload::Report(report)),
+            HostEvent::OnMain(_) => return none_args(),
         }
         .into()
     }
+}
+
+/// The callback's arguments for an event that has nothing for it.
+pub fn none_args() -> EventArgs {
+    (EVENT_NONE, 0.0, 0, 0, Payload::Json(String::new())).into()
 }
 
 /// Where a run's events go. In-process runs send them to Node's main thread through a

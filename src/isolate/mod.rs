@@ -93,10 +93,14 @@ impl IsolateRun {
 /// A run's events to `onEvent(kind, id, ns, name, payload)` on Node's main thread, for runs on a
 /// thread here and for contained runs alike.
 fn event_sink(on_event: Function<EventArgs, ()>) -> napi::Result<Host> {
-    let host: HostFn = on_event
-        .build_threadsafe_function::<HostEvent>()
-        .callee_handled::<false>()
-        .build_callback(|ctx| Ok(ctx.value.into_args()))?;
+    let host: HostFn =
+        on_event.build_threadsafe_function::<HostEvent>().callee_handled::<false>().build_callback(|ctx| {
+            if let HostEvent::OnMain(work) = ctx.value {
+                work(ctx.env.raw());
+                return Ok(host::none_args());
+            }
+            Ok(ctx.value.into_args())
+        })?;
     Ok(Arc::new(host))
 }
 

@@ -32,6 +32,8 @@ impl HostSink for Collector {
         match event {
             HostEvent::Call { .. } => events.calls += 1,
             HostEvent::Logs(logs) => events.streamed += logs.len(),
+            // The harness reads on its own thread: nothing is handed to a main thread.
+            HostEvent::OnMain(_) => {}
             HostEvent::Done(report) => {
                 events.report = Some(report);
                 self.done.notify_all();
@@ -64,6 +66,7 @@ pub fn forge_contained_isolate_run(scenario: String, max_output_bytes: f64) -> n
         abort: Mutex::new(None),
         out: Mutex::new(Outbound::default()),
         wake: Mutex::new(Some(wake_w)),
+        replies: Default::default(),
     });
     let config = Arc::new(ContainedConfig {
         program: "return 1".into(),
@@ -77,7 +80,7 @@ pub fn forge_contained_isolate_run(scenario: String, max_output_bytes: f64) -> n
         node_major: None,
     });
     let collector = Arc::new(Collector::default());
-    supervise::run(pool.clone(), config, control, wake_r, collector.clone(), None);
+    supervise::run(pool.clone(), config, control, wake_r, collector.clone(), None, None);
     let mut events = collector.events.lock().unwrap();
     while events.report.is_none() {
         events = collector.done.wait_timeout(events, Duration::from_secs(15)).unwrap().0;

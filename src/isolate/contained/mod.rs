@@ -13,18 +13,20 @@ macro_rules! trace {
 pub(crate) use trace;
 
 mod forge;
+mod main_call;
 mod pool;
 mod process;
 mod supervise;
 mod uv;
 
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
 
-use napi::bindgen_prelude::Function;
+use napi::bindgen_prelude::{Function, JsValue};
 use napi_derive::napi;
 
-use super::host::EventArgs;
+use super::host::{EventArgs, Host, HostEvent};
 use super::IsolateRunOptions;
 use pool::{Pool, PoolConfig};
 use process::ProcessSpec;
@@ -145,6 +147,8 @@ impl IsolatePool {
 pub struct ContainedIsolateRun {
     control: Arc<RunControl>,
     thread: Mutex<Option<JoinHandle<()>>>,
+    /// Keeps the main thread's callback alive while the run may still hand it a channel.
+    _on_main: Option<Arc<main_call::MainCallback>>,
 }
 
 #[napi]
@@ -165,6 +169,7 @@ impl ContainedIsolateRun {
     pub fn reply(&self, id: f64, ok: bool, json: String) {
         // Written from here when the socket takes it (the common case: one hop fewer).
         let pending = self.control.out.lock().unwrap().push(&supervise::reply_frame(id as u64, ok, &json));
+        self.control.replies.fetch_add(1, Ordering::Relaxed);
         if pending {
             self.control.nudge();
         }
@@ -197,6 +202,7 @@ pub fn start_contained_isolate_run(
     options: IsolateRunOptions,
     on_event: Function<EventArgs, ()>,
 ) -> napi::Result<ContainedIsolateRun> {
+    let on_event_value = on_event.value().value;
     let host = super::event_sink(on_event)?;
     let (wake_r, wake_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK)
         .map_err(|e| napi::Error::from_reason(format!("failed to start the run's supervisor: {e}")))?;
@@ -204,6 +210,7 @@ pub fn start_contained_isolate_run(
         abort: Mutex::new(None),
         out: Mutex::new(supervise::Outbound::default()),
         wake: Mutex::new(Some(wake_w)),
+        replies: AtomicU64::new(0),
     });
     let heap_mb = pool.heap_mb;
     let config = Arc::new(ContainedConfig {
@@ -217,15 +224,36 @@ pub fn start_contained_isolate_run(
         stream_logs: options.stream_logs,
         node_major: options.node_major,
     });
-    // An idle process is taken here, on the main thread, which then reads its channel itself.
+    // Node's main thread reads the run's channel and calls `onEvent` directly with what it
+    // reads. The callback's strong references all live on this thread (this run's object and
+    // the poll handles), so it is released here.
+    let on_main = main_call::MainCallback::new(env.raw(), on_event_value).map(Arc::new);
+    // An idle process is taken at once, here; one the supervisor obtains later (spawned, or
+    // after a wait for admission) is handed to this thread through the event queue.
     let taken = supervise::take_ready(&pool.pool, &config, &control, &host, |fd, reader| {
-        uv::read_on_main(env.raw(), fd, reader)
+        on_main.as_ref().is_some_and(|callback| uv::read_on_main(env.raw(), fd, reader, callback.clone()))
     });
+    let attach = on_main.as_ref().map(|callback| attach_on_main(Arc::downgrade(callback), host.clone()));
     let thread_pool = pool.pool.clone();
     let thread_control = control.clone();
     let thread = std::thread::Builder::new()
         .name("code-runtime-supervisor".into())
-        .spawn(move || supervise::run(thread_pool, config, thread_control, wake_r, host, taken))
+        .spawn(move || supervise::run(thread_pool, config, thread_control, wake_r, host, taken, attach))
         .map_err(|e| napi::Error::from_reason(format!("failed to start the run's supervisor: {e}")))?;
-    Ok(ContainedIsolateRun { control, thread: Mutex::new(Some(thread)) })
+    Ok(ContainedIsolateRun { control, thread: Mutex::new(Some(thread)), _on_main: on_main })
+}
+
+/// Has Node's main thread read a channel the supervisor obtained: the work travels through the
+/// run's event queue and runs there with its `env`.
+fn attach_on_main(callback: Weak<main_call::MainCallback>, host: Host) -> supervise::Attach {
+    Box::new(move |fd, reader| {
+        let callback = callback.clone();
+        host.send(HostEvent::OnMain(Box::new(move |env| {
+            // The run's object holds the callback while the run is in flight.
+            let Some(callback) = callback.upgrade() else { return };
+            if uv::read_on_main(env, fd, reader.clone(), callback) {
+                reader.read_by_main();
+            }
+        })));
+    })
 }

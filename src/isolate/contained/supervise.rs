@@ -9,8 +9,9 @@
 //! process is killed and the run resolves with the claimed cause.
 
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -32,6 +33,11 @@ pub const STOP_GRACE: Duration = Duration::from_millis(50);
 const MEMORY_PERIOD: Duration = Duration::from_millis(10);
 /// Slack of the host's CPU backstop past twice the compute budget (clock ticks are 10 ms).
 const CPU_BACKSTOP_SLACK_MS: f64 = 500.0;
+/// The longest the main thread waits for a program's next call after one.
+const MAIN_SPIN: Duration = Duration::from_micros(40);
+const MIN_MAIN_SPIN: Duration = Duration::from_micros(5);
+/// The longest the main thread serves one run's calls in a row before it returns to the loop.
+const MAIN_SERVICE: Duration = Duration::from_millis(2);
 /// How long a finished process may take to prepare its next isolate before it is replaced.
 const NEXT_BOOT: Duration = Duration::from_secs(2);
 
@@ -99,6 +105,8 @@ pub struct RunControl {
     /// Written to wake the supervisor's poll; closed when the run is over (the napi object
     /// holding this may live until the next GC, its descriptor must not).
     pub wake: Mutex<Option<OwnedFd>>,
+    /// Replies written so far (the main thread waits for a next call only after one).
+    pub replies: AtomicU64,
 }
 
 impl RunControl {
@@ -142,19 +150,42 @@ pub struct Reader {
     buf: Vec<u8>,
     /// The process sent at least one frame of this run.
     heard: bool,
+    /// Events decoded by the last read, for the reading thread to deliver once it has let go
+    /// of the lock (the main thread calls JavaScript with them).
+    outbox: Vec<HostEvent>,
 }
 
 /// A [`Reader`] behind its lock, with the supervisor's wake-up.
 pub struct SharedReader {
     reader: Mutex<Reader>,
     control: Arc<RunControl>,
+    /// Node's main thread reads the channel (set under the reader's lock): the supervisor no
+    /// longer does, except what the process left when it exited.
+    main_reads: AtomicBool,
+    /// The main thread's wait for a next call (only that thread takes the lock).
+    spin: Mutex<MainSpin>,
 }
 
-impl MainReader for SharedReader {
-    fn on_readable(&self) -> bool {
+/// How long the main thread waits for a run's next call after serving one: the whole window
+/// while calls come within it, halved each time one does not.
+struct MainSpin {
+    window: Duration,
+    /// When the main thread last served a call of this run.
+    served: Option<Instant>,
+}
+
+impl MainSpin {
+    fn new() -> Mutex<MainSpin> {
+        Mutex::new(MainSpin { window: MAIN_SPIN, served: None })
+    }
+}
+
+impl SharedReader {
+    /// One read under the lock; the events it decoded, and whether the run still wants reads.
+    fn read_once(&self) -> (bool, Vec<HostEvent>) {
         let mut reader = self.reader.lock().unwrap();
         if reader.finished {
-            return false;
+            return (false, Vec::new());
         }
         let claimed = reader.claim.is_some();
         let open = reader.read_available();
@@ -162,7 +193,69 @@ impl MainReader for SharedReader {
             // An end or a claim for the supervisor to act on.
             self.control.nudge();
         }
-        open
+        (open, std::mem::take(&mut reader.outbox))
+    }
+
+    /// Hands the reading to Node's main thread, whose poll handle now watches the channel.
+    pub fn read_by_main(&self) {
+        let _reader = self.reader.lock().unwrap();
+        self.main_reads.store(true, Ordering::Release);
+        drop(_reader);
+        self.control.nudge();
+    }
+
+    /// Whether `fd` has bytes (or its end) now, without taking the lock.
+    fn ready_now(fd: RawFd) -> bool {
+        let mut fd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+        // SAFETY: one valid pollfd, no wait.
+        unsafe { libc::poll(&mut fd, 1, 0) > 0 }
+    }
+}
+
+impl MainReader for SharedReader {
+    fn on_readable(&self, fd: RawFd, deliver: &mut dyn FnMut(HostEvent)) -> bool {
+        let started = Instant::now();
+        let mut spin = self.spin.lock().unwrap();
+        // The next call came soon after the last one, though not within the window: the window
+        // opens again (as the sandbox's own spin does).
+        if spin.served.is_some_and(|at| at.elapsed() < MAIN_SPIN) {
+            spin.window = MAIN_SPIN;
+        }
+        loop {
+            let (open, events) = self.read_once();
+            let replies = self.control.replies.load(Ordering::Relaxed);
+            // The supervisor may act on the run while its JavaScript runs (a binding may take long).
+            events.into_iter().for_each(&mut *deliver);
+            if !open {
+                return false;
+            }
+            // Only a call answered at once lets the program make its next one now.
+            if self.control.replies.load(Ordering::Relaxed) == replies {
+                super::trace!("main: no reply during delivery");
+                return true;
+            }
+            spin.served = Some(Instant::now());
+            if started.elapsed() >= MAIN_SERVICE || spin.window < MIN_MAIN_SPIN {
+                return true;
+            }
+            // A program that awaited a call mostly makes its next one within microseconds:
+            // waiting here for it spares the wake-up from the event loop's sleep, which on a
+            // virtual machine costs more than the call itself.
+            let until = Instant::now() + spin.window;
+            let mut next = false;
+            while Instant::now() < until {
+                if Self::ready_now(fd) {
+                    next = true;
+                    break;
+                }
+                std::hint::spin_loop();
+            }
+            if !next {
+                super::trace!("main: spin missed");
+                spin.window /= 2;
+                return true;
+            }
+        }
     }
 }
 
@@ -198,8 +291,11 @@ pub fn take_ready(
     let reader = Arc::new(SharedReader {
         reader: Mutex::new(Reader::new(config.clone(), host.clone(), channel, lend(&mut process.splitter))),
         control: control.clone(),
+        main_reads: AtomicBool::new(false),
+        spin: MainSpin::new(),
     });
     if read_on_main(OwnedFd::from(watched), reader.clone()) {
+        reader.read_by_main();
         Some(Ok(Ready { process, reader }))
     } else {
         process.splitter = lend(&mut reader.reader.lock().unwrap().splitter);
@@ -212,6 +308,9 @@ fn lend(splitter: &mut LineSplitter) -> LineSplitter {
     std::mem::replace(splitter, LineSplitter::new(0))
 }
 
+/// Hands a channel the supervisor took to Node's main thread to read (see `read_by_main`).
+pub type Attach = Box<dyn Fn(OwnedFd, Arc<SharedReader>) + Send>;
+
 pub fn run(
     pool: Arc<Pool>,
     config: Arc<ContainedConfig>,
@@ -219,11 +318,12 @@ pub fn run(
     wake: OwnedFd,
     host: Host,
     taken: Option<Result<Ready, SandboxProcess>>,
+    attach: Option<Attach>,
 ) {
     let max_output_bytes = config.max_output_bytes;
     let done_host = host.clone();
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        supervise_run(pool, config, &control, wake, host, taken)
+        supervise_run(pool, config, &control, wake, host, taken, attach.as_ref())
     }));
     if let Err(panic) = outcome {
         // A bug of the supervisor itself still settles the run (the process was killed as it
@@ -244,6 +344,7 @@ fn supervise_run(
     wake: OwnedFd,
     host: Host,
     mut taken: Option<Result<Ready, SandboxProcess>>,
+    attach: Option<&Attach>,
 ) {
     let started = Instant::now();
     let wall_deadline = started + Duration::from_secs_f64(config.max_wall_ms / 1000.0);
@@ -276,16 +377,23 @@ fn supervise_run(
                 return finish(&host, started, &DoneStats::default(), result);
             }
         };
-        let on_main = reader.is_some();
         let shared = match reader {
             Some(reader) => reader,
             None => match process.channel.try_clone() {
                 Ok(channel) => {
                     let splitter = lend(&mut process.splitter);
-                    Arc::new(SharedReader {
+                    let shared = Arc::new(SharedReader {
                         reader: Mutex::new(Reader::new(config.clone(), host.clone(), channel, splitter)),
                         control: control.clone(),
-                    })
+                        main_reads: AtomicBool::new(false),
+                        spin: MainSpin::new(),
+                    });
+                    // Node's main thread takes the reading over (before the run's first frame
+                    // is sent, so no event of the run is read here); until it has, this reads.
+                    if let (Some(attach), Ok(watched)) = (attach, process.channel.try_clone()) {
+                        attach(OwnedFd::from(watched), shared.clone());
+                    }
+                    shared
                 }
                 Err(e) => {
                     let message = Text::new(&format!("failed to read the isolate's channel: {e}"));
@@ -302,7 +410,7 @@ fn supervise_run(
             out.channel = process.channel.try_clone().ok();
             out.push(&run_frame(&config, started.elapsed()));
         }
-        let mut sup = Supervisor { config: &config, shared: &shared, on_main };
+        let mut sup = Supervisor { config: &config, shared: &shared };
         let ended = sup.supervise(&mut process, control, &wake, wall_deadline);
         *control.out.lock().unwrap() = Outbound::default();
         let (stats, next_ready) = {
@@ -397,8 +505,6 @@ fn units_text(units: Vec<u16>) -> Text {
 struct Supervisor<'a> {
     config: &'a ContainedConfig,
     shared: &'a SharedReader,
-    /// Node's main thread reads the channel: this thread does not wait for its bytes.
-    on_main: bool,
 }
 
 impl Supervisor<'_> {
@@ -477,7 +583,7 @@ impl Supervisor<'_> {
                 deadline = deadline.min(kill_at);
             }
             let wait = deadline.saturating_duration_since(Instant::now());
-            let in_events = if self.on_main { 0 } else { libc::POLLIN };
+            let in_events = if self.shared.main_reads.load(Ordering::Acquire) { 0 } else { libc::POLLIN };
             let out_events = if pending { libc::POLLOUT } else { 0 };
             let mut fds = vec![
                 libc::pollfd { fd: wake.as_raw_fd(), events: libc::POLLIN, revents: 0 },
@@ -500,9 +606,19 @@ impl Supervisor<'_> {
                 // Everything the process wrote before it died is still read (by whichever
                 // thread gets the lock first).
                 let mut reader = self.reader();
-                reader.read_available();
+                // Once the main thread reads, this thread only reads what a dead process left.
+                if exited || !self.shared.main_reads.load(Ordering::Acquire) {
+                    reader.read_available();
+                }
                 if exited && reader.ended.is_none() {
                     reader.eof = true;
+                }
+                // Queued under the lock: the main thread, should it take the reading over now,
+                // delivers what it reads only after these (its handle runs after the queue's
+                // current dispatch).
+                let events = std::mem::take(&mut reader.outbox);
+                if let Some(host) = reader.host.as_ref() {
+                    events.into_iter().for_each(|event| host.send(event));
                 }
             }
         }
@@ -557,6 +673,7 @@ impl Reader {
             finished: false,
             buf: Vec::new(),
             heard: false,
+            outbox: Vec::new(),
         }
     }
 
@@ -587,6 +704,11 @@ impl Reader {
                     if let Some(ended) = self.frames(&buf[..n]) {
                         self.ended = Some(ended);
                         return false;
+                    }
+                    // A short read emptied the socket: what comes next wakes the reader again
+                    // (both readers' polls are level-triggered), without a read that fails here.
+                    if n < buf.len() {
+                        return true;
                     }
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -650,8 +772,8 @@ impl Reader {
                         break;
                     }
                     self.flush(&mut streamed);
-                    if let Some(host) = &self.host {
-                        host.send(HostEvent::Call { id: id as u64, ns, name: index, arg_json });
+                    if self.host.is_some() {
+                        self.outbox.push(HostEvent::Call { id: id as u64, ns, name: index, arg_json });
                     }
                 }
                 ChildFrame::Stop { kind, message } => self.claim(failure_kind(kind), units_text(message)),
@@ -695,11 +817,9 @@ impl Reader {
         ended
     }
 
-    fn flush(&self, streamed: &mut Vec<Text>) {
-        if self.config.stream_logs && !streamed.is_empty() {
-            if let Some(host) = &self.host {
-                host.send(HostEvent::Logs(std::mem::take(streamed)));
-            }
+    fn flush(&mut self, streamed: &mut Vec<Text>) {
+        if self.config.stream_logs && !streamed.is_empty() && self.host.is_some() {
+            self.outbox.push(HostEvent::Logs(std::mem::take(streamed)));
         }
         streamed.clear();
     }

@@ -5,10 +5,13 @@
 //! supervisor thread as the reader.
 
 use std::ffi::{c_int, c_void, CStr};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::{Arc, OnceLock};
 
 use napi::sys;
+
+use super::main_call::MainCallback;
+use crate::isolate::host::HostEvent;
 
 /// libuv's `UV_POLL` handle type and `UV_READABLE` event (stable across libuv 1.x).
 const UV_POLL: c_int = 8;
@@ -56,24 +59,29 @@ fn uv() -> Option<&'static Uv> {
     .as_ref()
 }
 
-/// What the main thread does when the channel is readable: false once the run no longer wants
-/// it to read (the handle then closes itself).
+/// What the main thread does when the channel is readable: reads it, hands each event it
+/// decoded to `deliver` (with no lock held), and returns false once the run no longer wants it
+/// to read (the handle then closes itself).
 pub trait MainReader: Send + Sync {
-    fn on_readable(&self) -> bool;
+    /// `fd` is the handle's own duplicate of the channel, open for the call's duration.
+    fn on_readable(&self, fd: RawFd, deliver: &mut dyn FnMut(HostEvent)) -> bool;
 }
 
-/// A poll handle's `data`: the reader and the descriptor it watches (closed with the handle).
+/// A poll handle's `data`: the reader, the run's JavaScript callback and the descriptor it
+/// watches (all released with the handle, on the main thread).
 struct Watch {
     reader: Arc<dyn MainReader>,
-    _fd: OwnedFd,
+    callback: Arc<MainCallback>,
+    fd: OwnedFd,
     size: usize,
 }
 
 const ALIGN: usize = 16;
 
-/// Starts reading `fd` (a duplicate the handle owns) on Node's main thread; false when this
-/// runtime has no libuv to do it with. Must be called on the main thread with its `env`.
-pub fn read_on_main(env: sys::napi_env, fd: OwnedFd, reader: Arc<dyn MainReader>) -> bool {
+/// Starts reading `fd` (a duplicate the handle owns) on Node's main thread, delivering its
+/// events to `on_event`; false when this runtime has no libuv (or napi refused the callback's
+/// reference) to do it with. Must be called on the main thread with its `env`.
+pub fn read_on_main(env: sys::napi_env, fd: OwnedFd, reader: Arc<dyn MainReader>, callback: Arc<MainCallback>) -> bool {
     let Some(uv) = uv() else { return false };
     let mut uv_loop = std::ptr::null_mut();
     // SAFETY: env is the live env of the calling napi function.
@@ -91,7 +99,7 @@ pub fn read_on_main(env: sys::napi_env, fd: OwnedFd, reader: Arc<dyn MainReader>
         return false;
     }
     let raw_fd = fd.as_raw_fd();
-    let watch = Box::into_raw(Box::new(Watch { reader, _fd: fd, size: layout.size() }));
+    let watch = Box::into_raw(Box::new(Watch { reader, callback, fd, size: layout.size() }));
     // SAFETY: handle is live memory of the right size; `data` is a handle's first field.
     unsafe {
         if (uv.poll_init)(uv_loop.cast(), handle, raw_fd) != 0 {
@@ -113,7 +121,8 @@ pub fn read_on_main(env: sys::napi_env, fd: OwnedFd, reader: Arc<dyn MainReader>
 unsafe extern "C" fn readable(handle: *mut c_void, status: c_int, _events: c_int) {
     // SAFETY: libuv calls this on the main thread with the handle `read_on_main` set up.
     let watch = unsafe { &**handle.cast::<*mut Watch>() };
-    let more = status == 0 && watch.reader.on_readable();
+    let fd = watch.fd.as_raw_fd();
+    let more = status == 0 && watch.reader.on_readable(fd, &mut |event| watch.callback.call(event));
     if !more {
         if let Some(uv) = uv() {
             // SAFETY: a live, started poll handle on this loop.

@@ -181,7 +181,13 @@ impl Inbox {
                     closed = true;
                     break;
                 }
-                n if n > 0 => bytes.extend_from_slice(&chunk[..n as usize]),
+                n if n > 0 => {
+                    bytes.extend_from_slice(&chunk[..n as usize]);
+                    // A short read emptied the socket (a later frame wakes the poll again).
+                    if (n as usize) < chunk.len() {
+                        break;
+                    }
+                }
                 _ if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
                 _ => break,
             }

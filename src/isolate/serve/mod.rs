@@ -101,6 +101,8 @@ impl HostSink for ChannelSink {
                 }
                 send_line(&lines);
             }
+            // Only a host's supervisor makes these.
+            HostEvent::OnMain(_) => {}
             HostEvent::Done(report) => {
                 send_line(&done_frame(&report));
                 if let Some(inbox) = inbox::inbox() {
