@@ -5,6 +5,7 @@ mod budget;
 mod console;
 #[cfg(target_os = "linux")]
 pub mod contained;
+mod env_hook;
 mod globals;
 mod host;
 mod natives;
@@ -65,6 +66,8 @@ pub struct IsolateRunOptions {
 pub struct IsolateRun {
     shared: Arc<RunShared>,
     thread: Mutex<Option<JoinHandle<()>>>,
+    /// Ends the run if its env is torn down first (a Worker that ends mid-run), as dispose does.
+    hook: Mutex<Option<env_hook::EnvHook>>,
 }
 
 #[napi]
@@ -84,6 +87,9 @@ impl IsolateRun {
     /// Waits for the run's thread to exit. Called after the Done event, so it returns at once.
     #[napi]
     pub fn join(&self) {
+        if let Some(hook) = self.hook.lock().unwrap().take() {
+            hook.remove();
+        }
         if let Some(handle) = self.thread.lock().unwrap().take() {
             let _ = handle.join();
         }
@@ -120,7 +126,11 @@ fn namespace_specs(namespaces: Vec<IsolateNamespace>) -> Vec<globals::NamespaceS
 #[napi(
     ts_args_type = "options: IsolateRunOptions, onEvent: (kind: number, id: number, ns: number, name: number, payload: any) => void"
 )]
-pub fn start_isolate_run(options: IsolateRunOptions, on_event: Function<EventArgs, ()>) -> napi::Result<IsolateRun> {
+pub fn start_isolate_run(
+    env: napi::Env,
+    options: IsolateRunOptions,
+    on_event: Function<EventArgs, ()>,
+) -> napi::Result<IsolateRun> {
     platform::platform();
     let host = event_sink(on_event)?;
     let (wake, events) = mpsc::channel();
@@ -146,7 +156,10 @@ pub fn start_isolate_run(options: IsolateRunOptions, on_event: Function<EventArg
         .stack_size(stack)
         .spawn(move || run::run_thread(config, thread_shared, events, host))
         .map_err(|e| napi::Error::from_reason(format!("failed to start the isolate thread: {e}")))?;
-    Ok(IsolateRun { shared, thread: Mutex::new(Some(thread)) })
+    let hook = env_hook::EnvHook::register(env.raw(), &shared, |shared| {
+        shared.claim(Terminal::Failed(FailureKind::Abort, Text::new("runtime disposed")));
+    });
+    Ok(IsolateRun { shared, thread: Mutex::new(Some(thread)), hook: Mutex::new(hook) })
 }
 
 /// A result decided before any isolate exists (a pre-aborted signal), through a fresh ledger.

@@ -6,6 +6,7 @@
 //! resolves at once replies before the poll callback returns), as its own callbacks do.
 
 use std::ptr::null_mut;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use napi::bindgen_prelude::{FnArgs, ToNapiValue};
 use napi::sys;
@@ -19,6 +20,8 @@ pub struct MainCallback {
     func: sys::napi_ref,
     context: sys::napi_async_context,
     thread: std::thread::ThreadId,
+    /// The env was torn down (a worker's end): nothing of it may be touched any more.
+    gone: AtomicBool,
 }
 
 // SAFETY: the napi handles are only touched on `thread` (every use checks it); elsewhere the
@@ -47,13 +50,28 @@ impl MainCallback {
                 return None;
             }
         }
-        Some(MainCallback { env, func: reference, context, thread: std::thread::current().id() })
+        Some(MainCallback {
+            env,
+            func: reference,
+            context,
+            thread: std::thread::current().id(),
+            gone: AtomicBool::new(false),
+        })
+    }
+
+    /// The env is being torn down: later calls and the drop leave it alone.
+    pub fn forget_env(&self) {
+        self.gone.store(true, Ordering::Relaxed);
+    }
+
+    fn usable(&self) -> bool {
+        std::thread::current().id() == self.thread && !self.gone.load(Ordering::Relaxed)
     }
 
     /// Calls `onEvent(kind, id, ns, name, payload)`. Only from a libuv callback on env's thread
     /// (no JavaScript on the stack), which is where the poll handle runs it.
     pub fn call(&self, event: HostEvent) {
-        if std::thread::current().id() != self.thread {
+        if !self.usable() {
             return;
         }
         let env = self.env;
@@ -105,7 +123,7 @@ impl MainCallback {
 
 impl Drop for MainCallback {
     fn drop(&mut self) {
-        if std::thread::current().id() != self.thread {
+        if !self.usable() {
             return;
         }
         // SAFETY: on env's thread, which created both.

@@ -26,6 +26,7 @@ use std::thread::JoinHandle;
 use napi::bindgen_prelude::{Function, JsValue};
 use napi_derive::napi;
 
+use super::env_hook::EnvHook;
 use super::host::{EventArgs, Host, HostEvent};
 use super::IsolateRunOptions;
 use pool::{Pool, PoolConfig};
@@ -90,12 +91,15 @@ pub use forge::forge_contained_isolate_run;
 pub struct IsolatePool {
     pool: Arc<Pool>,
     heap_mb: f64,
+    /// Closes the pool if its env is torn down without the runtime's dispose (a Worker that
+    /// ends): its processes are killed and its runs end instead of outliving the env.
+    hook: Mutex<Option<EnvHook>>,
 }
 
 #[napi]
 impl IsolatePool {
     #[napi(constructor)]
-    pub fn new(options: IsolatePoolOptions) -> napi::Result<Self> {
+    pub fn new(env: napi::Env, options: IsolatePoolOptions) -> napi::Result<Self> {
         let Some((helper, addon)) = process::locate() else {
             return Err(napi::Error::from_reason(
                 "containment 'process' needs the code-runtime-native-sandbox helper beside the addon (Linux); use containment: 'thread'",
@@ -115,7 +119,8 @@ impl IsolatePool {
             // Every frame carries at most the output budget, JSON-escaped (6 bytes a unit at worst).
             frame_cap: cap.saturating_mul(6).saturating_add(1 << 20),
         });
-        Ok(IsolatePool { pool, heap_mb: options.max_old_generation_size_mb })
+        let hook = EnvHook::register(env.raw(), &pool, Pool::close);
+        Ok(IsolatePool { pool, heap_mb: options.max_old_generation_size_mb, hook: Mutex::new(hook) })
     }
 
     /// What holds around the isolates; waits for the first process to start.
@@ -139,6 +144,9 @@ impl IsolatePool {
     #[napi]
     pub fn close(&self) {
         self.pool.close();
+        if let Some(hook) = self.hook.lock().unwrap().take() {
+            hook.remove();
+        }
     }
 }
 

@@ -410,7 +410,7 @@ fn supervise_run(
             out.channel = process.channel.try_clone().ok();
             out.push(&run_frame(&config, started.elapsed()));
         }
-        let mut sup = Supervisor { config: &config, shared: &shared };
+        let mut sup = Supervisor { config: &config, shared: &shared, pool: &pool };
         let ended = sup.supervise(&mut process, control, &wake, wall_deadline);
         *control.out.lock().unwrap() = Outbound::default();
         let (stats, next_ready) = {
@@ -505,6 +505,7 @@ fn units_text(units: Vec<u16>) -> Text {
 struct Supervisor<'a> {
     config: &'a ContainedConfig,
     shared: &'a SharedReader,
+    pool: &'a Pool,
 }
 
 impl Supervisor<'_> {
@@ -545,7 +546,10 @@ impl Supervisor<'_> {
                 // unwind does) and the wall ceiling, which holds even if the process never
                 // reports it.
                 if !abort_seen {
-                    if let Some(message) = control.abort.lock().unwrap().clone() {
+                    // A pool closed under the run (its env torn down: a Worker's end) ends it as
+                    // the runtime's dispose does.
+                    let closed = || self.pool.is_closed().then(|| "runtime disposed".to_string());
+                    if let Some(message) = control.abort.lock().unwrap().clone().or_else(closed) {
                         abort_seen = true;
                         let mut line = String::from("{\"type\":\"abort\",\"message\":");
                         push_str(&mut line, &message);

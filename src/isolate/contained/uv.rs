@@ -72,6 +72,7 @@ pub trait MainReader: Send + Sync {
 struct Watch {
     reader: Arc<dyn MainReader>,
     callback: Arc<MainCallback>,
+    env: sys::napi_env,
     fd: OwnedFd,
     size: usize,
 }
@@ -99,7 +100,7 @@ pub fn read_on_main(env: sys::napi_env, fd: OwnedFd, reader: Arc<dyn MainReader>
         return false;
     }
     let raw_fd = fd.as_raw_fd();
-    let watch = Box::into_raw(Box::new(Watch { reader, callback, fd, size: layout.size() }));
+    let watch = Box::into_raw(Box::new(Watch { reader, callback, env, fd, size: layout.size() }));
     // SAFETY: handle is live memory of the right size; `data` is a handle's first field.
     unsafe {
         if (uv.poll_init)(uv_loop.cast(), handle, raw_fd) != 0 {
@@ -114,8 +115,31 @@ pub fn read_on_main(env: sys::napi_env, fd: OwnedFd, reader: Arc<dyn MainReader>
             (uv.close)(handle, closed);
             return false;
         }
+        // A worker whose environment is torn down mid-run must find no open handle on its
+        // loop (Node asserts that it closes empty), and nothing may use the env afterwards.
+        if sys::napi_add_env_cleanup_hook(env, Some(env_gone), handle) != sys::Status::napi_ok {
+            (uv.poll_stop)(handle);
+            (uv.close)(handle, closed);
+            return false;
+        }
     }
     true
+}
+
+/// The env's cleanup hook: the handle closes without the callback ever touching the env again.
+unsafe extern "C" fn env_gone(handle: *mut c_void) {
+    // SAFETY: the hook's argument is the handle registered with it, still open (a handle that
+    // closed removed its hook first).
+    let watch = unsafe { &**handle.cast::<*mut Watch>() };
+    watch.callback.forget_env();
+    if let Some(uv) = uv() {
+        // SAFETY: a live, started poll handle on this env's loop, which runs once more before
+        // it closes (a worker's does).
+        unsafe {
+            (uv.poll_stop)(handle);
+            (uv.close)(handle, closed);
+        }
+    }
 }
 
 unsafe extern "C" fn readable(handle: *mut c_void, status: c_int, _events: c_int) {
@@ -125,8 +149,10 @@ unsafe extern "C" fn readable(handle: *mut c_void, status: c_int, _events: c_int
     let more = status == 0 && watch.reader.on_readable(fd, &mut |event| watch.callback.call(event));
     if !more {
         if let Some(uv) = uv() {
-            // SAFETY: a live, started poll handle on this loop.
+            // SAFETY: a live, started poll handle on this loop, whose env is alive (its cleanup
+            // hook has not run, or the handle would be closing).
             unsafe {
+                sys::napi_remove_env_cleanup_hook(watch.env, Some(env_gone), handle);
                 (uv.poll_stop)(handle);
                 (uv.close)(handle, closed);
             }
