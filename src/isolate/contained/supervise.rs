@@ -162,7 +162,8 @@ pub struct SharedReader {
     /// Node's main thread reads the channel (set under the reader's lock): the supervisor no
     /// longer does, except what the process left when it exited.
     main_reads: AtomicBool,
-    /// The main thread's wait for a next call (only that thread takes the lock).
+    /// The main thread's wait for a next call (only that thread takes the lock, never across
+    /// JavaScript).
     spin: Mutex<MainSpin>,
 }
 
@@ -215,33 +216,40 @@ impl SharedReader {
 impl MainReader for SharedReader {
     fn on_readable(&self, fd: RawFd, deliver: &mut dyn FnMut(HostEvent)) -> bool {
         let started = Instant::now();
-        let mut spin = self.spin.lock().unwrap();
-        // The next call came soon after the last one, though not within the window: the window
-        // opens again (as the sandbox's own spin does).
-        if spin.served.is_some_and(|at| at.elapsed() < MAIN_SPIN) {
-            spin.window = MAIN_SPIN;
+        {
+            let mut spin = self.spin.lock().unwrap();
+            // The next call came soon after the last one, though not within the window: the
+            // window opens again (as the sandbox's own spin does).
+            if spin.served.is_some_and(|at| at.elapsed() < MAIN_SPIN) {
+                spin.window = MAIN_SPIN;
+            }
         }
         loop {
             let (open, events) = self.read_once();
             let replies = self.control.replies.load(Ordering::Relaxed);
-            // The supervisor may act on the run while its JavaScript runs (a binding may take long).
+            // No lock is held while JavaScript runs: the supervisor may act on the run meanwhile
+            // (a binding may take long), and a binding that spins a nested event loop may
+            // bring this callback back.
             events.into_iter().for_each(&mut *deliver);
             if !open {
                 return false;
             }
             // Only a call answered at once lets the program make its next one now.
             if self.control.replies.load(Ordering::Relaxed) == replies {
-                super::trace!("main: no reply during delivery");
                 return true;
             }
-            spin.served = Some(Instant::now());
-            if started.elapsed() >= MAIN_SERVICE || spin.window < MIN_MAIN_SPIN {
+            let window = {
+                let mut spin = self.spin.lock().unwrap();
+                spin.served = Some(Instant::now());
+                spin.window
+            };
+            if started.elapsed() >= MAIN_SERVICE || window < MIN_MAIN_SPIN {
                 return true;
             }
             // A program that awaited a call mostly makes its next one within microseconds:
             // waiting here for it spares the wake-up from the event loop's sleep, which on a
             // virtual machine costs more than the call itself.
-            let until = Instant::now() + spin.window;
+            let until = Instant::now() + window;
             let mut next = false;
             while Instant::now() < until {
                 if Self::ready_now(fd) {
@@ -251,7 +259,7 @@ impl MainReader for SharedReader {
                 std::hint::spin_loop();
             }
             if !next {
-                super::trace!("main: spin missed");
+                let mut spin = self.spin.lock().unwrap();
                 spin.window /= 2;
                 return true;
             }
