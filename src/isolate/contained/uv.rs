@@ -75,13 +75,16 @@ struct Watch {
     env: sys::napi_env,
     fd: OwnedFd,
     size: usize,
+    /// Its callback is running: a nested event loop (a binding that spins one) must not read,
+    /// or close the handle, under it.
+    busy: std::cell::Cell<bool>,
 }
 
 const ALIGN: usize = 16;
 
 /// Starts reading `fd` (a duplicate the handle owns) on Node's main thread, delivering its
-/// events to `on_event`; false when this runtime has no libuv (or napi refused the callback's
-/// reference) to do it with. Must be called on the main thread with its `env`.
+/// events to `callback`; false when this runtime has no libuv to do it with. Must be called on
+/// the main thread with its `env`.
 pub fn read_on_main(env: sys::napi_env, fd: OwnedFd, reader: Arc<dyn MainReader>, callback: Arc<MainCallback>) -> bool {
     let Some(uv) = uv() else { return false };
     let mut uv_loop = std::ptr::null_mut();
@@ -100,7 +103,8 @@ pub fn read_on_main(env: sys::napi_env, fd: OwnedFd, reader: Arc<dyn MainReader>
         return false;
     }
     let raw_fd = fd.as_raw_fd();
-    let watch = Box::into_raw(Box::new(Watch { reader, callback, env, fd, size: layout.size() }));
+    let watch =
+        Box::into_raw(Box::new(Watch { reader, callback, env, fd, size: layout.size(), busy: Default::default() }));
     // SAFETY: handle is live memory of the right size; `data` is a handle's first field.
     unsafe {
         if (uv.poll_init)(uv_loop.cast(), handle, raw_fd) != 0 {
@@ -145,8 +149,13 @@ unsafe extern "C" fn env_gone(handle: *mut c_void) {
 unsafe extern "C" fn readable(handle: *mut c_void, status: c_int, _events: c_int) {
     // SAFETY: libuv calls this on the main thread with the handle `read_on_main` set up.
     let watch = unsafe { &**handle.cast::<*mut Watch>() };
+    if watch.busy.replace(true) {
+        // Level-triggered: the outer call, or the next turn of the loop, reads what is there.
+        return;
+    }
     let fd = watch.fd.as_raw_fd();
     let more = status == 0 && watch.reader.on_readable(fd, &mut |event| watch.callback.call(event));
+    watch.busy.set(false);
     if !more {
         if let Some(uv) = uv() {
             // SAFETY: a live, started poll handle on this loop, whose env is alive (its cleanup
