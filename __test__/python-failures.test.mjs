@@ -100,10 +100,9 @@ describe('boot failures', () => {
       const fiber = await ctx.plugin(PythonCodeRuntime, { pythonBin: ${JSON.stringify(PYTHON)} })
       const held = []
       try { for (;;) held.push(fs.openSync('/dev/null', 'r')) } catch (e) { if (e.code !== 'EMFILE') throw e }
-      // Six left: the run's waker pair takes two and the staging copy two at a time, with two to
-      // spare for whatever else opens one meanwhile (a spare booting; with four, CI saw staging
-      // run out instead), so the spawn's pipes (eight descriptors and more) are what runs out.
-      for (let i = 0; i < 6; i++) fs.closeSync(held.pop())
+      // Four left: the run's waker pair takes two and the staging copy two at a time, so the
+      // spawn's pipes are what runs out.
+      for (let i = 0; i < 4; i++) fs.closeSync(held.pop())
       const r = await ctx.codeRuntime.run({ program: 'return 1', bindings: [] })
       for (const fd of held) fs.closeSync(fd)
       // Nothing of the run is left, nor (after dispose) of a spare booting for the next one.
