@@ -292,6 +292,7 @@ function startRun(state, namespaces, program, signal, onLog, onStats, resolve) {
       // has run its microtasks, so bindings that settle at once are no longer in flight.
       else if (event.type === 'barrier') setImmediate(() => run.handle.reply(-1, true, ''))
       else if (event.type === 'log') onLog?.(event.text)
+      else if (event.type === 'spawned') prepareSpare(state)
       else if (event.type === 'settled') settle(event)
     } catch {}
   }
@@ -324,7 +325,6 @@ function startRun(state, namespaces, program, signal, onLog, onStats, resolve) {
   signal?.addEventListener?.('abort', onAbort, { once: true })
   state.live.add(run)
   trackForExit(run)
-  prepareSpare(state)
 }
 
 /** The spare booted after the previous run started, if any (the run checks it still fits). */
@@ -339,7 +339,8 @@ function takeSpare(state) {
  * waits for its boot frame inside its namespaces and limits, used by no program until then.
  */
 function prepareSpare(state) {
-  if (state.disposed) return
+  // One spare at a time: concurrent runs each reach this once their child is up.
+  if (state.disposed || state.spare) return
   state.spare = native.pythonPrepareSpare(childOptions(state), state.pycache)
   liveSpares.add(state)
 }

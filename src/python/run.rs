@@ -157,6 +157,9 @@ impl Run {
         };
         let Spawned { pid, start_time, fd3, stdout, stderr, pidfd, layers: _, init } = spawned;
         *group.lock().unwrap_or_else(|p| p.into_inner()) = Some((pid, start_time, staging.dir.clone()));
+        // The host boots the next run's spare only now, so its staging never competes with this
+        // run's for descriptors or disk.
+        events.emit("{\"type\":\"spawned\"}".into());
         let boot = wire::boot_frame(
             spec.child.cpu_seconds,
             spec.child.address_space_bytes,
