@@ -300,6 +300,19 @@ describe('failures and typed errors', () => {
     expect(result.value.stack).toBe('ToolCallError: nope\n    at program.ts:1:19')
   })
 
+  it('keeps every code unit of a failure message, lone surrogates included', async () => {
+    const { namespace } = tools({ odd: async () => { throw new Error('x\uD800y\uDC00') } })
+    const result = await runtime.run({
+      program: `try { await tools.odd({}) } catch (e) { return [e.message, e.stack] }`,
+      bindings: [namespace],
+    })
+    expect(result.value).toEqual(['x\uD800y\uDC00', 'ToolCallError: x\uD800y\uDC00\n    at program.ts:1:19'])
+    expect(await runtime.run({ program: "throw new TypeError('a\\uDBFFb')", bindings: [] })).toEqual({
+      logs: [],
+      error: { kind: 'exception', message: 'TypeError: a\uDBFFb\n    at program.ts:1:7' },
+    })
+  })
+
   it('materialises a consumer-declared class', async () => {
     const result = await runtime.run({
       program: "try { await helpers.h({}) } catch (e) { return [e instanceof HelperCallError, e.helperName, e.name] }",

@@ -4,7 +4,7 @@
 
 use super::host::HostEvent;
 use super::snapshot::{snapshot, Intrinsics, Snapshot};
-use super::stack::program_frames;
+use super::stack::{header_line, join, program_frames};
 use super::state::{state, PendingCall};
 
 pub const ARGUMENTS_INVALID: &str = "binding arguments must be lossless JSON";
@@ -70,7 +70,8 @@ fn call_binding<'s>(
                 Snapshot::TooLarge => format!("binding arguments exceeded {cap} bytes"),
                 _ => ARGUMENTS_INVALID.to_string(),
             };
-            let error = binding_error(scope, ns, name, &message, None);
+            let message = v8::String::new(scope, &message).unwrap_or_else(|| v8::String::empty(scope));
+            let error = binding_error(scope, ns, name, message, None);
             resolver.reject(scope, error);
             return;
         }
@@ -119,9 +120,9 @@ pub fn settle_reply(scope: &mut v8::PinScope, id: u64, ok: bool, json: &str) {
     if ok {
         resolver.resolve(scope, value);
     } else {
-        let message = value.to_rust_string_lossy(scope);
+        let message = value.to_string(scope).unwrap_or_else(|| v8::String::empty(scope));
         let site = call.site.as_ref().map(|s| v8::Local::new(scope, s));
-        let error = binding_error(scope, call.ns, call.name, &message, site);
+        let error = binding_error(scope, call.ns, call.name, message, site);
         resolver.reject(scope, error);
     }
 }
@@ -131,7 +132,7 @@ fn binding_error<'s>(
     scope: &mut v8::PinScope<'s, '_>,
     ns: u32,
     name: u32,
-    message: &str,
+    text: v8::Local<'s, v8::String>,
     site: Option<v8::Local<'s, v8::StackTrace>>,
 ) -> v8::Local<'s, v8::Value> {
     let run = state(scope);
@@ -140,7 +141,6 @@ fn binding_error<'s>(
         let namespace = &st.namespaces[ns as usize];
         (namespace.error_class.clone(), namespace.class_name.clone(), namespace.names[name as usize].clone())
     };
-    let text = v8::String::new(scope, message).unwrap_or_else(|| v8::String::empty(scope));
     let error = match class {
         Some(class) => {
             let class = v8::Local::new(scope, &class);
@@ -154,24 +154,28 @@ fn binding_error<'s>(
     };
     if let (Some(site), Ok(object)) = (site, v8::Local::<v8::Object>::try_from(error)) {
         // V8's own header: the class name, then ": message" unless the message is empty.
-        let name = class_name.as_deref().unwrap_or("Error");
-        let header = if message.is_empty() { name.to_string() } else { format!("{name}: {message}") };
-        set_stack_from_site(scope, object, &header, site);
+        let name = v8::String::new(scope, class_name.as_deref().unwrap_or("Error"))
+            .unwrap_or_else(|| v8::String::empty(scope));
+        let header = header_line(scope, name, text);
+        set_stack_from_site(scope, object, header, site);
     }
     error
 }
 
 /// Gives an error whose rejection is delivered later the stack of the call that caused it:
 /// its header and the frames where the program made the binding call.
-fn set_stack_from_site(
-    scope: &mut v8::PinScope,
-    error: v8::Local<v8::Object>,
-    header: &str,
-    site: v8::Local<v8::StackTrace>,
+fn set_stack_from_site<'s>(
+    scope: &mut v8::PinScope<'s, '_>,
+    error: v8::Local<'s, v8::Object>,
+    header: v8::Local<'s, v8::String>,
+    site: v8::Local<'s, v8::StackTrace>,
 ) {
     let frames = program_frames(scope, site);
-    let text = if frames.is_empty() { header.to_string() } else { format!("{header}\n{frames}") };
-    let (Some(key), Some(value)) = (v8::String::new(scope, "stack"), v8::String::new(scope, &text)) else { return };
+    let value = match v8::String::new(scope, &format!("\n{frames}")) {
+        Some(tail) if !frames.is_empty() => join(scope, &[header, tail]),
+        _ => header,
+    };
+    let Some(key) = v8::String::new(scope, "stack") else { return };
     let mut descriptor = v8::PropertyDescriptor::new_from_value_writable(value.into(), true);
     descriptor.set_enumerable(false);
     descriptor.set_configurable(true);

@@ -78,25 +78,54 @@ fn call_site_methods<'s>(
     Some((to_string, file_name))
 }
 
+/// Joins JavaScript strings as V8 strings, so every code unit (lone surrogates included) survives.
+pub fn join<'s>(scope: &mut v8::PinScope<'s, '_>, parts: &[v8::Local<'s, v8::String>]) -> v8::Local<'s, v8::String> {
+    let mut out = v8::String::empty(scope);
+    for part in parts {
+        // Only a string past V8's length limit fails to join; the run's heap cap ends it first.
+        out = v8::String::concat(scope, out, *part).unwrap_or(out);
+    }
+    out
+}
+
+fn literal<'s>(scope: &mut v8::PinScope<'s, '_>, text: &str) -> v8::Local<'s, v8::String> {
+    v8::String::new(scope, text).unwrap_or_else(|| v8::String::empty(scope))
+}
+
+/// `name: message`, `name` or `message` as V8 writes an error's header line.
+pub fn header_line<'s>(
+    scope: &mut v8::PinScope<'s, '_>,
+    name: v8::Local<'s, v8::String>,
+    message: v8::Local<'s, v8::String>,
+) -> v8::Local<'s, v8::String> {
+    match (name.length() == 0, message.length() == 0) {
+        (true, _) => message,
+        (_, true) => name,
+        _ => {
+            let colon = literal(scope, ": ");
+            join(scope, &[name, colon, message])
+        }
+    }
+}
+
 /// `ErrorUtils::ToString`: the header line of a stack, from the error's name and message.
-fn error_header(scope: &mut v8::PinScope, error: v8::Local<v8::Value>) -> Option<String> {
+fn error_header<'s>(
+    scope: &mut v8::PinScope<'s, '_>,
+    error: v8::Local<'s, v8::Value>,
+) -> Option<v8::Local<'s, v8::String>> {
     let object: v8::Local<v8::Object> = error.try_into().ok()?;
-    let part = |scope: &mut v8::PinScope, key: &str, default: &str| -> Option<String> {
+    let part = |key: &str, default: &str| -> Option<v8::Local<'s, v8::String>> {
         let k = v8::String::new(scope, key)?;
         let v = object.get(scope, k.into())?;
         if v.is_undefined() {
-            Some(default.to_string())
+            v8::String::new(scope, default)
         } else {
-            Some(v.to_string(scope)?.to_rust_string_lossy(scope))
+            v.to_string(scope)
         }
     };
-    let name = part(scope, "name", "Error")?;
-    let message = part(scope, "message", "")?;
-    Some(match (name.is_empty(), message.is_empty()) {
-        (true, _) => message,
-        (_, true) => name,
-        _ => format!("{name}: {message}"),
-    })
+    let name = part("name", "Error")?;
+    let message = part("message", "")?;
+    Some(header_line(scope, name, message))
 }
 
 /// V8's PrepareStackTrace callback: drops the runtime's own frames, then formats as V8 does, or
@@ -141,14 +170,14 @@ pub fn prepare_stack_trace<'s>(
     if tc.has_caught() {
         tc.reset();
     }
-    let mut text = header.unwrap_or_else(|| "<error>".to_string());
+    let mut text = header.unwrap_or_else(|| literal(tc, "<error>"));
     if let Some((to_string, _)) = methods {
+        let at = literal(tc, "\n    at ");
         for site in kept {
             if let Some(line) = to_string.call(tc, site, &[]).and_then(|s| s.to_string(tc)) {
-                text.push_str("\n    at ");
-                text.push_str(&line.to_rust_string_lossy(tc));
+                text = join(tc, &[text, at, line]);
             }
         }
     }
-    v8::String::new(tc, &text).map(Into::into).unwrap_or_else(|| v8::undefined(tc).into())
+    text.into()
 }
