@@ -147,14 +147,14 @@
   }
 
   function btoa(data) {
-    if (arguments.length === 0) throw missing('data');
+    if (arguments.length === 0) throw missing('input');
     const encoded = base64Encode(StringCtor(data));
     if (encoded === null) throw new DOMException('Invalid character', 'InvalidCharacterError');
     return encoded;
   }
 
   function atob(data) {
-    if (arguments.length === 0) throw missing('data');
+    if (arguments.length === 0) throw missing('input');
     const decoded = base64Decode(StringCtor(data));
     if (typeof decoded !== 'string') throw new DOMException(decoded[0], 'InvalidCharacterError');
     return decoded;

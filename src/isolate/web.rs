@@ -224,34 +224,45 @@ impl Base64Error {
     }
 }
 
+fn is_ascii_whitespace(u: u16) -> bool {
+    matches!(u, 0x09 | 0x0a | 0x0c | 0x0d | 0x20)
+}
+
+fn is_base64_char(u: u16) -> bool {
+    u < 0x80 && (u as u8).is_ascii_alphanumeric() || u == 0x2b || u == 0x2f
+}
+
+/// HTML's forgiving-base64 decode, refusing input with the message Node gives for it: one or
+/// two `=` at the end (whitespace around them ignored) are padding; then any other character
+/// that is neither whitespace nor in the alphabet is invalid; then a lone sixth bit-group is
+/// "not correctly encoded"; then padding that does not complete a quantum is invalid.
 pub fn forgiving_base64_decode(input: &[u16]) -> Result<Vec<u8>, Base64Error> {
-    let mut data: Vec<u8> = Vec::with_capacity(input.len());
-    let mut padding = 0;
-    for &u in input {
-        match u {
-            0x09 | 0x0a | 0x0c | 0x0d | 0x20 => continue,
-            0x3d => padding += 1,
-            // Padding only at the end, and at most two.
-            _ if padding > 0 => return Err(Base64Error::InvalidCharacter),
-            _ if u < 0x80 && (u as u8).is_ascii_alphanumeric() || u == 0x2b || u == 0x2f => {}
-            _ => return Err(Base64Error::InvalidCharacter),
+    let trim = |mut end: usize| {
+        while end > 0 && is_ascii_whitespace(input[end - 1]) {
+            end -= 1;
         }
-        if padding > 2 {
+        end
+    };
+    let mut end = trim(input.len());
+    let mut padding = 0;
+    while padding < 2 && end > 0 && input[end - 1] == 0x3d {
+        padding += 1;
+        end = trim(end - 1);
+    }
+    let mut data: Vec<u8> = Vec::with_capacity(end);
+    for &u in &input[..end] {
+        if is_base64_char(u) {
+            data.push(u as u8);
+        } else if !is_ascii_whitespace(u) {
             return Err(Base64Error::InvalidCharacter);
         }
-        data.push(u as u8);
     }
-    let remainder = if data.len().is_multiple_of(4) {
-        (data.len() - padding) % 4
-    } else if padding > 0 {
-        return Err(Base64Error::InvalidCharacter);
-    } else {
-        data.len() % 4
-    };
-    if remainder == 1 {
+    if data.len() % 4 == 1 {
         return Err(Base64Error::NotCorrectlyEncoded);
     }
-    data.truncate(data.len() - padding);
+    if padding > 0 && (data.len() % 4 + padding) % 4 != 0 {
+        return Err(Base64Error::InvalidCharacter);
+    }
     FORGIVING.decode(&data).map_err(|_| Base64Error::NotCorrectlyEncoded)
 }
 
@@ -549,5 +560,11 @@ mod tests {
         assert_eq!(forgiving_base64_decode(&u("a===")), Err(InvalidCharacter));
         assert_eq!(forgiving_base64_decode(&u("a-b_")), Err(InvalidCharacter));
         assert_eq!(forgiving_base64_decode(&u("aGk€")), Err(InvalidCharacter));
+        // Node's order: a lone sixth is reported before padding that does not fit.
+        assert_eq!(forgiving_base64_decode(&u("a=")), Err(NotCorrectlyEncoded));
+        assert_eq!(forgiving_base64_decode(&u("a ==")), Err(NotCorrectlyEncoded));
+        assert_eq!(forgiving_base64_decode(&u("ab= =")), Ok(b"i".to_vec()));
+        assert_eq!(forgiving_base64_decode(&u("abcd==")), Err(InvalidCharacter));
+        assert_eq!(forgiving_base64_decode(&u("a*=")), Err(InvalidCharacter));
     }
 }
