@@ -7,7 +7,7 @@
 //   exit(code: string): void           ends the run (uncatchable) with worker-exit
 //   queueMicrotask(fn): void           the isolate's microtask queue
 //   createConsole(emit): console       Node's console methods (js/console/inspect.js)
-//   TextDecoder                        the runtime's UTF-8 decoder class (js/isolate/web.js)
+//   TextDecoder                        the runtime's TextDecoder class (js/isolate/web.js)
 // }
 (function (natives) {
   'use strict';

@@ -4,7 +4,7 @@
 (function (natives) {
   'use strict';
   const {
-    utf8Length, encodeInto, decodeUtf8, base64Encode, base64Decode, urlParse, urlSet, formParse,
+    utf8Length, encodeInto, encodingFor, textDecode, streamOpen, base64Encode, base64Decode, urlParse, urlSet, formParse,
     formSerialize, randomFill, randomUUID, cloneValue, defineCustomInspect,
   } = natives;
   const ErrorCtor = Error;
@@ -19,14 +19,11 @@
   const SymbolToStringTag = Symbol.toStringTag;
   const ArrayBufferIsView = ArrayBuffer.isView;
   const Uint8ArrayCtor = Uint8Array;
-  const StringPrototypeToLowerCase = String.prototype.toLowerCase;
-  const StringPrototypeTrim = String.prototype.trim;
   const StringPrototypeCharCodeAt = String.prototype.charCodeAt;
   const StringPrototypeSlice = String.prototype.slice;
   const ArrayPrototypePush = Array.prototype.push;
   const GeneratorNext = Object.getPrototypeOf(function* () {}).prototype.next;
 
-  const lower = (s) => ReflectApply(StringPrototypeToLowerCase, s, []);
   const push = (list, ...items) => ReflectApply(ArrayPrototypePush, list, items);
   // Not Array.prototype.splice: it consults the program-replaceable Symbol.species.
   const removeAt = (list, index) => {
@@ -67,7 +64,7 @@
     return error;
   }
 
-  // TextEncoder / TextDecoder (UTF-8).
+  // TextEncoder (UTF-8) / TextDecoder (the encodings Node accepts, on encoding_rs).
   class TextEncoder {
     encode(input = '') {
       const text = StringCtor(input);
@@ -87,7 +84,6 @@
   getter(TextEncoder.prototype, 'encoding', function encoding() { return 'utf-8'; });
   tag(TextEncoder.prototype, 'TextEncoder');
 
-  const UTF8_LABELS = ['unicode-1-1-utf-8', 'unicode11utf8', 'unicode20utf8', 'utf-8', 'utf8', 'x-unicode20utf8'];
   const decoders = new WeakMap();
   const WeakMapGet = WeakMap.prototype.get;
   const WeakMapSet = WeakMap.prototype.set;
@@ -99,44 +95,41 @@
 
   class TextDecoder {
     constructor(label = 'utf-8', options = undefined) {
-      const name = lower(ReflectApply(StringPrototypeTrim, StringCtor(label), []));
-      let known = false;
-      for (let i = 0; i < UTF8_LABELS.length; i++) if (UTF8_LABELS[i] === name) known = true;
-      if (!known) {
-        throw codedError(RangeErrorCtor, 'ERR_ENCODING_NOT_SUPPORTED', `The "${StringCtor(label)}" encoding is not supported`);
+      // The name, or [name] for an encoding Node resolves but refuses, or null for no encoding.
+      const encoding = encodingFor(StringCtor(label));
+      if (typeof encoding !== 'string') {
+        const shown = encoding === null ? StringCtor(label) : encoding[0];
+        throw codedError(RangeErrorCtor, 'ERR_ENCODING_NOT_SUPPORTED', `The "${shown}" encoding is not supported`);
       }
       const fatal = options != null && !!options.fatal;
       const ignoreBOM = options != null && !!options.ignoreBOM;
-      ReflectApply(WeakMapSet, decoders, [this, { fatal, ignoreBOM, pending: null, started: false }]);
+      // The private state is also the owner of a streaming decoder's native slot (`stream`, -1
+      // when none is open).
+      const state = { __proto__: null, encoding, fatal, ignoreBOM, stream: -1 };
+      ReflectApply(WeakMapSet, decoders, [this, state]);
     }
 
     decode(input = undefined, options = undefined) {
       const state = decoderState(this);
       const stream = options != null && !!options.stream;
+      if (stream && state.stream < 0) state.stream = streamOpen(state, state.encoding, state.ignoreBOM);
       // The native reads any buffer or view through V8 itself, so replaced typed-array getters
-      // change nothing; it returns [text, pendingBytes], null for invalid input when fatal, or
-      // undefined when the input is not a buffer.
-      const decoded = decodeUtf8(input === undefined ? null : input, state.pending, state.fatal, stream);
-      if (decoded === undefined) {
+      // change nothing; null means invalid input when fatal, undefined an input that is not a
+      // buffer source. A call that flushes, or fails, closes the stream.
+      const text = textDecode(state, state.stream, state.encoding, input, state.fatal, state.ignoreBOM, stream);
+      if (text === undefined) {
         throw codedError(TypeErrorCtor, 'ERR_INVALID_ARG_TYPE',
-          'The "input" argument must be an instance of ArrayBuffer or ArrayBufferView.');
+          // Node names the argument "list" on its whole-input UTF-8 path.
+          `The "${state.encoding === 'utf-8' && !stream ? 'list' : 'input'}" argument must be an instance of SharedArrayBuffer, ArrayBuffer or ArrayBufferView.`);
       }
-      if (decoded === null) {
-        state.pending = null;
-        state.started = false;
-        throw codedError(TypeErrorCtor, 'ERR_ENCODING_INVALID_ENCODED_DATA', 'The encoded data was not valid for encoding utf-8');
+      if (!stream || text === null) state.stream = -1;
+      if (text === null) {
+        throw codedError(TypeErrorCtor, 'ERR_ENCODING_INVALID_ENCODED_DATA', `The encoded data was not valid for encoding ${state.encoding}`);
       }
-      let text = decoded[0];
-      const pending = decoded[1];
-      state.pending = pending.length > 0 ? pending : null;
-      if (!state.started && !state.ignoreBOM && text.length > 0 && ReflectApply(StringPrototypeCharCodeAt, text, [0]) === 0xfeff) {
-        text = ReflectApply(StringPrototypeSlice, text, [1]);
-      }
-      state.started = stream && (state.started || text.length > 0 || pending.length > 0);
       return text;
     }
   }
-  getter(TextDecoder.prototype, 'encoding', function encoding() { decoderState(this); return 'utf-8'; });
+  getter(TextDecoder.prototype, 'encoding', function encoding() { return decoderState(this).encoding; });
   getter(TextDecoder.prototype, 'fatal', function fatal() { return decoderState(this).fatal; });
   getter(TextDecoder.prototype, 'ignoreBOM', function ignoreBOM() { return decoderState(this).ignoreBOM; });
   tag(TextDecoder.prototype, 'TextDecoder');
@@ -453,7 +446,7 @@
     const state = decoderState(this);
     if (!visible(depth)) return this;
     const shown = plainWithConstructor(TextDecoder);
-    set(shown, 'encoding', 'utf-8');
+    set(shown, 'encoding', state.encoding);
     set(shown, 'fatal', state.fatal);
     set(shown, 'ignoreBOM', state.ignoreBOM);
     return `TextDecoder ${inspect(shown)}`;

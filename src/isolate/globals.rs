@@ -128,6 +128,8 @@ pub fn install_program_scope<'s>(
     namespaces: &[NamespaceSpec],
     node_major: Option<u32>,
 ) -> Option<ProgramArgs<'s>> {
+    // TextDecoder's labels follow the host's major too (the console's default when unknown).
+    scope.set_slot(web::NodeMajor(node_major.filter(|m| [20, 22, 24, 26].contains(m)).unwrap_or(24)));
     if let Some(major) = node_major {
         let set: v8::Local<v8::Function> = natives::get(scope, runtime, SET_NODE_MAJOR)?.try_into().ok()?;
         let undefined = v8::undefined(scope).into();
