@@ -25,7 +25,7 @@ impl LineSplitter {
     pub fn push(&mut self, chunk: &[u8], mut line: impl FnMut(&[u8])) -> Result<(), FrameTooLarge> {
         let mut rest = chunk;
         let mut first = true;
-        while let Some(nl) = rest.iter().position(|&b| b == b'\n') {
+        while let Some(nl) = memchr::memchr(b'\n', rest) {
             let held = if first { self.residual.len() } else { 0 };
             if held + nl > self.cap {
                 return Err(FrameTooLarge);

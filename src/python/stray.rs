@@ -97,7 +97,7 @@ impl Stray {
         if ledger.stopped() {
             return out;
         }
-        while let Some(nl) = chunk.iter().position(|&b| b == b'\n') {
+        while let Some(nl) = memchr::memchr(b'\n', chunk) {
             let p = &mut self.pipes[pipe];
             let text = if p.buf.is_empty() {
                 decode_lossy(&chunk[..nl])

@@ -193,7 +193,7 @@ impl Inbox {
             }
         }
         let mut start = 0;
-        while let Some(offset) = bytes[(*scanned).max(start)..].iter().position(|&b| b == b'\n') {
+        while let Some(offset) = memchr::memchr(b'\n', &bytes[(*scanned).max(start)..]) {
             let end = (*scanned).max(start) + offset;
             if let Some(frame) = parse_frame(&bytes[start..end]) {
                 self.deliver(frame);
