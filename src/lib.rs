@@ -1,14 +1,21 @@
 //! code-runtime-native: runs model-written programs in isolation for an agent host's Code Mode.
+//!
+//! Every module is private: what Node sees is the `#[napi]` items, so rustc reports anything
+//! else nothing uses. (Unit-test builds compile napi's registrations out, so dead code is judged
+//! in the shipped build only.)
 
-pub mod channel;
-pub mod isolate;
-pub mod ledger;
-pub mod os;
+#![deny(clippy::all)]
+#![cfg_attr(test, allow(dead_code))]
+
+mod channel;
+mod isolate;
+mod ledger;
+mod os;
 mod panic;
 /// The Python backend needs POSIX rlimits, fd 3 and process groups; on Windows the JavaScript
 /// layer refuses it with its own error before any native call.
 #[cfg(unix)]
-pub mod python;
+mod python;
 #[cfg(unix)]
-pub mod sandbox;
-pub mod seam;
+mod sandbox;
+mod seam;

@@ -14,9 +14,16 @@
 //! already applied. This binary links no V8 and holds no program state; it is trusted code that
 //! the program cannot reach (another PID namespace, outside its Landlock domain).
 
+// The helper's layers; the addon compiles only the ones it applies itself (src/sandbox/mod.rs).
 #[cfg(target_os = "linux")]
-#[path = "../sandbox/harden/mod.rs"]
-mod harden;
+#[path = "../sandbox/harden/landlock.rs"]
+mod landlock;
+#[cfg(target_os = "linux")]
+#[path = "../sandbox/harden/namespaces.rs"]
+mod namespaces;
+#[cfg(target_os = "linux")]
+#[path = "../sandbox/harden/seccomp.rs"]
+mod seccomp;
 // Shared with the addon, which uses the writing half.
 #[cfg(target_os = "linux")]
 #[allow(dead_code)]
@@ -58,8 +65,8 @@ mod linux {
     use nix::sys::wait::{waitpid, WaitStatus};
     use nix::unistd::{fork, setsid, ForkResult, Pid};
 
-    use super::harden::{landlock, namespaces, seccomp};
     use super::plan::{self, Layers, Plan, RlimitKind};
+    use super::{landlock, namespaces, seccomp};
 
     /// What the keeper learned before forking, inherited by its descendants.
     #[derive(Clone, Copy)]
@@ -271,8 +278,6 @@ mod linux {
                 continue;
             }
             let resource = match kind {
-                RlimitKind::Cpu => Resource::RLIMIT_CPU,
-                RlimitKind::As => Resource::RLIMIT_AS,
                 RlimitKind::Core => Resource::RLIMIT_CORE,
                 RlimitKind::Fsize => Resource::RLIMIT_FSIZE,
                 RlimitKind::Nproc => Resource::RLIMIT_NPROC,

@@ -16,6 +16,7 @@ impl LineSplitter {
     }
 
     /// Bytes held for the incomplete frame.
+    #[cfg(test)]
     pub fn pending(&self) -> usize {
         self.residual.len()
     }

@@ -100,6 +100,7 @@ impl<'a> Meter<'a> {
         Meter { budget, levels: Vec::new(), first_obj: None, lower_bound: 0, over: false, result: None }
     }
 
+    #[cfg(test)]
     /// Whether the meter stopped early because the value cannot fit the budget.
     pub fn is_over(&self) -> bool {
         self.over

@@ -102,11 +102,6 @@ pub fn fitting_str_prefix(s: &str, budget: usize) -> &str {
     s
 }
 
-/// Bytes of `String(n)` for a finite number, ECMAScript Number::toString.
-pub fn number_cost(n: f64) -> usize {
-    number_to_string(n).len()
-}
-
 /// ECMAScript Number::toString of a finite number.
 pub fn number_to_string(n: f64) -> String {
     if n == 0.0 {

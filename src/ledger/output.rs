@@ -65,14 +65,6 @@ impl OutputLedger {
         OutputLedger { cap, log_bytes: 2, logs: Vec::new(), overflowed: None }
     }
 
-    pub fn cap(&self) -> usize {
-        self.cap
-    }
-
-    pub fn has_overflowed(&self) -> bool {
-        self.overflowed.is_some()
-    }
-
     /// Bytes left for the completion value or failure message.
     pub fn remaining(&self) -> usize {
         self.cap.saturating_sub(self.log_bytes)
@@ -110,11 +102,6 @@ impl OutputLedger {
         Admission::Overflow { prefix_units: 0 }
     }
 
-    /// The admitted entries so far (the prefix of an overflowing entry is not among them).
-    pub fn logs(&self) -> &[Text] {
-        &self.logs
-    }
-
     /// Ends the run with a success. `value` is the completion's JSON text and its metered size.
     pub fn finish_value(self, value: Option<(String, usize)>) -> LedgerResult {
         if self.overflowed.is_some() {
@@ -140,11 +127,6 @@ impl OutputLedger {
             return self.limit_result();
         }
         LedgerResult { logs: self.logs, value_json: None, error: Some((kind, message)) }
-    }
-
-    /// Ends the run with a failure message known only by its size (too large to materialise).
-    pub fn finish_oversized_failure(self) -> LedgerResult {
-        self.limit_result()
     }
 
     /// The output-limit result (§10.4): as many candidate entries as fit beside the diagnostic,
@@ -181,6 +163,7 @@ impl OutputLedger {
 }
 
 /// Bytes of `JSON.stringify(logs)`.
+#[cfg(test)]
 pub fn logs_cost(logs: &[Text]) -> usize {
     2 + logs.iter().map(|t| t.json_cost()).sum::<usize>() + logs.len().saturating_sub(1)
 }

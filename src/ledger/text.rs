@@ -33,10 +33,6 @@ impl Text {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Quoted JSON size in UTF-8 bytes.
     pub fn json_cost(&self) -> usize {
         match self {

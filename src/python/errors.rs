@@ -75,11 +75,6 @@ pub fn fs(call: &str, path: &str, err: &io::Error) -> String {
     format!("{}: {}, {call} '{path}'", code(err), description(err))
 }
 
-/// `<CODE>: <description>, copyfile '<src>' -> '<dst>'`.
-pub fn fs2(call: &str, src: &str, dst: &str, err: &io::Error) -> String {
-    format!("{}: {}, {call} '{src}' -> '{dst}'", code(err), description(err))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,7 +85,5 @@ mod tests {
         assert_eq!(syscall("write", &e), "write EPIPE");
         let e = io::Error::from_raw_os_error(libc::ENOENT);
         assert_eq!(fs("mkdtemp", "/x/y-XXXXXX", &e), "ENOENT: no such file or directory, mkdtemp '/x/y-XXXXXX'");
-        let e = io::Error::from_raw_os_error(libc::EFBIG);
-        assert_eq!(fs2("copyfile", "/a", "/b", &e), "EFBIG: file too large, copyfile '/a' -> '/b'");
     }
 }

@@ -172,6 +172,7 @@ impl Stray {
     }
 
     /// Bytes held across both pipes.
+    #[cfg(test)]
     pub fn held_bytes(&self) -> usize {
         self.pipes.iter().map(|p| p.buf.len()).sum()
     }

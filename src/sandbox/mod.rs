@@ -5,8 +5,13 @@
 pub mod cgroup;
 pub mod child;
 pub mod exit;
+/// The layers the addon applies itself: the sandbox process's syscall allowlist and Landlock.
+/// The helper's own (namespaces, its seccomp filter) are compiled into it alone.
 #[cfg(target_os = "linux")]
-pub mod harden;
+pub mod harden {
+    pub mod allowlist;
+    pub mod landlock;
+}
 pub mod helper;
 pub mod plan;
 

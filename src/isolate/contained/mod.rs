@@ -84,8 +84,6 @@ pub fn probe_contained_isolate(allowlist: bool) -> napi::Result<String> {
     process::SandboxProcess::probe(&spec, if allowlist { pid } else { -pid }).map_err(napi::Error::from_reason)
 }
 
-pub use forge::forge_contained_isolate_run;
-
 /// The sandbox processes of one runtime.
 #[napi]
 pub struct IsolatePool {
