@@ -3,7 +3,7 @@
 //! settlement of each call's promise from the host's reply.
 
 use super::host::HostEvent;
-use super::snapshot::{snapshot, Intrinsics, Snapshot};
+use super::lossless::{snapshot, Intrinsics, Snapshot};
 use super::stack::{header_line, join, program_frames};
 use super::state::{state, PendingCall};
 

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use super::terminal::{RunShared, Terminal};
+use super::run_shared::{RunShared, Terminal};
 use crate::ledger::output::FailureKind;
 use crate::ledger::text::Text;
 

@@ -5,9 +5,9 @@
 use super::bridge::{namespace_object, CapturedIntrinsics};
 use super::natives::{self, table, Compile, RuntimeScript, Table};
 use super::render::copy_text;
+use super::run_shared::Terminal;
 use super::stack::StackIntrinsics;
 use super::state::{elapsed_ms, state};
-use super::terminal::Terminal;
 use super::timers::{normalize_delay, Timer};
 use super::{console, web};
 use crate::ledger::output::FailureKind;

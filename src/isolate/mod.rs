@@ -8,18 +8,18 @@ pub mod contained;
 mod env_hook;
 mod globals;
 mod host;
+mod lossless;
 mod natives;
 mod platform;
 mod render;
 mod run;
+mod run_shared;
 #[cfg(target_os = "linux")]
 mod serve;
-mod snapshot;
 mod stack;
 mod startup;
 mod state;
 mod strip;
-mod terminal;
 mod timers;
 mod wait;
 mod waiters;
@@ -35,7 +35,7 @@ use napi_derive::napi;
 use crate::ledger::output::{fresh_failure, FailureKind};
 use crate::ledger::text::Text;
 use host::{EventArgs, Host, HostEvent, HostFn, ReportValue, RunReport, RunStats};
-use terminal::{IsolateEvent, RunShared, Terminal};
+use run_shared::{IsolateEvent, RunShared, Terminal};
 
 #[napi(object)]
 pub struct IsolateNamespace {

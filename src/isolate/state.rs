@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::host::{Host, HostEvent};
-use super::terminal::{RunShared, Terminal};
+use super::run_shared::{RunShared, Terminal};
 use super::timers::Timers;
 use crate::ledger::output::{Admission, OutputLedger};
 use crate::ledger::text::Text;

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::super::globals::NamespaceSpec;
 use super::super::run::RunConfig;
-use super::super::terminal::{ChannelWait, IsolateEvent, RunShared, Terminal};
+use super::super::run_shared::{ChannelWait, IsolateEvent, RunShared, Terminal};
 use super::HEAP_MB;
 use crate::ledger::output::FailureKind;
 use crate::ledger::text::Text;
