@@ -211,6 +211,16 @@ export interface BindingDecl {
 /** Whether this build and machine can contain isolates in processes (Linux, helper shipped). */
 export declare function containedIsolatesAvailable(): boolean
 
+/** How a run failed, as `error.kind` spells it. */
+export declare const enum FailureKind {
+  Exception = 'exception',
+  Timeout = 'timeout',
+  Abort = 'abort',
+  WorkerExit = 'worker-exit',
+  InvalidOutput = 'invalid-output',
+  OutputLimit = 'output-limit',
+}
+
 /**
  * Runs one program on a sandbox process playing `scenario` (declared binding: `tools.echo`) and
  * returns `{ result: { logs, value?, error? }, calls, streamed, processesLeft }` as JSON text.
@@ -219,7 +229,7 @@ export declare function containedIsolatesAvailable(): boolean
 export declare function forgeContainedIsolateRun(scenario: string, maxOutputBytes: number): string
 
 /** A result decided before any isolate exists (a pre-aborted signal), through a fresh ledger. */
-export declare function isolateFreshFailure(kind: string, message: string, maxOutputBytes: number): IsolateReport
+export declare function isolateFreshFailure(kind: FailureKind, message: string, maxOutputBytes: number): IsolateReport
 
 export interface IsolateNamespace {
   global: string

@@ -11,6 +11,7 @@ mod channel;
 mod isolate;
 mod ledger;
 mod os;
+mod outcome;
 mod panic;
 /// The Python backend needs POSIX rlimits, fd 3 and process groups; on Windows the JavaScript
 /// layer refuses it with its own error before any native call.

@@ -3,51 +3,7 @@
 
 use super::meter::Metered;
 use super::scan::{key_is, scan_js_line, scan_line, Kind, Member};
-
-/// The failure kinds a child may name in `done.error` or `stop.error`. A Python child may only
-/// report the first three (its consumer drops frames with the others); an isolate's sandbox
-/// process reports its budgets' verdicts too, which the supervisor re-checks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DoneKind {
-    Exception,
-    InvalidOutput,
-    OutputLimit,
-    Timeout,
-    Abort,
-    WorkerExit,
-}
-
-impl DoneKind {
-    fn parse(units: &[u16]) -> Option<DoneKind> {
-        [
-            ("exception", DoneKind::Exception),
-            ("invalid-output", DoneKind::InvalidOutput),
-            ("output-limit", DoneKind::OutputLimit),
-            ("timeout", DoneKind::Timeout),
-            ("abort", DoneKind::Abort),
-            ("worker-exit", DoneKind::WorkerExit),
-        ]
-        .into_iter()
-        .find(|(name, _)| key_is(units, name))
-        .map(|(_, k)| k)
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DoneKind::Exception => "exception",
-            DoneKind::InvalidOutput => "invalid-output",
-            DoneKind::OutputLimit => "output-limit",
-            DoneKind::Timeout => "timeout",
-            DoneKind::Abort => "abort",
-            DoneKind::WorkerExit => "worker-exit",
-        }
-    }
-
-    /// Whether a Python child may report this kind itself.
-    pub fn child_reportable(self) -> bool {
-        matches!(self, DoneKind::Exception | DoneKind::InvalidOutput | DoneKind::OutputLimit)
-    }
-}
+use crate::outcome::FailureKind;
 
 /// A completion value: where its text is in the line, and how it metered.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,12 +31,12 @@ pub enum ChildFrame {
     /// Both may be present; the consumer checks `error` first.
     Done {
         value: Option<DoneValue>,
-        error: Option<(DoneKind, Vec<u16>)>,
+        error: Option<(FailureKind, Vec<u16>)>,
         stats: DoneStats,
     },
     /// A failure claimed from outside the program (an isolate's budgets): the run is ending.
     Stop {
-        kind: DoneKind,
+        kind: FailureKind,
         message: Vec<u16>,
     },
 }
@@ -172,13 +128,13 @@ fn frame(ms: Vec<Member>) -> Option<ChildFrame> {
 }
 
 /// `{ kind, message }` of a `done` or `stop` frame.
-fn failure(e: &Member) -> Option<(DoneKind, Vec<u16>)> {
+fn failure(e: &Member) -> Option<(FailureKind, Vec<u16>)> {
     if e.kind != Kind::Object {
         return None;
     }
     let field = |k: &str| e.fields.iter().find(|(key, _)| key_is(key, k)).map(|(_, v)| v);
     let kind = match field("kind") {
-        Some(Kind::Str(Some(units))) => DoneKind::parse(units)?,
+        Some(Kind::Str(Some(units))) => FailureKind::parse_units(units)?,
         _ => return None,
     };
     let message = match field("message") {
@@ -263,7 +219,7 @@ mod tests {
             d(r#"{"type":"done","value":1,"error":{"kind":"exception","message":"boom","x":1}}"#),
             Some(ChildFrame::Done {
                 value: Some(DoneValue { range: (23, 24), metered: Metered { over: false, size: 1, lossy: false } }),
-                error: Some((DoneKind::Exception, u("boom"))),
+                error: Some((FailureKind::Exception, u("boom"))),
                 stats: DoneStats::default(),
             })
         );
@@ -279,12 +235,12 @@ mod tests {
         ) else {
             panic!()
         };
-        assert_eq!(kind, DoneKind::Timeout);
+        assert_eq!(kind, FailureKind::Timeout);
         assert!(!kind.child_reportable());
         assert_eq!(stats, DoneStats { cpu_ms: Some(1.5), ..DoneStats::default() });
         assert_eq!(
             d(r#"{"type":"stop","error":{"kind":"worker-exit","message":"heap"}}"#),
-            Some(ChildFrame::Stop { kind: DoneKind::WorkerExit, message: u("heap") })
+            Some(ChildFrame::Stop { kind: FailureKind::WorkerExit, message: u("heap") })
         );
         assert_eq!(d(r#"{"type":"stop"}"#), None);
         // V8's spelling of 2**60 is refused from a Python child, read from an isolate.

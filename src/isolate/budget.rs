@@ -8,8 +8,8 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::run_shared::{RunShared, Terminal};
-use crate::ledger::output::FailureKind;
 use crate::ledger::text::Text;
+use crate::outcome::{self, FailureKind};
 
 pub use crate::os::cpu_clock::{current_thread_clock, thread_cpu_ns, ThreadClock};
 
@@ -62,7 +62,7 @@ impl Watchdog {
                 if now >= run.wall_deadline {
                     run.fire(Terminal::Failed(
                         FailureKind::Timeout,
-                        Text::new(&format!("wall-clock ceiling reached ({}ms)", fmt_ms(run.max_wall_ms))),
+                        Text::new(&outcome::wall_clock_message(run.max_wall_ms)),
                     ));
                     continue;
                 }
@@ -72,7 +72,7 @@ impl Watchdog {
                 if used >= run.compute_ns {
                     run.fire(Terminal::Failed(
                         FailureKind::Timeout,
-                        Text::new(&format!("compute budget exhausted ({}ms busy)", fmt_ms(run.compute_ms))),
+                        Text::new(&outcome::compute_message(run.compute_ms)),
                     ));
                     continue;
                 }
@@ -91,11 +91,6 @@ impl Watched {
         self.done.store(true, Ordering::Release);
         self.shared.claim(terminal);
     }
-}
-
-/// `${ms}` as JavaScript's String(number) renders it.
-pub fn fmt_ms(ms: f64) -> String {
-    crate::ledger::meter::number_to_string(ms)
 }
 
 /// Registration of the calling (isolate) thread with the watchdog; unregisters on drop, which
@@ -187,7 +182,7 @@ pub unsafe extern "C" fn near_heap_limit(data: *mut c_void, current: usize, _ini
 
 /// `isolate heap limit reached (<N> MiB)` (spec isolate-runtime.md §9.3).
 pub fn heap_limit_message(limit_mb: f64) -> String {
-    format!("isolate heap limit reached ({} MiB)", fmt_ms(limit_mb))
+    format!("isolate heap limit reached ({} MiB)", crate::ledger::meter::number_to_string(limit_mb))
 }
 
 /// ArrayBuffer backing stores counted against the same cap as the heap (§9.3): an allocation past

@@ -10,8 +10,8 @@ use super::stack::StackIntrinsics;
 use super::state::{elapsed_ms, state};
 use super::timers::{normalize_delay, Timer};
 use super::{console, web};
-use crate::ledger::output::FailureKind;
 use crate::ledger::text::Text;
+use crate::outcome::FailureKind;
 
 static CONSOLE_JS: RuntimeScript =
     RuntimeScript::new("code-runtime-native:console.js", include_str!("../../js/console/inspect.js"));

@@ -32,8 +32,9 @@ use std::thread::JoinHandle;
 use napi::bindgen_prelude::Function;
 use napi_derive::napi;
 
-use crate::ledger::output::{fresh_failure, FailureKind};
+use crate::ledger::output::fresh_failure;
 use crate::ledger::text::Text;
+use crate::outcome::FailureKind;
 use host::{EventArgs, Host, HostEvent, HostFn, ReportValue, RunReport, RunStats};
 use run_shared::{IsolateEvent, RunShared, Terminal};
 
@@ -157,22 +158,14 @@ pub fn start_isolate_run(
         .spawn(move || run::run_thread(config, thread_shared, events, host))
         .map_err(|e| napi::Error::from_reason(format!("failed to start the isolate thread: {e}")))?;
     let hook = env_hook::EnvHook::register(env.raw(), &shared, |shared| {
-        shared.claim(Terminal::Failed(FailureKind::Abort, Text::new("runtime disposed")));
+        shared.claim(Terminal::Failed(FailureKind::Abort, Text::new(crate::outcome::DISPOSED)));
     });
     Ok(IsolateRun { shared, thread: Mutex::new(Some(thread)), hook: Mutex::new(hook) })
 }
 
 /// A result decided before any isolate exists (a pre-aborted signal), through a fresh ledger.
 #[napi(ts_return_type = "IsolateReport")]
-pub fn isolate_fresh_failure(kind: String, message: String, max_output_bytes: f64) -> ReportValue {
-    let kind = match kind.as_str() {
-        "abort" => FailureKind::Abort,
-        "worker-exit" => FailureKind::WorkerExit,
-        "timeout" => FailureKind::Timeout,
-        "invalid-output" => FailureKind::InvalidOutput,
-        "output-limit" => FailureKind::OutputLimit,
-        _ => FailureKind::Exception,
-    };
+pub fn isolate_fresh_failure(kind: FailureKind, message: String, max_output_bytes: f64) -> ReportValue {
     let result = fresh_failure(max_output_bytes as usize, kind, Text::new(&message));
     ReportValue(RunReport {
         result,

@@ -23,8 +23,9 @@ use super::state::{state, Namespace, RunState, StateRef};
 use super::strip::{strip, StripError};
 use super::timers::Timers;
 use super::wait::{Waiter, Woken};
-use crate::ledger::output::{FailureKind, LedgerResult, OutputLedger};
+use crate::ledger::output::{LedgerResult, OutputLedger};
 use crate::ledger::text::Text;
+use crate::outcome::FailureKind;
 
 /// The program becomes the body of this strict async function, whose parameters are the
 /// namespaces, error classes and console; the body starts on the line after the header.

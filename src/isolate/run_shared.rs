@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Mutex, OnceLock};
 
-use crate::ledger::output::FailureKind;
 use crate::ledger::text::Text;
+use crate::outcome::FailureKind;
 
 /// A channel the isolate thread reads itself while it waits (a sandbox process's link to its
 /// host): replies it reads arrive as events, like those other threads send.

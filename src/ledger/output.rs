@@ -4,6 +4,7 @@
 
 use super::meter::{fitting_str_prefix, json_str_cost};
 use super::text::Text;
+use crate::outcome::FailureKind;
 
 /// What the streaming ledger did with one log entry.
 #[derive(Debug, PartialEq, Eq)]
@@ -15,30 +16,6 @@ pub enum Admission {
     Overflow { prefix_units: usize },
     /// The ledger already overflowed earlier; nothing is admitted.
     Closed,
-}
-
-/// The failure kinds of the seam (seam.md §1.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FailureKind {
-    Exception,
-    Timeout,
-    Abort,
-    WorkerExit,
-    InvalidOutput,
-    OutputLimit,
-}
-
-impl FailureKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FailureKind::Exception => "exception",
-            FailureKind::Timeout => "timeout",
-            FailureKind::Abort => "abort",
-            FailureKind::WorkerExit => "worker-exit",
-            FailureKind::InvalidOutput => "invalid-output",
-            FailureKind::OutputLimit => "output-limit",
-        }
-    }
 }
 
 /// A run's result after the ledger: exactly the seam's shape.

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use crate::channel::wire::{self, str16};
 use crate::ledger::meter::number_to_string;
+use crate::outcome::FailureKind;
 
 /// Where a run's events go (a threadsafe function into JavaScript). Each event is one JSON text.
 pub trait Events: Send + Sync + 'static {
@@ -31,10 +32,10 @@ impl Events for Tracked {
 pub enum Decided {
     /// The completion value's JSON text, or no value.
     Success(Option<String>),
-    Failure(&'static str, Vec<u16>),
+    Failure(FailureKind, Vec<u16>),
 }
 
-pub fn failure(kind: &'static str, message: &str) -> Decided {
+pub fn failure(kind: FailureKind, message: &str) -> Decided {
     Decided::Failure(kind, message.encode_utf16().collect())
 }
 
@@ -61,7 +62,7 @@ pub fn emit_settled(
         }
         Decided::Success(None) => {}
         Decided::Failure(kind, message) => {
-            out.push_str(&format!(",\"error\":{{\"kind\":\"{kind}\",\"message\":{}}}", str16(message)));
+            out.push_str(&format!(",\"error\":{{\"kind\":\"{}\",\"message\":{}}}", kind.as_str(), str16(message)));
         }
     }
     let (cpu, wall, rss) = stats.unwrap_or((f64::NAN, began.elapsed().as_secs_f64() * 1000.0, f64::NAN));

@@ -15,6 +15,7 @@ use nix::sys::signal::Signal;
 use super::events::{emit_settled, failure, Events, Tracked};
 use super::run::{Run, RunSpec};
 use super::teardown::signal_group;
+use crate::outcome::FailureKind;
 
 /// Commands from JavaScript.
 pub enum Command {
@@ -98,6 +99,6 @@ fn guarded(spec: RunSpec, events: Box<dyn Events>, rx: Receiver<Command>, wake: 
     if !settled.load(Ordering::SeqCst) {
         let what = crate::panic::reason(&*panic).unwrap_or_default();
         let message = format!("python host failure: {what}");
-        emit_settled(&*shared, &[], &failure("worker-exit", &message), None, began);
+        emit_settled(&*shared, &[], &failure(FailureKind::WorkerExit, &message), None, began);
     }
 }

@@ -291,6 +291,6 @@ pub fn python_start_run(
     spec.spare = spare.and_then(|s| s.inner.take(&spec.child));
     let events = JsEvents { tsfn: on_event };
     let control = handle::start(spec, Box::new(events))
-        .map_err(|e| Error::from_reason(format!("code-runtime-native: could not start a run thread: {e}")))?;
+        .map_err(|e| Error::from_reason(format!("{}could not start a run thread: {e}", crate::outcome::PREFIX)))?;
     Ok(PythonRun { control })
 }

@@ -22,10 +22,11 @@ use super::spawn::{Spawned, Staging};
 use super::stray::Stray;
 use super::teardown::{group_alive, signal_group};
 use super::writer::{WriteKind, Writer};
-use crate::channel::codec::{decode_frame, ChildFrame, DoneKind};
+use crate::channel::codec::{decode_frame, ChildFrame};
 use crate::channel::lines::LineSplitter;
 use crate::channel::wire::{self, cap_message, str16, unknown_binding};
 use crate::ledger::meter::number_to_string;
+use crate::outcome::{self, FailureKind};
 use crate::sandbox::exit::{try_reap, Exit};
 
 /// Pending-reply and in-flight-call caps.
@@ -61,7 +62,7 @@ enum Inbound {
     BootAck,
     Log { text: Vec<u16>, truncated: bool, open: bool },
     Call { id: f64, global: Vec<u16>, name: Vec<u16>, args: String },
-    Done { value: Option<(String, crate::channel::meter::Metered)>, error: Option<(DoneKind, Vec<u16>)> },
+    Done { value: Option<(String, crate::channel::meter::Metered)>, error: Option<(FailureKind, Vec<u16>)> },
 }
 
 fn inbound(line: &[u8], budget: usize) -> Option<Inbound> {
@@ -153,7 +154,7 @@ impl Run {
         };
         let Booted { staging, cgroup, spawned } = match booted {
             Ok(b) => b,
-            Err(e) => return emit_settled(&*events, &[], &failure("worker-exit", &e.message()), None, began),
+            Err(e) => return emit_settled(&*events, &[], &failure(FailureKind::WorkerExit, &e.message()), None, began),
         };
         let Spawned { pid, start_time, fd3, stdout, stderr, pidfd, layers: _, init } = spawned;
         *group.lock().unwrap_or_else(|p| p.into_inner()) = Some((pid, start_time, staging.dir.clone()));
@@ -294,15 +295,15 @@ impl Run {
                 }
                 let decided = match (error, value) {
                     (Some((kind, message)), _) => {
-                        Decided::Failure(kind.as_str(), cap_message(&message, self.spec.max_value_bytes))
+                        Decided::Failure(kind, cap_message(&message, self.spec.max_value_bytes))
                     }
                     (None, None) => Decided::Success(None),
                     (None, Some((_, m))) if m.over => failure(
-                        "output-limit",
+                        FailureKind::OutputLimit,
                         &format!("completion value exceeded {} bytes", self.spec.max_value_bytes),
                     ),
                     (None, Some((_, m))) if m.lossy => {
-                        failure("invalid-output", "completion value contained a non-lossless number")
+                        failure(FailureKind::InvalidOutput, "completion value contained a non-lossless number")
                     }
                     (None, Some((text, _))) => Decided::Success(Some(text)),
                 };
@@ -336,7 +337,7 @@ impl Run {
     fn check_call_backlog(&mut self) -> bool {
         if self.in_flight > BACKLOG_CAP && self.decided.is_none() {
             self.finish(failure(
-                "worker-exit",
+                FailureKind::WorkerExit,
                 "call backlog exceeded 1024 in-flight binding calls (a binding never settled)",
             ));
             return true;
@@ -350,7 +351,7 @@ impl Run {
         }
         if self.writer.queued_replies() >= BACKLOG_CAP {
             self.finish(failure(
-                "worker-exit",
+                FailureKind::WorkerExit,
                 "reply queue exceeded 1024 pending frames on fd 3 (the child stopped consuming its replies)",
             ));
             return;
@@ -388,7 +389,7 @@ impl Run {
             self.discard_fd3 = true;
             self.lines = LineSplitter::new(0);
             let message = format!("protocol frame exceeded {} bytes on fd 3", self.spec.frame_cap);
-            self.finish(failure("worker-exit", &message));
+            self.finish(failure(FailureKind::WorkerExit, &message));
         }
         self.barrier_pending();
     }
@@ -424,7 +425,7 @@ impl Run {
                     self.in_flight = self.in_flight.saturating_sub(1);
                     self.queue_reply(id, ok, payload);
                 }
-                Ok(Command::Abort { message }) => self.finish(Decided::Failure("abort", message)),
+                Ok(Command::Abort { message }) => self.finish(Decided::Failure(FailureKind::Abort, message)),
                 Err(TryRecvError::Empty) | Err(TryRecvError::Disconnected) => break,
             }
         }
@@ -433,7 +434,7 @@ impl Run {
     fn on_write_error(&mut self, kind: WriteKind, err: std::io::Error) {
         if kind != WriteKind::Reply {
             let message = format!("failed to boot python subprocess: {}", super::errors::syscall("write", &err));
-            self.finish(failure("worker-exit", &message));
+            self.finish(failure(FailureKind::WorkerExit, &message));
         }
         // Reply write errors are swallowed: the close path settles the run.
     }
@@ -450,7 +451,7 @@ impl Run {
 
     fn cpu_timeout(&self) -> Decided {
         failure(
-            "timeout",
+            FailureKind::Timeout,
             &format!(
                 "CPU time exhausted (limit at most the configured {}s; a stricter inherited RLIMIT_CPU can fire sooner)",
                 number_to_string(self.spec.child.cpu_seconds)
@@ -501,9 +502,10 @@ impl Run {
                     return self.settle();
                 }
                 let decided = match &self.exit {
-                    Some(exit) => {
-                        failure("worker-exit", &format!("python exited ({}) before completing", exit.describe()))
-                    }
+                    Some(exit) => failure(
+                        FailureKind::WorkerExit,
+                        &format!("python exited ({}) before completing", exit.describe()),
+                    ),
                     None => unreachable!("closed implies exited"),
                 };
                 self.finish(decided);
@@ -558,8 +560,7 @@ impl Run {
             }
             let now = Instant::now();
             if self.wall_deadline.is_some_and(|d| now >= d) {
-                let message = format!("wall-clock ceiling reached ({}ms)", number_to_string(self.spec.max_wall_ms));
-                self.finish(failure("timeout", &message));
+                self.finish(failure(FailureKind::Timeout, &outcome::wall_clock_message(self.spec.max_wall_ms)));
             }
             if self.grace_deadline.is_some_and(|d| now >= d) {
                 self.grace_deadline = None;

@@ -24,7 +24,7 @@ pub enum Dialect {
     Python,
 }
 
-pub const PREFIX: &str = "code-runtime-native: ";
+use crate::outcome::PREFIX;
 
 /// `JSON.stringify` of a string.
 pub fn json_quote(s: &str) -> String {

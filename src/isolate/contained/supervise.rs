@@ -18,14 +18,15 @@ use std::time::{Duration, Instant};
 use super::pool::{Denied, Pool};
 use super::process::SandboxProcess;
 use super::uv::MainReader;
-use crate::channel::codec::{decode_js_frame, ChildFrame, DoneKind, DoneStats};
+use crate::channel::codec::{decode_js_frame, ChildFrame, DoneStats};
 use crate::channel::lines::LineSplitter;
 use crate::channel::wire::push_str;
-use crate::isolate::budget::{fmt_ms, heap_limit_message};
+use crate::isolate::budget::heap_limit_message;
 use crate::isolate::globals::NamespaceSpec;
 use crate::isolate::host::{Host, HostEvent, RunReport, RunStats};
-use crate::ledger::output::{Admission, FailureKind, LedgerResult, OutputLedger};
+use crate::ledger::output::{Admission, LedgerResult, OutputLedger};
 use crate::ledger::text::Text;
+use crate::outcome::{self, FailureKind};
 
 /// How long an isolate may take to unwind after its end was claimed before its process is killed.
 pub const STOP_GRACE: Duration = Duration::from_millis(50);
@@ -377,7 +378,7 @@ fn supervise_run(
                     Denied::Failed(message) => (FailureKind::WorkerExit, message),
                     _ => match control.abort.lock().unwrap().clone() {
                         Some(message) => (FailureKind::Abort, message),
-                        None if pool.is_closed() => (FailureKind::Abort, "runtime disposed".to_string()),
+                        None if pool.is_closed() => (FailureKind::Abort, outcome::DISPOSED.to_string()),
                         None => (FailureKind::Timeout, wall_message(config.max_wall_ms)),
                     },
                 };
@@ -472,7 +473,7 @@ fn finish(host: &Host, started: Instant, stats: &DoneStats, result: LedgerResult
 }
 
 fn wall_message(max_wall_ms: f64) -> String {
-    format!("wall-clock ceiling reached ({}ms)", fmt_ms(max_wall_ms))
+    outcome::wall_clock_message(max_wall_ms)
 }
 
 fn run_frame(config: &ContainedConfig, waited: Duration) -> Vec<u8> {
@@ -556,7 +557,7 @@ impl Supervisor<'_> {
                 if !abort_seen {
                     // A pool closed under the run (its env torn down: a Worker's end) ends it as
                     // the runtime's dispose does.
-                    let closed = || self.pool.is_closed().then(|| "runtime disposed".to_string());
+                    let closed = || self.pool.is_closed().then(|| outcome::DISPOSED.to_string());
                     if let Some(message) = control.abort.lock().unwrap().clone().or_else(closed) {
                         abort_seen = true;
                         let mut line = String::from("{\"type\":\"abort\",\"message\":");
@@ -577,7 +578,7 @@ impl Supervisor<'_> {
                         return Ended::Killed(reader.claimed_result());
                     }
                     if cpu_ms - cpu_start > cpu_backstop {
-                        let message = format!("compute budget exhausted ({}ms busy)", fmt_ms(self.config.compute_ms));
+                        let message = outcome::compute_message(self.config.compute_ms);
                         reader.claim(FailureKind::Timeout, Text::new(&message));
                     }
                 }
@@ -788,13 +789,13 @@ impl Reader {
                         self.outbox.push(HostEvent::Call { id: id as u64, ns, name: index, arg_json });
                     }
                 }
-                ChildFrame::Stop { kind, message } => self.claim(failure_kind(kind), units_text(message)),
+                ChildFrame::Stop { kind, message } => self.claim(kind, units_text(message)),
                 ChildFrame::Done { value, error, stats } => {
                     self.flush(&mut streamed);
                     self.stats = stats;
                     let healthy = self.claim.is_none();
                     let result = match (error, value) {
-                        (Some((kind, message)), _) => self.ledger_failure(failure_kind(kind), units_text(message)),
+                        (Some((kind, message)), _) => self.ledger_failure(kind, units_text(message)),
                         (None, Some(v)) if v.metered.lossy => {
                             ended = Some(self.malformed("its completion was not lossless JSON"));
                             break;
@@ -849,16 +850,5 @@ impl Reader {
         let message = format!("isolate process broke the channel protocol ({what}); it was killed");
         self.claim = None;
         Ended::Killed(self.ledger_failure(FailureKind::WorkerExit, Text::new(&message)))
-    }
-}
-
-fn failure_kind(kind: DoneKind) -> FailureKind {
-    match kind {
-        DoneKind::Exception => FailureKind::Exception,
-        DoneKind::InvalidOutput => FailureKind::InvalidOutput,
-        DoneKind::OutputLimit => FailureKind::OutputLimit,
-        DoneKind::Timeout => FailureKind::Timeout,
-        DoneKind::Abort => FailureKind::Abort,
-        DoneKind::WorkerExit => FailureKind::WorkerExit,
     }
 }

@@ -16,8 +16,8 @@ use super::super::globals::NamespaceSpec;
 use super::super::run::RunConfig;
 use super::super::run_shared::{ChannelWait, IsolateEvent, RunShared, Terminal};
 use super::HEAP_MB;
-use crate::ledger::output::FailureKind;
 use crate::ledger::text::Text;
+use crate::outcome::FailureKind;
 
 /// Frames from the host, as the serve loop gets them.
 pub enum Inbound {

@@ -25,8 +25,8 @@ use super::run::{self, Start};
 use super::run_shared::{IsolateEvent, RunShared};
 use super::strip;
 use crate::channel::wire::{num, push_str, push_str16};
-use crate::ledger::output::FailureKind;
 use crate::ledger::text::Text;
+use crate::outcome::FailureKind;
 
 /// The channel's writing half, shared by the isolate thread, the watchdog and V8's fatal hooks.
 static CHANNEL: OnceLock<Mutex<UnixStream>> = OnceLock::new();

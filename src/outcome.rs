@@ -1,0 +1,72 @@
+//! The outcome vocabulary both backends share (seam.md §1.1): the failure kinds, and the
+//! messages both write the same way. A new failure kind goes here, and in `lib/public-types.d.ts`.
+
+use napi_derive::napi;
+
+use crate::ledger::meter::number_to_string;
+
+/// How a run failed, as `error.kind` spells it.
+#[napi(string_enum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureKind {
+    #[napi(value = "exception")]
+    Exception,
+    #[napi(value = "timeout")]
+    Timeout,
+    #[napi(value = "abort")]
+    Abort,
+    #[napi(value = "worker-exit")]
+    WorkerExit,
+    #[napi(value = "invalid-output")]
+    InvalidOutput,
+    #[napi(value = "output-limit")]
+    OutputLimit,
+}
+
+impl FailureKind {
+    const ALL: [FailureKind; 6] = [
+        FailureKind::Exception,
+        FailureKind::Timeout,
+        FailureKind::Abort,
+        FailureKind::WorkerExit,
+        FailureKind::InvalidOutput,
+        FailureKind::OutputLimit,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::Exception => "exception",
+            FailureKind::Timeout => "timeout",
+            FailureKind::Abort => "abort",
+            FailureKind::WorkerExit => "worker-exit",
+            FailureKind::InvalidOutput => "invalid-output",
+            FailureKind::OutputLimit => "output-limit",
+        }
+    }
+
+    /// The kind a child's frame names (its UTF-16 code units), if any.
+    pub fn parse_units(units: &[u16]) -> Option<FailureKind> {
+        Self::ALL.into_iter().find(|k| k.as_str().encode_utf16().eq(units.iter().copied()))
+    }
+
+    /// Whether a Python child may report this kind itself (the host decides the others).
+    pub fn child_reportable(self) -> bool {
+        matches!(self, FailureKind::Exception | FailureKind::InvalidOutput | FailureKind::OutputLimit)
+    }
+}
+
+/// The prefix of every error message the runtime itself writes.
+pub const PREFIX: &str = "code-runtime-native: ";
+
+/// `abort`: the runtime was disposed while the run was in flight.
+pub const DISPOSED: &str = "runtime disposed";
+
+/// `timeout`: the wall-clock ceiling passed.
+pub fn wall_clock_message(max_wall_ms: f64) -> String {
+    format!("wall-clock ceiling reached ({}ms)", number_to_string(max_wall_ms))
+}
+
+/// `timeout`: the isolate thread's CPU budget ran out.
+pub fn compute_message(compute_ms: f64) -> String {
+    format!("compute budget exhausted ({}ms busy)", number_to_string(compute_ms))
+}
