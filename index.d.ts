@@ -145,8 +145,8 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 
 /** A contained run in flight. */
 export declare class ContainedIsolateRun {
-  /** Ends the run as `abort` with this message, unless it already ended. */
-  abort(message: string): void
+  /** Ends the run with this message, unless it already ended: as `abort`, or as `kind`. */
+  abort(message: string, kind?: FailureKind | undefined | null): void
   /** Delivers a binding call's outcome (see `IsolateRun.reply`). */
   reply(id: number, ok: boolean, json: string): void
   /**
@@ -168,8 +168,11 @@ export declare class IsolatePool {
 
 /** A run in flight. Dropping it does not stop the run; `abort`/`dispose` do. */
 export declare class IsolateRun {
-  /** Ends the run as `abort` with this message, unless it already ended. */
-  abort(message: string): void
+  /**
+   * Ends the run with this message, unless it already ended: as `abort`, or as `kind` (the
+   * JavaScript layer fails a run its own glue broke as `worker-exit`).
+   */
+  abort(message: string, kind?: FailureKind | undefined | null): void
   /** Delivers a binding call's outcome: the JSON of its resolution (`ok`) or of its failure message. */
   reply(id: number, ok: boolean, json: string): void
   /** Waits for the run's thread to exit. Called after the Done event, so it returns at once. */
@@ -188,8 +191,8 @@ export declare class PythonRun {
   reply(id: number, ok: boolean, payload: string): void
   /** SIGKILLs the run's process group now (for a host that is exiting); the run still settles. */
   kill(): void
-  /** Ends the run as `abort` with the message (a JSON string literal). */
-  abort(messageJson: string): void
+  /** Ends the run with the message (a JSON string literal): as `abort`, or as `kind`. */
+  abort(messageJson: string, kind?: FailureKind | undefined | null): void
 }
 
 /**

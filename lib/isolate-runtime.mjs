@@ -1,13 +1,12 @@
 // IsolateCodeRuntime: each run in a fresh V8 isolate on a thread of its own (spec
-// isolate-runtime.md). This file is the host side: config, the run() contract, binding dispatch
-// on Node's main thread, abort, dispose and stats. The isolate itself is Rust (src/isolate).
+// isolate-runtime.md). This file is the host side: the config, the sandbox pool, and the adapter
+// that starts a native run and hands its events to the shared session (lib/session.mjs). The
+// isolate itself is Rust (src/isolate).
 import os from 'node:os'
 import Schema from 'schemastery'
 import native from './native.mjs'
-import { losslessJson } from './lossless.mjs'
-import {
-  PREFIX, afterDisposalError, readNamespaces, renderReason, renderRejection, validateNamespaces,
-} from './request.mjs'
+import { PREFIX, renderReason, renderRejection } from './request.mjs'
+import { disposeSessions, runSession, sessionState } from './session.mjs'
 
 // The console in the isolate formats as this Node major's util.inspect does (js/console/README.md).
 const NODE_MAJOR = Number(process.versions.node.split('.')[0])
@@ -15,10 +14,7 @@ const EVENT_CALL = 1
 const EVENT_LOGS = 2
 const EVENT_DONE = 3
 
-const ObjectHasOwn = Object.hasOwn
-const ObjectKeys = Object.keys
 const JSONParse = JSON.parse
-const JSONStringify = JSON.stringify
 
 /** Config keys in validation order (spec §1). */
 const POSITIVE_KEYS = ['computeMs', 'maxWallMs', 'maxOutputBytes', 'maxOldGenerationSizeMb']
@@ -95,26 +91,6 @@ function startPool(config) {
   }
 }
 
-/** Turns a native report into the seam's result shape: `{ logs, value? , error? }`. */
-function toResult(report) {
-  const result = { logs: report.logs }
-  if (report.error !== undefined) {
-    result.error = { kind: report.error.kind, message: report.error.message }
-  } else if (report.value !== undefined) {
-    result.value = JSONParse(report.value)
-  }
-  return result
-}
-
-function callQuietly(fn, arg) {
-  if (typeof fn !== 'function') return
-  try {
-    fn(arg)
-  } catch {
-    // Observers never change the result (spec §12).
-  }
-}
-
 /** @param {abstract new (ctx: any, name: string) => object} Base */
 export function defineIsolateRuntime(Base) {
   class IsolateCodeRuntime extends Base {
@@ -141,16 +117,13 @@ export function defineIsolateRuntime(Base) {
       const pool = resolved.containment === 'process' ? startPool(resolved) : undefined
       // cordis hands out services through a Proxy, so state lives in a symbol-keyed property
       // (private fields would not be reachable through the proxy receiver).
-      this[STATE] = {
+      this[STATE] = sessionState({
         config: Object.freeze(resolved),
         pool,
         sandbox: undefined,
-        disposed: false,
-        live: new Set(),
         // Contained runs whose supervisor thread was still handing its process back at Done.
         unjoined: new Set(),
-        lastStats: undefined,
-      }
+      })
       ctx?.effect?.(() => () => disposeRuns(this[STATE]))
     }
 
@@ -177,7 +150,7 @@ export function defineIsolateRuntime(Base) {
      * @param {import('../index.js').CodeRunRequest} request
      */
     run(request) {
-      return runIsolate(this[STATE], request)
+      return runSession(ISOLATE, this[STATE], request)
     }
   }
   return IsolateCodeRuntime
@@ -185,166 +158,60 @@ export function defineIsolateRuntime(Base) {
 
 const STATE = Symbol('code-runtime-native.isolate')
 
-async function runIsolate(state, request) {
-      if (state.disposed) throw afterDisposalError()
-      const namespaces = readNamespaces(request.bindings)
-      validateNamespaces(namespaces, 'isolate')
-      const specs = namespaces.map(({ global, functions, errorClass }) => ({
-        global,
-        names: ObjectKeys(functions),
-        errorClassName: errorClass?.name,
-        memberNameProperty: errorClass?.memberNameProperty,
-      }))
-      const { signal, onLog, onStats } = request
-      const cap = state.config.maxOutputBytes
-      const preAborted = abortedMessage(signal)
-      if (preAborted !== undefined) {
-        return finish(state, native.isolateFreshFailure('abort', preAborted, cap), onStats)
-      }
-      const program = String(request.program)
-      return new Promise((resolve) => {
-        let run
-        let settled = false
-        const onAbort = () => run?.abort(reasonMessage(signal))
-        const entry = { run: undefined, done: undefined }
-        const dispatch = (id, ns, nameIndex, argJson) => {
-          const { global, functions } = namespaces[ns]
-          const name = specs[ns].names[nameIndex]
-          const fail = (message) => {
-            if (settled) return
-            // A message longer than the whole output budget could never be shown; cut it so the
-            // reply always converts (JSON.stringify throws past V8's string length limit).
-            const text = message.length > cap ? message.slice(0, cap) : message
-            run.reply(id, false, JSONStringify(text))
-          }
-          let fn
-          try {
-            fn = ObjectHasOwn(functions, name) ? functions[name] : undefined
-          } catch (error) {
-            // A getter on `functions` that throws fails this call, as the function itself would.
-            fail(renderRejection(error))
-            return
-          }
-          if (typeof fn !== 'function') {
-            fail(`unknown binding ${JSONStringify(`${global}.${name}`)}`)
-            return
-          }
-          const arg = JSONParse(argJson)
-          const invoke = async () => fn(arg)
-          invoke()
-            .then(
-              (value) => {
-                if (settled) return
-                const json = losslessJson(value)
-                if (json === undefined) fail('binding resolution must be lossless JSON')
-                else run.reply(id, true, json)
-              },
-              (error) => fail(renderRejection(error)),
-            )
-            .catch((error) => {
-              // Nothing about a host value may escape as an unhandled rejection: the call fails.
-              try {
-                fail(renderRejection(error))
-              } catch {}
-            })
-        }
-        const onEvent = (kind, id, ns, name, payload) => {
-          try {
-            if (kind === EVENT_CALL) dispatch(id, ns, name, payload)
-            else if (kind === EVENT_LOGS) {
-              if (typeof onLog === 'function') for (const text of payload) callQuietly(onLog, text)
-            } else if (kind === EVENT_DONE) {
-              settled = true
-              if (state.pool) joinLater(state, run)
-              else run.join()
-              unlisten(signal, onAbort)
-              state.live.delete(entry)
-              resolve(finish(state, payload, onStats))
-            }
-          } catch {
-            // A host callback must never throw into napi; failures surface as the run's result.
-          }
-        }
-        try {
-          const options = {
-            program,
-            namespaces: specs,
-            computeMs: state.config.computeMs,
-            maxWallMs: state.config.maxWallMs,
-            maxOutputBytes: cap,
-            maxOldGenerationSizeMb: state.config.maxOldGenerationSizeMb,
-            streamLogs: typeof onLog === 'function',
-            nodeMajor: NODE_MAJOR,
-          }
-          run = state.pool
-            ? native.startContainedIsolateRun(state.pool, options, onEvent)
-            : native.startIsolateRun(options, onEvent)
-        } catch (error) {
-          resolve(finish(state, native.isolateFreshFailure('worker-exit', renderRejection(error), cap), onStats))
-          return
-        }
-        entry.run = run
-        entry.done = new Promise((done) => {
-          const finish = resolve
-          resolve = (value) => {
-            finish(value)
-            done()
-          }
-        })
-        state.live.add(entry)
-        listen(signal, onAbort)
-      })
+/** How the isolate backend differs from the Python one (lib/session.mjs). */
+const ISOLATE = {
+  dialect: 'isolate',
+  members: 'live',
+  program: (program) => String(program),
+  abortMessage: renderReason,
+  numberText: undefined,
+  messageCap: (state) => state.config.maxOutputBytes,
+  failedBeforeStart: (state, kind, message) =>
+    report(native.isolateFreshFailure(kind, message, state.config.maxOutputBytes)),
+  startErrorMessage: renderRejection,
+  start: startIsolate,
+}
+
+/** A native report in the session's terms (the value crosses as JSON text). */
+function report({ logs, value, error, stats }) {
+  return value === undefined ? { logs, error, stats } : { logs, value: JSONParse(value), stats }
+}
+
+function startIsolate(state, plan, session) {
+  const options = {
+    program: plan.program,
+    namespaces: plan.namespaces.map(({ global, names, errorClass }) => ({
+      global,
+      names,
+      errorClassName: errorClass?.name,
+      memberNameProperty: errorClass?.memberNameProperty,
+    })),
+    computeMs: state.config.computeMs,
+    maxWallMs: state.config.maxWallMs,
+    maxOutputBytes: state.config.maxOutputBytes,
+    maxOldGenerationSizeMb: state.config.maxOldGenerationSizeMb,
+    streamLogs: plan.streamLogs,
+    nodeMajor: NODE_MAJOR,
+  }
+  let run
+  const onEvent = (kind, id, ns, name, payload) => session.guard(() => {
+    if (kind === EVENT_CALL) session.call(ns, name, JSONParse(payload), (ok, json) => run.reply(id, ok, json))
+    else if (kind === EVENT_LOGS) for (const text of payload) session.log(text)
+    else if (kind === EVENT_DONE) {
+      if (state.pool) joinLater(state, run)
+      else run.join()
+      session.settle(report(payload))
     }
-
-/**
- * The abort message of a signal that has already fired, or `undefined`. A signal is read
- * defensively: it may not be an AbortSignal at all, and any of its getters may throw (then the
- * run is treated as aborted, with the seam's fallback message).
- */
-function abortedMessage(signal) {
-  if (signal === undefined || signal === null) return undefined
-  try {
-    if (!signal.aborted) return undefined
-  } catch {
-    return '<unrenderable rejection value>'
-  }
-  return reasonMessage(signal)
-}
-
-/** `String(signal.reason)`, or the seam's fallback when reading or converting it throws. */
-function reasonMessage(signal) {
-  try {
-    return renderReason(signal.reason)
-  } catch {
-    return '<unrenderable rejection value>'
-  }
-}
-
-/** Listens for `abort` when the signal can be listened to; a signal that cannot never fires. */
-function listen(signal, onAbort) {
-  try {
-    if (typeof signal?.addEventListener === 'function') signal.addEventListener('abort', onAbort, { once: true })
-  } catch {}
-}
-
-function unlisten(signal, onAbort) {
-  try {
-    if (typeof signal?.removeEventListener === 'function') signal.removeEventListener('abort', onAbort)
-  } catch {}
-}
-
-function finish(state, report, onStats) {
-  state.lastStats = report.stats
-  callQuietly(onStats, report.stats)
-  return toResult(report)
+  })
+  run = state.pool
+    ? native.startContainedIsolateRun(state.pool, options, onEvent)
+    : native.startIsolateRun(options, onEvent)
+  return run
 }
 
 /** Dispose to quiescence (seam.md §9): end every live run, then wait until their threads exited. */
 async function disposeRuns(state) {
-  state.disposed = true
-  const live = [...state.live]
-  for (const { run } of live) run.abort('runtime disposed')
-  await Promise.all(live.map((entry) => entry.done))
+  await disposeSessions(state)
   // Every sandbox process killed and reaped, and every supervisor thread joined, before dispose
   // resolves.
   state.pool?.close()

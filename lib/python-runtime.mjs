@@ -1,13 +1,15 @@
 // PythonCodeRuntime (spec python-runtime.md): each run is a fresh `python3 -u -I` subprocess driven
-// over fd 3 by the Rust host (src/python). This layer owns the config and its load-time checks, the
-// binding snapshot, binding dispatch on Node's main thread, abort/dispose, and the result shape.
+// over fd 3 by the Rust host (src/python). This layer owns the config and its load-time checks,
+// the spare child, and the adapter that starts a native run and hands its events to the shared
+// session (lib/session.mjs).
 import os from 'node:os'
 import v8 from 'node:v8'
 import { fileURLToPath } from 'node:url'
 import Schema from 'schemastery'
 import native from './native.mjs'
-import { PREFIX, afterDisposalError, readNamespaces, renderRejection, validateNamespaces } from './request.mjs'
-import { exactDigits, losslessJson } from './lossless.mjs'
+import { PREFIX, renderRejection } from './request.mjs'
+import { exactDigits } from './lossless.mjs'
+import { disposeSessions, runSession, sessionState } from './session.mjs'
 
 /** Where the bootstrap scripts ship inside the package. */
 export const PY_DIR = fileURLToPath(new URL('../py/', import.meta.url))
@@ -90,22 +92,6 @@ export function validatePythonConfig(config, platform = process.platform, heapSi
   return cap
 }
 
-/** Copies each namespace's callable own enumerable members, reading every field exactly once. */
-function snapshot(namespaces) {
-  return namespaces.map(({ global, functions, errorClass }) => {
-    const names = []
-    const fns = []
-    for (const name of Object.keys(functions)) {
-      const fn = functions[name]
-      if (typeof fn === 'function') {
-        names.push(name)
-        fns.push(fn)
-      }
-    }
-    return { global, errorClass, names, fns }
-  })
-}
-
 const STATE = Symbol('code-runtime-native.python')
 
 /** Live runs of every runtime in this realm: if the process exits under them, their groups die too. */
@@ -117,7 +103,7 @@ function trackForExit(run) {
   if (!exitHooked) {
     exitHooked = true
     process.once('exit', () => {
-      for (const r of liveRuns) r.handle?.kill()
+      for (const run of liveRuns) run.kill()
       for (const state of liveSpares) state.spare?.dispose()
     })
   }
@@ -149,7 +135,7 @@ export function definePythonRuntime(Base) {
       // One child spawned as runs are shows which kernel layers hold on this machine.
       const sandbox = native.pythonSandboxLayers(executable, interpreterPaths, os.tmpdir())
       super(ctx, 'codeRuntime')
-      const state = {
+      const state = sessionState({
         config: Object.freeze({ ...resolved }),
         frameCap,
         interpreter: Object.freeze({
@@ -160,10 +146,7 @@ export function definePythonRuntime(Base) {
         interpreterPaths,
         sandbox: Object.freeze({ process: true, ...sandbox }),
         pycache,
-        disposed: false,
-        live: new Set(),
-        lastStats: undefined,
-      }
+      })
       this[STATE] = state
       ctx.effect(() => () => disposeRuns(state))
     }
@@ -195,136 +178,94 @@ export function definePythonRuntime(Base) {
     }
 
     /** @param {{ program: string, bindings: Iterable<object>, signal?: AbortSignal, onLog?: (text: string) => void, onStats?: (stats: object) => void }} request */
-    async run(request) {
-      const state = this[STATE]
-      if (state.disposed) throw afterDisposalError()
-      const declared = readNamespaces(request.bindings)
-      validateNamespaces(declared, 'python')
-      const namespaces = snapshot(declared)
-      const program = request.program
-      if (typeof program !== 'string') {
-        throw new TypeError(`${PREFIX}request.program must be a string, got ${program === null ? 'null' : typeof program}`)
-      }
-      const signal = request.signal ?? undefined
-      const onLog = typeof request.onLog === 'function' ? request.onLog : undefined
-      const onStats = typeof request.onStats === 'function' ? request.onStats : undefined
-      if (signal?.aborted) {
-        return { logs: [], error: { kind: 'abort', message: renderRejection(signal.reason) } }
-      }
-      return new Promise((resolve) => startRun(state, namespaces, program, signal, onLog, onStats, resolve))
+    run(request) {
+      return runSession(PYTHON, this[STATE], request)
     }
   }
   return PythonCodeRuntime
 }
 
-/** Dispose to quiescence: every live run ends as `abort`/`runtime disposed`, then all are awaited. */
+/** How the Python backend differs from the isolate one (lib/session.mjs). */
+const PYTHON = {
+  dialect: 'python',
+  members: 'snapshot',
+  program: (program) => {
+    if (typeof program !== 'string') {
+      throw new TypeError(`${PREFIX}request.program must be a string, got ${program === null ? 'null' : typeof program}`)
+    }
+    return program
+  },
+  abortMessage: renderRejection,
+  numberText: exactDigits,
+  // The host (src/python) cuts messages to the value budget itself.
+  messageCap: () => Infinity,
+  failedBeforeStart: (state, kind, message) => ({ logs: [], error: { kind, message } }),
+  startErrorMessage: (error) => `python spawn error: ${renderRejection(error)}`,
+  start: startPython,
+}
+
+/** Dispose to quiescence: the spare is killed, every live run ends as `abort`/`runtime disposed`. */
 function disposeRuns(state) {
-  state.disposed = true
   state.spare?.dispose()
   state.spare = undefined
   liveSpares.delete(state)
-  const message = JSON.stringify('runtime disposed')
-  const finished = []
-  for (const run of state.live) {
-    run.handle?.abort(message)
-    finished.push(run.finished)
-  }
-  return Promise.all(finished).then(() => {})
+  return disposeSessions(state)
 }
 
-function startRun(state, namespaces, program, signal, onLog, onStats, resolve) {
+/** A settled event in the session's terms, with `{ cpuMs?, wallMs, maxRssBytes? }` stats. */
+function report(event) {
+  const stats = {}
+  if (event.stats.cpuMs != null) stats.cpuMs = event.stats.cpuMs
+  stats.wallMs = event.stats.wallMs
+  if (event.stats.maxRssBytes != null) stats.maxRssBytes = event.stats.maxRssBytes
+  const shown = { logs: event.logs, stats }
+  if (event.error !== undefined) shown.error = event.error
+  else if (Object.hasOwn(event, 'value')) shown.value = event.value
+  return shown
+}
+
+function startPython(state, plan, session) {
   const { config, frameCap, pycache } = state
-  const run = { handle: undefined, finished: undefined }
-  let settleFinished
-  run.finished = new Promise((r) => (settleFinished = r))
-  const onAbort = () => {
-    let message
-    try {
-      message = renderRejection(signal.reason)
-    } catch {
-      message = '<unrenderable rejection value>'
+  let run
+  const handle = {
+    abort: (message, kind) => run.abort(JSON.stringify(message), kind),
+    kill: () => run.kill(),
+  }
+  const onEvent = (text) => session.guard(() => {
+    const event = JSON.parse(text)
+    if (event.type === 'call') session.call(event.ns, event.fn, event.args, (ok, json) => run.reply(event.id, ok, json))
+    // The host's call-backlog barrier: answered (id -1) once every call dispatched before it
+    // has run its microtasks, so bindings that settle at once are no longer in flight.
+    else if (event.type === 'barrier') setImmediate(() => run.reply(-1, true, ''))
+    else if (event.type === 'log') session.log(event.text)
+    else if (event.type === 'spawned') prepareSpare(state)
+    else if (event.type === 'settled') {
+      liveRuns.delete(handle)
+      session.settle(report(event))
     }
-    run.handle?.abort(JSON.stringify(message))
-  }
-
-  const settle = (event) => {
-    signal?.removeEventListener?.('abort', onAbort)
-    state.live.delete(run)
-    liveRuns.delete(run)
-    const result = { logs: event.logs }
-    if (event.error !== undefined) result.error = { kind: event.error.kind, message: event.error.message }
-    else if (Object.hasOwn(event, 'value')) result.value = event.value
-    const stats = { cpuMs: event.stats.cpuMs, wallMs: event.stats.wallMs }
-    if (event.stats.maxRssBytes != null) stats.maxRssBytes = event.stats.maxRssBytes
-    if (stats.cpuMs == null) delete stats.cpuMs
-    state.lastStats = stats
-    if (onStats) {
-      try {
-        onStats({ ...stats })
-      } catch {}
-    }
-    resolve(result)
-    settleFinished()
-  }
-
-  const dispatch = (event) => {
-    const handle = run.handle
-    const reply = (ok, payload) => handle.reply(event.id, ok, payload)
-    const rejected = (err) => reply(false, JSON.stringify(renderRejection(err)))
-    let pending
-    try {
-      pending = namespaces[event.ns].fns[event.fn](event.args)
-    } catch (err) {
-      return rejected(err)
-    }
-    Promise.resolve(pending).then((value) => {
-      const text = losslessJson(value, exactDigits)
-      if (text === undefined) reply(false, JSON.stringify('binding resolution must be lossless JSON'))
-      else reply(true, text)
-    }, rejected).catch(() => {})
-  }
-
-  const onEvent = (text) => {
-    try {
-      const event = JSON.parse(text)
-      if (event.type === 'call') dispatch(event)
-      // The host's call-backlog barrier: answered (id -1) once every call dispatched before it
-      // has run its microtasks, so bindings that settle at once are no longer in flight.
-      else if (event.type === 'barrier') setImmediate(() => run.handle.reply(-1, true, ''))
-      else if (event.type === 'log') onLog?.(event.text)
-      else if (event.type === 'spawned') prepareSpare(state)
-      else if (event.type === 'settled') settle(event)
-    } catch {}
-  }
-
-  const bootNamespaces = namespaces.map(({ global, names, errorClass }) =>
+  })
+  const bootNamespaces = plan.namespaces.map(({ global, names, errorClass }) =>
     errorClass ? { global, names, errorClass: { name: errorClass.name, memberNameProperty: errorClass.memberNameProperty } } : { global, names },
   )
-  try {
-    run.handle = native.pythonStartRun(
-      {
-        ...childOptions(state),
-        maxLogBytes: config.maxLogBytes,
-        maxValueBytes: config.maxValueBytes,
-        maxWallMs: config.maxWallMs,
-        graceMs: config.graceMs,
-        frameCap,
-        namespacesJson: JSON.stringify(bootNamespaces),
-        dispatch: namespaces.map(({ global, names }) => [JSON.stringify(global), ...names.map((n) => JSON.stringify(n))]),
-        programJson: JSON.stringify(program),
-        streamLogs: onLog !== undefined,
-      },
-      pycache,
-      takeSpare(state),
-      onEvent,
-    )
-  } catch (err) {
-    settle({ logs: [], error: { kind: 'worker-exit', message: `python spawn error: ${renderRejection(err)}` }, stats: {} })
-    return
-  }
-  signal?.addEventListener?.('abort', onAbort, { once: true })
-  state.live.add(run)
-  trackForExit(run)
+  run = native.pythonStartRun(
+    {
+      ...childOptions(state),
+      maxLogBytes: config.maxLogBytes,
+      maxValueBytes: config.maxValueBytes,
+      maxWallMs: config.maxWallMs,
+      graceMs: config.graceMs,
+      frameCap,
+      namespacesJson: JSON.stringify(bootNamespaces),
+      dispatch: plan.namespaces.map(({ global, names }) => [JSON.stringify(global), ...names.map((n) => JSON.stringify(n))]),
+      programJson: JSON.stringify(plan.program),
+      streamLogs: plan.streamLogs,
+    },
+    pycache,
+    takeSpare(state),
+    onEvent,
+  )
+  trackForExit(handle)
+  return handle
 }
 
 /** The spare booted after the previous run started, if any (the run checks it still fits). */

@@ -73,10 +73,11 @@ pub struct IsolateRun {
 
 #[napi]
 impl IsolateRun {
-    /// Ends the run as `abort` with this message, unless it already ended.
+    /// Ends the run with this message, unless it already ended: as `abort`, or as `kind` (the
+    /// JavaScript layer fails a run its own glue broke as `worker-exit`).
     #[napi]
-    pub fn abort(&self, message: String) {
-        self.shared.claim(Terminal::Failed(FailureKind::Abort, Text::new(&message)));
+    pub fn abort(&self, message: String, kind: Option<FailureKind>) {
+        self.shared.claim(Terminal::Failed(kind.unwrap_or(FailureKind::Abort), Text::new(&message)));
     }
 
     /// Delivers a binding call's outcome: the JSON of its resolution (`ok`) or of its failure message.

@@ -26,6 +26,7 @@ pub enum Command {
         payload: String,
     },
     Abort {
+        kind: FailureKind,
         message: Vec<u16>,
     },
 }

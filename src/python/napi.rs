@@ -15,6 +15,7 @@ use super::roster::ROSTER;
 use super::run::RunSpec;
 use super::spare::{ChildSpec, Spare};
 use crate::channel::scan::decode_json_string;
+use crate::outcome::FailureKind;
 
 #[napi(object)]
 pub struct PythonInterpreter {
@@ -239,11 +240,11 @@ impl PythonRun {
         self.control.kill_now();
     }
 
-    /// Ends the run as `abort` with the message (a JSON string literal).
+    /// Ends the run with the message (a JSON string literal): as `abort`, or as `kind`.
     #[napi]
-    pub fn abort(&self, message_json: String) {
+    pub fn abort(&self, message_json: String, kind: Option<FailureKind>) {
         let message = decode_json_string(&message_json).unwrap_or_else(|| message_json.encode_utf16().collect());
-        self.control.send(Command::Abort { message });
+        self.control.send(Command::Abort { kind: kind.unwrap_or(FailureKind::Abort), message });
     }
 }
 

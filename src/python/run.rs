@@ -425,7 +425,7 @@ impl Run {
                     self.in_flight = self.in_flight.saturating_sub(1);
                     self.queue_reply(id, ok, payload);
                 }
-                Ok(Command::Abort { message }) => self.finish(Decided::Failure(FailureKind::Abort, message)),
+                Ok(Command::Abort { kind, message }) => self.finish(Decided::Failure(kind, message)),
                 Err(TryRecvError::Empty) | Err(TryRecvError::Disconnected) => break,
             }
         }

@@ -29,6 +29,7 @@ use napi_derive::napi;
 use super::env_hook::EnvHook;
 use super::host::{EventArgs, Host, HostEvent};
 use super::IsolateRunOptions;
+use crate::outcome::FailureKind;
 use pool::{Pool, PoolConfig};
 use process::ProcessSpec;
 use supervise::{ContainedConfig, RunControl};
@@ -159,12 +160,12 @@ pub struct ContainedIsolateRun {
 
 #[napi]
 impl ContainedIsolateRun {
-    /// Ends the run as `abort` with this message, unless it already ended.
+    /// Ends the run with this message, unless it already ended: as `abort`, or as `kind`.
     #[napi]
-    pub fn abort(&self, message: String) {
+    pub fn abort(&self, message: String, kind: Option<FailureKind>) {
         let mut slot = self.control.abort.lock().unwrap();
         if slot.is_none() {
-            *slot = Some(message);
+            *slot = Some((kind.unwrap_or(FailureKind::Abort), message));
         }
         drop(slot);
         self.control.nudge();

@@ -101,7 +101,7 @@ pub fn reply_frame(id: u64, ok: bool, json: &str) -> Vec<u8> {
 
 /// Shared between the run's napi object and its supervisor thread.
 pub struct RunControl {
-    pub abort: Mutex<Option<String>>,
+    pub abort: Mutex<Option<(FailureKind, String)>>,
     pub out: Mutex<Outbound>,
     /// Written to wake the supervisor's poll; closed when the run is over (the napi object
     /// holding this may live until the next GC, its descriptor must not).
@@ -377,7 +377,7 @@ fn supervise_run(
                 let (kind, message) = match denied {
                     Denied::Failed(message) => (FailureKind::WorkerExit, message),
                     _ => match control.abort.lock().unwrap().clone() {
-                        Some(message) => (FailureKind::Abort, message),
+                        Some(aborted) => aborted,
                         None if pool.is_closed() => (FailureKind::Abort, outcome::DISPOSED.to_string()),
                         None => (FailureKind::Timeout, wall_message(config.max_wall_ms)),
                     },
@@ -557,15 +557,15 @@ impl Supervisor<'_> {
                 if !abort_seen {
                     // A pool closed under the run (its env torn down: a Worker's end) ends it as
                     // the runtime's dispose does.
-                    let closed = || self.pool.is_closed().then(|| outcome::DISPOSED.to_string());
-                    if let Some(message) = control.abort.lock().unwrap().clone().or_else(closed) {
+                    let closed = || self.pool.is_closed().then(|| (FailureKind::Abort, outcome::DISPOSED.to_string()));
+                    if let Some((kind, message)) = control.abort.lock().unwrap().clone().or_else(closed) {
                         abort_seen = true;
                         let mut line = String::from("{\"type\":\"abort\",\"message\":");
                         push_str(&mut line, &message);
                         line.push_str("}\n");
                         control.out.lock().unwrap().push(line.as_bytes());
                         process.ring();
-                        reader.claim(FailureKind::Abort, Text::new(&message));
+                        reader.claim(kind, Text::new(&message));
                     }
                 }
                 let now = Instant::now();
@@ -795,6 +795,10 @@ impl Reader {
                     self.stats = stats;
                     let healthy = self.claim.is_none();
                     let result = match (error, value) {
+                        // The process ends an abort the host sent it as `abort`; the host's
+                        // claim says which kind that abort is (the JavaScript layer may end a
+                        // run it broke as `worker-exit`).
+                        (Some((FailureKind::Abort, _)), _) if self.claim.is_some() => self.claimed_result(),
                         (Some((kind, message)), _) => self.ledger_failure(kind, units_text(message)),
                         (None, Some(v)) if v.metered.lossy => {
                             ended = Some(self.malformed("its completion was not lossless JSON"));

@@ -1,0 +1,252 @@
+// One run of either backend in the seam's order (spec seam.md), written once: the disposal check,
+// reading and validating the bindings, the program, the signal and observers, a pre-aborted
+// signal, binding dispatch, abort, settling once (stats, observers, the result's exact shape) and
+// dispose to quiescence. The backends (isolate-runtime.mjs, python-runtime.mjs) are adapters that
+// start their native run and translate its events; what they must do differently is the
+// `Backend` below, in one place.
+import { losslessJson } from './lossless.mjs'
+import {
+  PREFIX, afterDisposalError, readNamespaces, renderRejection, validateNamespaces,
+} from './request.mjs'
+
+const UNRENDERABLE = '<unrenderable rejection value>'
+/** The abort message of every run in flight when its runtime is disposed. */
+export const DISPOSED = 'runtime disposed'
+
+const ObjectHasOwn = Object.hasOwn
+const ObjectKeys = Object.keys
+const JSONStringify = JSON.stringify
+
+/**
+ * @typedef {object} Backend What differs between the backends, and only that.
+ * @property {'isolate' | 'python'} dialect the binding-name rules (src/seam/validate.rs)
+ * @property {'live' | 'snapshot'} members `live`: a call looks its function up when it is made
+ *   (the names are fixed at run start); `snapshot`: the callable own members are copied at run
+ *   start and later changes to `functions` are not seen
+ * @property {(program: unknown) => string} program the program text (or a throw for misuse)
+ * @property {(reason: unknown) => string} abortMessage an abort's message from the signal's reason
+ * @property {((n: number) => string) | undefined} numberText how a resolution's numbers are
+ *   written (Python: integers past 2^53 keep their digits, for its ints)
+ * @property {(state: object) => number} messageCap how long a failed call's message may be when
+ *   it crosses (longer ones are cut: they could never be shown)
+ * @property {(state: object, kind: string, message: string) => Report} failedBeforeStart the
+ *   report of a run that ended before its native run existed (a pre-aborted signal, a failed start)
+ * @property {(error: unknown) => string} startErrorMessage the `worker-exit` message of a start
+ *   that threw
+ * @property {(state: object, plan: Plan, session: Session) => Handle} start starts the native
+ *   run; its events go to `session`
+ *
+ * @typedef {{ logs: string[], value?: unknown, error?: { kind: string, message: string }, stats?: object }} Report
+ * @typedef {{ abort(message: string, kind?: string): void }} Handle
+ * @typedef {{ program: string, namespaces: Namespace[], streamLogs: boolean }} Plan
+ * @typedef {{ global: string, errorClass?: { name: string, memberNameProperty: string }, names: string[], call: (index: number, arg: unknown) => unknown }} Namespace
+ */
+
+/** The state every runtime keeps for its runs (the adapter adds its own fields). */
+export function sessionState(fields) {
+  return { disposed: false, live: new Set(), lastStats: undefined, ...fields }
+}
+
+/** `run(request)` for `backend`. Resolves with the seam's result; rejects only on misuse. */
+export async function runSession(backend, state, request) {
+  if (state.disposed) throw afterDisposalError()
+  const declared = readNamespaces(request.bindings)
+  validateNamespaces(declared, backend.dialect)
+  const namespaces = declared.map(backend.members === 'live' ? liveMembers : snapshotMembers)
+  const program = backend.program(request.program)
+  const signal = request.signal ?? undefined
+  const onLog = typeof request.onLog === 'function' ? request.onLog : undefined
+  const onStats = typeof request.onStats === 'function' ? request.onStats : undefined
+  const preAborted = abortedMessage(backend, signal)
+  if (preAborted !== undefined) return finish(state, backend.failedBeforeStart(state, 'abort', preAborted), onStats)
+  return new Promise((resolve) => {
+    const session = new Session(backend, state, namespaces, signal, onLog, onStats, resolve)
+    session.start({ program, namespaces, streamLogs: onLog !== undefined })
+  })
+}
+
+/** Ends every live run as `abort` / `runtime disposed` and waits until each has settled. */
+export async function disposeSessions(state) {
+  state.disposed = true
+  const live = [...state.live]
+  for (const session of live) session.abort(DISPOSED)
+  await Promise.all(live.map((session) => session.finished))
+}
+
+function liveMembers({ global, functions, errorClass }) {
+  const names = ObjectKeys(functions)
+  const call = (index, arg) => {
+    const name = names[index]
+    // A getter on `functions` that throws fails this call, as the function itself would.
+    const fn = ObjectHasOwn(functions, name) ? functions[name] : undefined
+    if (typeof fn !== 'function') throw new BindingMissing(`unknown binding ${JSONStringify(`${global}.${name}`)}`)
+    return fn(arg)
+  }
+  return { global, errorClass, names, call }
+}
+
+function snapshotMembers({ global, functions, errorClass }) {
+  const names = []
+  const fns = []
+  for (const name of ObjectKeys(functions)) {
+    const fn = functions[name]
+    if (typeof fn === 'function') {
+      names.push(name)
+      fns.push(fn)
+    }
+  }
+  return { global, errorClass, names, call: (index, arg) => fns[index](arg) }
+}
+
+/** A call of a name that is no longer an own function: its message is the whole failure. */
+class BindingMissing {
+  constructor(message) {
+    this.message = message
+  }
+}
+
+/** One run in flight: what its native events do, and how it ends. */
+class Session {
+  constructor(backend, state, namespaces, signal, onLog, onStats, resolve) {
+    this.backend = backend
+    this.state = state
+    this.namespaces = namespaces
+    this.signal = signal
+    this.onLog = onLog
+    this.onStats = onStats
+    this.resolve = resolve
+    this.handle = undefined
+    this.settled = false
+    this.finished = new Promise((done) => (this.done = done))
+    this.onAbort = () => this.abort(reasonMessage(backend, signal))
+  }
+
+  start(plan) {
+    try {
+      this.handle = this.backend.start(this.state, plan, this)
+    } catch (error) {
+      this.settle(this.backend.failedBeforeStart(this.state, 'worker-exit', this.backend.startErrorMessage(error)))
+      return
+    }
+    this.state.live.add(this)
+    listen(this.signal, this.onAbort)
+  }
+
+  abort(message) {
+    this.handle?.abort(message)
+  }
+
+  /**
+   * Runs an event handler of the adapter. A handler that throws is a bug of this layer: the run
+   * fails with it (as `worker-exit`) instead of hanging until a budget ends it.
+   */
+  guard(handler) {
+    try {
+      handler()
+    } catch (error) {
+      if (!this.settled) this.handle?.abort(`${PREFIX}internal error: ${renderRejection(error)}`, 'worker-exit')
+    }
+  }
+
+  /**
+   * A binding call: `reply(ok, json)` gets the resolution's lossless JSON, or the failure
+   * message's JSON. Nothing about a host value escapes as an unhandled rejection.
+   */
+  call(ns, index, arg, reply) {
+    const fail = (message) => {
+      if (this.settled) return
+      const cap = this.backend.messageCap(this.state)
+      reply(false, JSONStringify(message.length > cap ? message.slice(0, cap) : message))
+    }
+    const namespace = this.namespaces[ns]
+    const invoke = async () => namespace.call(index, arg)
+    invoke()
+      .then(
+        (value) => {
+          if (this.settled) return
+          const json = losslessJson(value, this.backend.numberText)
+          if (json === undefined) fail('binding resolution must be lossless JSON')
+          else reply(true, json)
+        },
+        (error) => fail(error instanceof BindingMissing ? error.message : renderRejection(error)),
+      )
+      .catch((error) => {
+        try {
+          fail(renderRejection(error))
+        } catch {}
+      })
+  }
+
+  /** A log entry the ledger admitted, for `onLog` (an observer never changes the result). */
+  log(text) {
+    callQuietly(this.onLog, text)
+  }
+
+  /** The run is over: `report` is its result and stats. */
+  settle(report) {
+    if (this.settled) return
+    this.settled = true
+    unlisten(this.signal, this.onAbort)
+    this.state.live.delete(this)
+    this.resolve(finish(this.state, report, this.onStats))
+    this.done()
+  }
+}
+
+/** Records the stats, tells the observer, and gives the result exactly the seam's shape. */
+function finish(state, report, onStats) {
+  if (report.stats !== undefined) {
+    // One frozen object for the observer and lastRunStats(): neither can change the other's.
+    state.lastStats = Object.freeze(report.stats)
+    callQuietly(onStats, state.lastStats)
+  }
+  const result = { logs: report.logs }
+  if (report.error !== undefined) result.error = { kind: report.error.kind, message: report.error.message }
+  else if (ObjectHasOwn(report, 'value')) result.value = report.value
+  return result
+}
+
+function callQuietly(fn, arg) {
+  if (fn === undefined) return
+  try {
+    fn(arg)
+  } catch {
+    // Observers never change the result (seam.md §7).
+  }
+}
+
+/**
+ * The abort message of a signal that already fired, or `undefined`. A signal is read
+ * defensively: it may not be an AbortSignal at all, and any of its getters may throw (the run is
+ * then aborted, with the seam's fallback message).
+ */
+function abortedMessage(backend, signal) {
+  if (signal === undefined || signal === null) return undefined
+  try {
+    if (!signal.aborted) return undefined
+  } catch {
+    return UNRENDERABLE
+  }
+  return reasonMessage(backend, signal)
+}
+
+function reasonMessage(backend, signal) {
+  try {
+    return backend.abortMessage(signal.reason)
+  } catch {
+    return UNRENDERABLE
+  }
+}
+
+/** Listens for `abort` when the signal can be listened to; a signal that cannot never fires. */
+function listen(signal, onAbort) {
+  try {
+    if (typeof signal?.addEventListener === 'function') signal.addEventListener('abort', onAbort, { once: true })
+  } catch {}
+}
+
+function unlisten(signal, onAbort) {
+  try {
+    if (typeof signal?.removeEventListener === 'function') signal.removeEventListener('abort', onAbort)
+  } catch {}
+}
