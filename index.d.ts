@@ -126,14 +126,6 @@ export interface PythonCodeRuntimeConfig {
   pythonBin?: string
 }
 
-/** The final report of an isolate run, as the native side hands it to the JavaScript layer. */
-export interface IsolateReport {
-  logs: string[]
-  /** Compact JSON of the completion value. */
-  value?: string
-  error?: CodeRunFailure
-  stats: Required<Pick<CodeRunStats, 'cpuMs' | 'wallMs' | 'heapUsedBytes' | 'heapPeakBytes'>>
-}
 
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for
@@ -247,6 +239,14 @@ export interface IsolatePoolOptions {
   maxOutputBytes: number
   maxProcesses: number
   maxRunsPerProcess: number
+}
+
+/** The final report of an isolate run: `value` is the completion's compact JSON text. */
+export interface IsolateReport {
+  logs: string[]
+  value?: string
+  error?: ReportError
+  stats: ReportStats
 }
 
 export interface IsolateRunOptions {
@@ -377,6 +377,19 @@ export interface PythonSpareOptions {
 
 /** Starts a run; `on_event` receives JSON texts (`call`, `log`, then one `settled`). */
 export declare function pythonStartRun(options: PythonRunOptions, pycache: PythonPycache | null | undefined, spare: PythonSpare | null | undefined, onEvent: (event: string) => void): PythonRun
+
+/** A run's failure as the report carries it. */
+export interface ReportError {
+  kind: FailureKind
+  message: string
+}
+
+export interface ReportStats {
+  cpuMs: number
+  wallMs: number
+  heapUsedBytes: number
+  heapPeakBytes: number
+}
 
 export declare function reservedSets(): ReservedSets
 

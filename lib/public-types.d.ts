@@ -126,11 +126,3 @@ export interface PythonCodeRuntimeConfig {
   pythonBin?: string
 }
 
-/** The final report of an isolate run, as the native side hands it to the JavaScript layer. */
-export interface IsolateReport {
-  logs: string[]
-  /** Compact JSON of the completion value. */
-  value?: string
-  error?: CodeRunFailure
-  stats: Required<Pick<CodeRunStats, 'cpuMs' | 'wallMs' | 'heapUsedBytes' | 'heapPeakBytes'>>
-}

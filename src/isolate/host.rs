@@ -1,13 +1,15 @@
 //! Events from the isolate thread to Node's main thread, delivered through one napi threadsafe
 //! function per run: binding calls, streamed log entries, and the final report.
 
-use napi::bindgen_prelude::{FnArgs, ToNapiValue};
+use napi::bindgen_prelude::{FnArgs, ToNapiValue, TypeName};
 use napi::sys;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Status;
+use napi_derive::napi;
 
 use crate::ledger::output::LedgerResult;
 use crate::ledger::text::Text;
+use crate::outcome::FailureKind;
 
 /// Event kinds as the JavaScript callback sees them (first argument).
 pub const EVENT_CALL: u32 = 1;
@@ -84,79 +86,75 @@ impl HostSink for HostFn {
 /// A run's event sink, shared by its thread and its native callbacks.
 pub type Host = std::sync::Arc<dyn HostSink>;
 
-fn check(status: sys::napi_status) -> napi::Result<()> {
-    if status == sys::Status::napi_ok {
-        Ok(())
-    } else {
-        Err(napi::Error::new(Status::from(status), "napi call failed".to_string()))
+impl TypeName for Text {
+    fn type_name() -> &'static str {
+        "String"
+    }
+
+    fn value_type() -> napi::ValueType {
+        napi::ValueType::String
     }
 }
 
-/// A JavaScript string with exactly the code units of `text` (lone surrogates included).
-unsafe fn text_value(env: sys::napi_env, text: &Text) -> napi::Result<sys::napi_value> {
-    let mut out = std::ptr::null_mut();
-    let status = match text {
-        // SAFETY: pointers and lengths describe live buffers; napi copies them.
-        Text::Latin1(b) => unsafe {
-            sys::napi_create_string_latin1(env, b.as_ptr().cast(), b.len() as isize, &mut out)
-        },
-        Text::Utf16(u) => unsafe { sys::napi_create_string_utf16(env, u.as_ptr(), u.len() as isize, &mut out) },
-    };
-    check(status)?;
-    Ok(out)
+impl ToNapiValue for Text {
+    /// A JavaScript string with exactly the code units of the text (lone surrogates included).
+    unsafe fn to_napi_value(env: sys::napi_env, text: Self) -> napi::Result<sys::napi_value> {
+        let mut out = std::ptr::null_mut();
+        let status = match &text {
+            // SAFETY: pointers and lengths describe live buffers; napi copies them.
+            Text::Latin1(b) => unsafe {
+                sys::napi_create_string_latin1(env, b.as_ptr().cast(), b.len() as isize, &mut out)
+            },
+            Text::Utf16(u) => unsafe { sys::napi_create_string_utf16(env, u.as_ptr(), u.len() as isize, &mut out) },
+        };
+        if status != sys::Status::napi_ok {
+            return Err(napi::Error::new(Status::from(status), "could not create a string".to_string()));
+        }
+        Ok(out)
+    }
 }
 
-unsafe fn string_array(env: sys::napi_env, texts: &[Text]) -> napi::Result<sys::napi_value> {
-    let mut array = std::ptr::null_mut();
-    // SAFETY: env is the live env of the threadsafe-function callback.
-    unsafe {
-        check(sys::napi_create_array_with_length(env, texts.len(), &mut array))?;
-        for (i, t) in texts.iter().enumerate() {
-            check(sys::napi_set_element(env, array, i as u32, text_value(env, t)?))?;
+/// A run's failure as the report carries it.
+#[napi(object, object_from_js = false)]
+pub struct ReportError {
+    pub kind: FailureKind,
+    #[napi(ts_type = "string")]
+    pub message: Text,
+}
+
+#[napi(object, object_from_js = false)]
+pub struct ReportStats {
+    pub cpu_ms: f64,
+    pub wall_ms: f64,
+    pub heap_used_bytes: f64,
+    pub heap_peak_bytes: f64,
+}
+
+/// The final report of an isolate run: `value` is the completion's compact JSON text.
+#[napi(object, object_from_js = false)]
+pub struct IsolateReport {
+    #[napi(ts_type = "string[]")]
+    pub logs: Vec<Text>,
+    pub value: Option<String>,
+    pub error: Option<ReportError>,
+    pub stats: ReportStats,
+}
+
+impl From<RunReport> for IsolateReport {
+    fn from(report: RunReport) -> Self {
+        let RunReport { result, stats } = report;
+        IsolateReport {
+            logs: result.logs,
+            value: result.value_json,
+            error: result.error.map(|(kind, message)| ReportError { kind, message }),
+            stats: ReportStats {
+                cpu_ms: stats.cpu_ms,
+                wall_ms: stats.wall_ms,
+                heap_used_bytes: stats.heap_used_bytes,
+                heap_peak_bytes: stats.heap_peak_bytes,
+            },
         }
     }
-    Ok(array)
-}
-
-unsafe fn set(env: sys::napi_env, object: sys::napi_value, key: &str, value: sys::napi_value) -> napi::Result<()> {
-    let key = std::ffi::CString::new(key).expect("static keys have no NUL");
-    // SAFETY: object and value belong to env.
-    check(unsafe { sys::napi_set_named_property(env, object, key.as_ptr(), value) })
-}
-
-unsafe fn number(env: sys::napi_env, n: f64) -> napi::Result<sys::napi_value> {
-    let mut out = std::ptr::null_mut();
-    // SAFETY: env is live.
-    check(unsafe { sys::napi_create_double(env, n, &mut out) })?;
-    Ok(out)
-}
-
-/// `{ logs, value?, error?, stats }` where `value` is JSON text the JavaScript side parses.
-unsafe fn report_value(env: sys::napi_env, report: &RunReport) -> napi::Result<sys::napi_value> {
-    let mut object = std::ptr::null_mut();
-    // SAFETY: every value is created in env and attached immediately.
-    unsafe {
-        check(sys::napi_create_object(env, &mut object))?;
-        set(env, object, "logs", string_array(env, &report.result.logs)?)?;
-        if let Some(json) = &report.result.value_json {
-            set(env, object, "value", String::to_napi_value(env, json.clone())?)?;
-        }
-        if let Some((kind, message)) = &report.result.error {
-            let mut error = std::ptr::null_mut();
-            check(sys::napi_create_object(env, &mut error))?;
-            set(env, error, "kind", String::to_napi_value(env, kind.as_str().to_string())?)?;
-            set(env, error, "message", text_value(env, message)?)?;
-            set(env, object, "error", error)?;
-        }
-        let mut stats = std::ptr::null_mut();
-        check(sys::napi_create_object(env, &mut stats))?;
-        set(env, stats, "cpuMs", number(env, report.stats.cpu_ms)?)?;
-        set(env, stats, "wallMs", number(env, report.stats.wall_ms)?)?;
-        set(env, stats, "heapUsedBytes", number(env, report.stats.heap_used_bytes)?)?;
-        set(env, stats, "heapPeakBytes", number(env, report.stats.heap_peak_bytes)?)?;
-        set(env, object, "stats", stats)?;
-    }
-    Ok(object)
 }
 
 impl ToNapiValue for Payload {
@@ -165,19 +163,9 @@ impl ToNapiValue for Payload {
         unsafe {
             match val {
                 Payload::Json(json) => String::to_napi_value(env, json),
-                Payload::Logs(logs) => string_array(env, &logs),
-                Payload::Report(report) => report_value(env, &report),
+                Payload::Logs(logs) => Vec::<Text>::to_napi_value(env, logs),
+                Payload::Report(report) => IsolateReport::to_napi_value(env, IsolateReport::from(*report)),
             }
         }
-    }
-}
-
-/// A final report as a plain object, for results decided before any isolate exists.
-pub struct ReportValue(pub RunReport);
-
-impl ToNapiValue for ReportValue {
-    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
-        // SAFETY: see report_value.
-        unsafe { report_value(env, &val.0) }
     }
 }

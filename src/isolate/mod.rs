@@ -35,7 +35,7 @@ use napi_derive::napi;
 use crate::ledger::output::fresh_failure;
 use crate::ledger::text::Text;
 use crate::outcome::FailureKind;
-use host::{EventArgs, Host, HostEvent, HostFn, ReportValue, RunReport, RunStats};
+use host::{EventArgs, Host, HostEvent, HostFn, IsolateReport, RunReport, RunStats};
 use run_shared::{IsolateEvent, RunShared, Terminal};
 
 #[napi(object)]
@@ -165,10 +165,10 @@ pub fn start_isolate_run(
 }
 
 /// A result decided before any isolate exists (a pre-aborted signal), through a fresh ledger.
-#[napi(ts_return_type = "IsolateReport")]
-pub fn isolate_fresh_failure(kind: FailureKind, message: String, max_output_bytes: f64) -> ReportValue {
+#[napi]
+pub fn isolate_fresh_failure(kind: FailureKind, message: String, max_output_bytes: f64) -> IsolateReport {
     let result = fresh_failure(max_output_bytes as usize, kind, Text::new(&message));
-    ReportValue(RunReport {
+    IsolateReport::from(RunReport {
         result,
         stats: RunStats { cpu_ms: 0.0, wall_ms: 0.0, heap_used_bytes: 0.0, heap_peak_bytes: 0.0 },
     })
