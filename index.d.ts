@@ -206,6 +206,33 @@ export interface BindingDecl {
 /** Whether this build and machine can contain isolates in processes (Linux, helper shipped). */
 export declare function containedIsolatesAvailable(): boolean
 
+/** A run's failure, its message exactly as the ledger holds it. */
+export interface EventError {
+  kind: FailureKind
+  message: string
+}
+
+/** `cpuMs` is absent when the kernel's accounting could not be read; `maxRssBytes` too. */
+export interface EventStats {
+  cpuMs?: number
+  wallMs: number
+  maxRssBytes?: number
+}
+
+/** What a run tells JavaScript. */
+export declare const enum EventType {
+  /** The run's child is up (the host may boot the next run's spare now). */
+  Spawned = 'spawned',
+  /** A validated binding call. */
+  Call = 'call',
+  /** A log entry the ledger admitted (when logs stream). */
+  Log = 'log',
+  /** The call-backlog barrier: answer it (id -1) once earlier calls ran their microtasks. */
+  Barrier = 'barrier',
+  /** The final event. */
+  Settled = 'settled',
+}
+
 /** How a run failed, as `error.kind` spells it. */
 export declare const enum FailureKind {
   Exception = 'exception',
@@ -285,6 +312,23 @@ export interface IsolateSandboxLayers {
  * `allowlist: false` leaves the seccomp allowlist out (the layers beneath it, on their own).
  */
 export declare function probeContainedIsolate(allowlist: boolean): string
+
+/**
+ * One event: the fields its `type` names are present, the others absent. `args` and `value`
+ * are JSON texts the host validated.
+ */
+export interface PythonEvent {
+  type: EventType
+  id?: number
+  ns?: number
+  fn?: number
+  args?: string
+  text?: string
+  logs?: Array<string>
+  value?: string
+  error?: EventError
+  stats?: EventStats
+}
 
 export interface PythonInterpreter {
   /** `pythonBin` resolved to an absolute path. */
@@ -375,8 +419,8 @@ export interface PythonSpareOptions {
   addressSpaceBytes: number
 }
 
-/** Starts a run; `on_event` receives JSON texts (`call`, `log`, then one `settled`). */
-export declare function pythonStartRun(options: PythonRunOptions, pycache: PythonPycache | null | undefined, spare: PythonSpare | null | undefined, onEvent: (event: string) => void): PythonRun
+/** Starts a run; `on_event` receives its events (`spawned`, `call`, `log`, `barrier`, then one `settled`). */
+export declare function pythonStartRun(options: PythonRunOptions, pycache: PythonPycache | null | undefined, spare: PythonSpare | null | undefined, onEvent: (event: PythonEvent) => void): PythonRun
 
 /** A run's failure as the report carries it. */
 export interface ReportError {

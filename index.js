@@ -842,6 +842,7 @@ module.exports.PythonPycache = nativeBinding.PythonPycache
 module.exports.PythonRun = nativeBinding.PythonRun
 module.exports.PythonSpare = nativeBinding.PythonSpare
 module.exports.containedIsolatesAvailable = nativeBinding.containedIsolatesAvailable
+module.exports.EventType = nativeBinding.EventType
 module.exports.FailureKind = nativeBinding.FailureKind
 module.exports.forgeContainedIsolateRun = nativeBinding.forgeContainedIsolateRun
 module.exports.isolateFreshFailure = nativeBinding.isolateFreshFailure

@@ -213,15 +213,13 @@ function disposeRuns(state) {
 }
 
 /** A settled event in the session's terms, with `{ cpuMs?, wallMs, maxRssBytes? }` stats. */
-function report(event) {
+function report({ logs, value, error, stats: { cpuMs, wallMs, maxRssBytes } }) {
   const stats = {}
-  if (event.stats.cpuMs != null) stats.cpuMs = event.stats.cpuMs
-  stats.wallMs = event.stats.wallMs
-  if (event.stats.maxRssBytes != null) stats.maxRssBytes = event.stats.maxRssBytes
-  const shown = { logs: event.logs, stats }
-  if (event.error !== undefined) shown.error = event.error
-  else if (Object.hasOwn(event, 'value')) shown.value = event.value
-  return shown
+  if (cpuMs != null) stats.cpuMs = cpuMs
+  stats.wallMs = wallMs
+  if (maxRssBytes != null) stats.maxRssBytes = maxRssBytes
+  if (error != null) return { logs, error, stats }
+  return value == null ? { logs, stats } : { logs, value: JSON.parse(value), stats }
 }
 
 function startPython(state, plan, session) {
@@ -231,9 +229,8 @@ function startPython(state, plan, session) {
     abort: (message, kind) => run.abort(JSON.stringify(message), kind),
     kill: () => run.kill(),
   }
-  const onEvent = (text) => session.guard(() => {
-    const event = JSON.parse(text)
-    if (event.type === 'call') session.call(event.ns, event.fn, event.args, (ok, json) => run.reply(event.id, ok, json))
+  const onEvent = (event) => session.guard(() => {
+    if (event.type === 'call') session.call(event.ns, event.fn, JSON.parse(event.args), (ok, json) => run.reply(event.id, ok, json))
     // The host's call-backlog barrier: answered (id -1) once every call dispatched before it
     // has run its microtasks, so bindings that settle at once are no longer in flight.
     else if (event.type === 'barrier') setImmediate(() => run.reply(-1, true, ''))

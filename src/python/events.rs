@@ -4,13 +4,94 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::channel::wire::{self, str16};
-use crate::ledger::meter::number_to_string;
+use napi::bindgen_prelude::Utf16String;
+use napi_derive::napi;
+
 use crate::outcome::FailureKind;
 
-/// Where a run's events go (a threadsafe function into JavaScript). Each event is one JSON text.
+/// What a run tells JavaScript.
+#[napi(string_enum = "lowercase")]
+#[derive(Debug, PartialEq, Eq)]
+pub enum EventType {
+    /// The run's child is up (the host may boot the next run's spare now).
+    Spawned,
+    /// A validated binding call.
+    Call,
+    /// A log entry the ledger admitted (when logs stream).
+    Log,
+    /// The call-backlog barrier: answer it (id -1) once earlier calls ran their microtasks.
+    Barrier,
+    /// The final event.
+    Settled,
+}
+
+/// A run's failure, its message exactly as the ledger holds it.
+#[napi(object, object_from_js = false)]
+pub struct EventError {
+    pub kind: FailureKind,
+    pub message: Utf16String,
+}
+
+/// `cpuMs` is absent when the kernel's accounting could not be read; `maxRssBytes` too.
+#[napi(object, object_from_js = false)]
+pub struct EventStats {
+    pub cpu_ms: Option<f64>,
+    pub wall_ms: f64,
+    pub max_rss_bytes: Option<f64>,
+}
+
+/// One event: the fields its `type` names are present, the others absent. `args` and `value`
+/// are JSON texts the host validated.
+#[napi(object, object_from_js = false)]
+pub struct PythonEvent {
+    #[napi(js_name = "type")]
+    pub kind: EventType,
+    pub id: Option<f64>,
+    pub ns: Option<u32>,
+    #[napi(js_name = "fn")]
+    pub function: Option<u32>,
+    pub args: Option<String>,
+    pub text: Option<Utf16String>,
+    pub logs: Option<Vec<Utf16String>>,
+    pub value: Option<String>,
+    pub error: Option<EventError>,
+    pub stats: Option<EventStats>,
+}
+
+impl PythonEvent {
+    pub fn of(kind: EventType) -> Self {
+        PythonEvent {
+            kind,
+            id: None,
+            ns: None,
+            function: None,
+            args: None,
+            text: None,
+            logs: None,
+            value: None,
+            error: None,
+            stats: None,
+        }
+    }
+
+    pub fn call(id: f64, ns: u32, function: u32, args: String) -> Self {
+        PythonEvent {
+            id: Some(id),
+            ns: Some(ns),
+            function: Some(function),
+            args: Some(args),
+            ..Self::of(EventType::Call)
+        }
+    }
+
+    pub fn log(text: &[u16]) -> Self {
+        PythonEvent { text: Some(Utf16String::from(text.to_vec())), ..Self::of(EventType::Log) }
+    }
+}
+
+/// Where a run's events go (a threadsafe function into JavaScript).
 pub trait Events: Send + Sync + 'static {
-    fn emit(&self, json: String);
+    fn emit(&self, event: PythonEvent);
 }
 
 /// Forwards events and notes whether the final `settled` one went out.
@@ -20,11 +101,11 @@ pub struct Tracked {
 }
 
 impl Events for Tracked {
-    fn emit(&self, json: String) {
-        if json.starts_with("{\"type\":\"settled\"") {
+    fn emit(&self, event: PythonEvent) {
+        if event.kind == EventType::Settled {
             self.settled.store(true, Ordering::SeqCst);
         }
-        self.inner.emit(json);
+        self.inner.emit(event);
     }
 }
 
@@ -47,32 +128,16 @@ pub fn emit_settled(
     stats: Option<(f64, f64, f64)>,
     began: Instant,
 ) {
-    let mut out = String::from("{\"type\":\"settled\",\"logs\":[");
-    for (i, entry) in logs.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        wire::push_str16(&mut out, entry);
-    }
-    out.push(']');
+    let mut event = PythonEvent::of(EventType::Settled);
+    event.logs = Some(logs.iter().map(|entry| Utf16String::from(entry.clone())).collect());
     match decided {
-        Decided::Success(Some(value)) => {
-            out.push_str(",\"value\":");
-            out.push_str(value);
-        }
-        Decided::Success(None) => {}
+        Decided::Success(value) => event.value = value.clone(),
         Decided::Failure(kind, message) => {
-            out.push_str(&format!(",\"error\":{{\"kind\":\"{}\",\"message\":{}}}", kind.as_str(), str16(message)));
+            event.error = Some(EventError { kind: *kind, message: Utf16String::from(message.clone()) })
         }
     }
     let (cpu, wall, rss) = stats.unwrap_or((f64::NAN, began.elapsed().as_secs_f64() * 1000.0, f64::NAN));
-    let n = |v: f64| {
-        if v.is_finite() {
-            number_to_string(v)
-        } else {
-            "null".into()
-        }
-    };
-    out.push_str(&format!(",\"stats\":{{\"cpuMs\":{},\"wallMs\":{},\"maxRssBytes\":{}}}}}", n(cpu), n(wall), n(rss)));
-    events.emit(out);
+    let known = |v: f64| v.is_finite().then_some(v);
+    event.stats = Some(EventStats { cpu_ms: known(cpu), wall_ms: wall, max_rss_bytes: known(rss) });
+    events.emit(event);
 }

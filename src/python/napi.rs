@@ -7,7 +7,7 @@ use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 
-use super::events::Events;
+use super::events::{Events, PythonEvent};
 use super::handle::{self, Command, Control};
 use super::interp::{self, CachedFile};
 use super::logs::log_truncation_marker;
@@ -208,15 +208,15 @@ pub struct PythonRunOptions {
     pub stream_logs: bool,
 }
 
-type EventFn = ThreadsafeFunction<String, (), String, Status, false>;
+type EventFn = ThreadsafeFunction<PythonEvent, (), PythonEvent, Status, false>;
 
 struct JsEvents {
     tsfn: EventFn,
 }
 
 impl Events for JsEvents {
-    fn emit(&self, json: String) {
-        self.tsfn.call(json, ThreadsafeFunctionCallMode::NonBlocking);
+    fn emit(&self, event: PythonEvent) {
+        self.tsfn.call(event, ThreadsafeFunctionCallMode::NonBlocking);
     }
 }
 
@@ -252,9 +252,9 @@ fn decode(text: &str) -> Result<Vec<u16>> {
     decode_json_string(text).ok_or_else(|| Error::from_reason(format!("not a JSON string: {text}")))
 }
 
-/// Starts a run; `on_event` receives JSON texts (`call`, `log`, then one `settled`).
+/// Starts a run; `on_event` receives its events (`spawned`, `call`, `log`, `barrier`, then one `settled`).
 #[napi(
-    ts_args_type = "options: PythonRunOptions, pycache: PythonPycache | null | undefined, spare: PythonSpare | null | undefined, onEvent: (event: string) => void"
+    ts_args_type = "options: PythonRunOptions, pycache: PythonPycache | null | undefined, spare: PythonSpare | null | undefined, onEvent: (event: PythonEvent) => void"
 )]
 pub fn python_start_run(
     options: PythonRunOptions,

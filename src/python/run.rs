@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
-use super::events::{emit_settled, failure, Decided, Events};
+use super::events::{emit_settled, failure, Decided, EventType, Events, PythonEvent};
 use super::handle::{Command, Group};
 use super::logs::LogLedger;
 use super::spare::{boot, Booted, ChildSpec};
@@ -160,7 +160,7 @@ impl Run {
         *group.lock().unwrap_or_else(|p| p.into_inner()) = Some((pid, start_time, staging.dir.clone()));
         // The host boots the next run's spare only now, so its staging never competes with this
         // run's for descriptors or disk.
-        events.emit("{\"type\":\"spawned\"}".into());
+        events.emit(PythonEvent::of(EventType::Spawned));
         let boot = wire::boot_frame(
             spec.child.cpu_seconds,
             spec.child.address_space_bytes,
@@ -211,7 +211,7 @@ impl Run {
             return;
         }
         for i in committed {
-            self.events.emit(format!("{{\"type\":\"log\",\"text\":{}}}", str16(&self.ledger.logs()[i])));
+            self.events.emit(PythonEvent::log(&self.ledger.logs()[i]));
         }
     }
 
@@ -271,10 +271,7 @@ impl Run {
                 match found {
                     Some((ni, fi)) => {
                         self.in_flight += 1;
-                        self.events.emit(format!(
-                            "{{\"type\":\"call\",\"id\":{},\"ns\":{ni},\"fn\":{fi},\"args\":{args}}}",
-                            wire::num(id)
-                        ));
+                        self.events.emit(PythonEvent::call(id, ni as u32, fi as u32, args));
                     }
                     None => {
                         let message = unknown_binding(&global, &name, self.spec.max_value_bytes);
@@ -317,7 +314,7 @@ impl Run {
     fn barrier_pending(&mut self) -> bool {
         if self.in_flight > BACKLOG_CAP && !self.barrier && self.decided.is_none() {
             self.barrier = true;
-            self.events.emit("{\"type\":\"barrier\"}".to_string());
+            self.events.emit(PythonEvent::of(EventType::Barrier));
         }
         self.barrier
     }
