@@ -183,8 +183,8 @@ export declare class PythonRun {
   reply(id: number, ok: boolean, payload: string): void
   /** SIGKILLs the run's process group now (for a host that is exiting); the run still settles. */
   kill(): void
-  /** Ends the run with the message (a JSON string literal): as `abort`, or as `kind`. */
-  abort(messageJson: string, kind?: FailureKind | undefined | null): void
+  /** Ends the run with the message: as `abort`, or as `kind`. */
+  abort(message: string, kind?: FailureKind | undefined | null): void
 }
 
 /**
@@ -385,13 +385,9 @@ export interface PythonRunOptions {
   frameCap: number
   /** The boot frame's `namespaces`, as JSON. */
   namespacesJson: string
-  /**
-   * Per namespace: its global then its member names, each as a JSON string literal (so lone
-   * surrogates survive).
-   */
+  /** Per namespace: its global then its member names (every code unit kept). */
   dispatch: Array<Array<string>>
-  /** The program as a JSON string literal. */
-  programJson: string
+  program: string
   streamLogs: boolean
 }
 

@@ -118,6 +118,13 @@ describe('pre-abort and disposal', () => {
     expect(stagingDirs(TMP).length).toBe(before)
   })
 
+  it('an abort mid-run keeps every code unit of its message, lone surrogates included', async () => {
+    const c = new AbortController()
+    setTimeout(() => c.abort('stop \uD800 now \uDFFF'), 300)
+    expect(await run('while True: pass', [], { signal: c.signal }))
+      .toEqual({ logs: [], error: { kind: 'abort', message: 'stop \uD800 now \uDFFF' } })
+  })
+
   it('run() after disposal rejects and the service is gone (40)', async () => {
     const { ctx, fiber: f, runtime } = await load(PythonCodeRuntime)
     await f.dispose()

@@ -226,7 +226,7 @@ function startPython(state, plan, session) {
   const { config, frameCap, pycache } = state
   let run
   const handle = {
-    abort: (message, kind) => run.abort(JSON.stringify(message), kind),
+    abort: (message, kind) => run.abort(message, kind),
     kill: () => run.kill(),
   }
   const onEvent = (event) => session.guard(() => {
@@ -253,8 +253,8 @@ function startPython(state, plan, session) {
       graceMs: config.graceMs,
       frameCap,
       namespacesJson: JSON.stringify(bootNamespaces),
-      dispatch: plan.namespaces.map(({ global, names }) => [JSON.stringify(global), ...names.map((n) => JSON.stringify(n))]),
-      programJson: JSON.stringify(plan.program),
+      dispatch: plan.namespaces.map(({ global, names }) => [global, ...names]),
+      program: plan.program,
       streamLogs: plan.streamLogs,
     },
     pycache,

@@ -312,16 +312,6 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// Decodes one JSON string literal (the whole text) to UTF-16 units; `None` if it is not one.
-pub fn decode_json_string(text: &str) -> Option<Vec<u16>> {
-    let mut p = Parser { b: text.as_bytes(), i: 0, js_numbers: false };
-    if p.peek()? != b'"' {
-        return None;
-    }
-    let s = p.string(true, false)?;
-    (p.i == text.len()).then_some(s.units.unwrap_or_default())
-}
-
 /// Size and losslessness of a scalar as the host would encode it.
 fn scalar_meter(kind: &Kind, string_cost: usize) -> (usize, bool) {
     match kind {
@@ -565,6 +555,16 @@ fn close(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Decodes one JSON string literal (the whole text) to UTF-16 units; `None` if it is not one.
+    pub fn decode_json_string(text: &str) -> Option<Vec<u16>> {
+        let mut p = Parser { b: text.as_bytes(), i: 0, js_numbers: false };
+        if p.peek()? != b'"' {
+            return None;
+        }
+        let s = p.string(true, false)?;
+        (p.i == text.len()).then_some(s.units.unwrap_or_default())
+    }
 
     fn scan(s: &str) -> Option<Vec<Member>> {
         scan_line(s.as_bytes(), 1 << 20)

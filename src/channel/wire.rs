@@ -115,8 +115,8 @@ pub fn boot_frame(
 }
 
 /// `{"type":"run","program":…}` with the program already a JSON string.
-pub fn run_frame(program_json: &str) -> Vec<u8> {
-    format!("{{\"type\":\"run\",\"program\":{program_json}}}\n").into_bytes()
+pub fn run_frame(program: &[u16]) -> Vec<u8> {
+    format!("{{\"type\":\"run\",\"program\":{}}}\n", str16(program)).into_bytes()
 }
 
 /// A reply, encoded when it is about to be written: `payload` is the value's JSON text, or the

@@ -14,7 +14,6 @@ use super::logs::log_truncation_marker;
 use super::roster::ROSTER;
 use super::run::RunSpec;
 use super::spare::{ChildSpec, Spare};
-use crate::channel::scan::decode_json_string;
 use crate::outcome::FailureKind;
 
 #[napi(object)]
@@ -200,11 +199,9 @@ pub struct PythonRunOptions {
     pub frame_cap: f64,
     /// The boot frame's `namespaces`, as JSON.
     pub namespaces_json: String,
-    /// Per namespace: its global then its member names, each as a JSON string literal (so lone
-    /// surrogates survive).
-    pub dispatch: Vec<Vec<String>>,
-    /// The program as a JSON string literal.
-    pub program_json: String,
+    /// Per namespace: its global then its member names (every code unit kept).
+    pub dispatch: Vec<Vec<Utf16String>>,
+    pub program: Utf16String,
     pub stream_logs: bool,
 }
 
@@ -240,16 +237,11 @@ impl PythonRun {
         self.control.kill_now();
     }
 
-    /// Ends the run with the message (a JSON string literal): as `abort`, or as `kind`.
+    /// Ends the run with the message: as `abort`, or as `kind`.
     #[napi]
-    pub fn abort(&self, message_json: String, kind: Option<FailureKind>) {
-        let message = decode_json_string(&message_json).unwrap_or_else(|| message_json.encode_utf16().collect());
-        self.control.send(Command::Abort { kind: kind.unwrap_or(FailureKind::Abort), message });
+    pub fn abort(&self, message: Utf16String, kind: Option<FailureKind>) {
+        self.control.send(Command::Abort { kind: kind.unwrap_or(FailureKind::Abort), message: message.to_vec() });
     }
-}
-
-fn decode(text: &str) -> Result<Vec<u16>> {
-    decode_json_string(text).ok_or_else(|| Error::from_reason(format!("not a JSON string: {text}")))
 }
 
 /// Starts a run; `on_event` receives its events (`spawned`, `call`, `log`, `barrier`, then one `settled`).
@@ -265,7 +257,7 @@ pub fn python_start_run(
     let mut namespaces = Vec::with_capacity(options.dispatch.len());
     for row in &options.dispatch {
         let (global, names) = row.split_first().ok_or_else(|| Error::from_reason("empty dispatch row"))?;
-        namespaces.push((decode(global)?, names.iter().map(|n| decode(n)).collect::<Result<Vec<_>>>()?));
+        namespaces.push((global.to_vec(), names.iter().map(|n| n.to_vec()).collect::<Vec<_>>()));
     }
     let child = child_spec(
         options.executable,
@@ -284,7 +276,7 @@ pub fn python_start_run(
         frame_cap: options.frame_cap as usize,
         namespaces_json: options.namespaces_json,
         namespaces,
-        program_json: options.program_json,
+        program: options.program.to_vec(),
         stream_logs: options.stream_logs,
         spare: None,
     };

@@ -51,7 +51,7 @@ pub struct RunSpec {
     /// Each namespace's global and its dispatchable member names, in boot order.
     pub namespaces: Vec<(Vec<u16>, Vec<Vec<u16>>)>,
     /// The program as a JSON string.
-    pub program_json: String,
+    pub program: Vec<u16>,
     pub stream_logs: bool,
     /// A child booted ahead of this run, when one was ready.
     pub spare: Option<Booted>,
@@ -244,7 +244,7 @@ impl Run {
             Inbound::BootAck => {
                 // `run` goes out once, only after the first boot-ack.
                 if !self.run_queued && self.decided.is_none() && !self.writer.is_dead() {
-                    self.writer.queue_run(wire::run_frame(&self.spec.program_json));
+                    self.writer.queue_run(wire::run_frame(&self.spec.program));
                     self.run_queued = true;
                 }
             }
