@@ -250,6 +250,18 @@ export declare const enum FailureKind {
  */
 export declare function forgeContainedIsolateRun(scenario: string, maxOutputBytes: number): string
 
+/** What an isolate run's event is, as the JavaScript callback's first argument. */
+export declare const enum IsolateEventKind {
+  /** Nothing for the callback (an `OnMain` event already did its work on the main thread). */
+  None = 0,
+  /** A binding call: `(kind, id, ns, name, argJson)`. */
+  Call = 1,
+  /** Log entries the ledger admitted: `(kind, 0, 0, 0, texts)`. */
+  Logs = 2,
+  /** The final report: `(kind, 0, 0, 0, IsolateReport)`. */
+  Done = 3,
+}
+
 /** A result decided before any isolate exists (a pre-aborted signal), through a fresh ledger. */
 export declare function isolateFreshFailure(kind: FailureKind, message: string, maxOutputBytes: number): IsolateReport
 
@@ -443,10 +455,10 @@ export interface ReservedSets {
 }
 
 /** Starts a contained run; events arrive exactly as `startIsolateRun`'s. */
-export declare function startContainedIsolateRun(pool: IsolatePool, options: IsolateRunOptions, onEvent: (kind: number, id: number, ns: number, name: number, payload: any) => void): ContainedIsolateRun
+export declare function startContainedIsolateRun(pool: IsolatePool, options: IsolateRunOptions, onEvent: (kind: IsolateEventKind, id: number, ns: number, name: number, payload: string | string[] | IsolateReport) => void): ContainedIsolateRun
 
 /** Starts a run on a new thread. Events arrive through `onEvent(kind, id, ns, name, payload)`. */
-export declare function startIsolateRun(options: IsolateRunOptions, onEvent: (kind: number, id: number, ns: number, name: number, payload: any) => void): IsolateRun
+export declare function startIsolateRun(options: IsolateRunOptions, onEvent: (kind: IsolateEventKind, id: number, ns: number, name: number, payload: string | string[] | IsolateReport) => void): IsolateRun
 
 /**
  * Validates binding declarations; returns the exact rejection message, or `null` when usable.

@@ -845,6 +845,7 @@ module.exports.containedIsolatesAvailable = nativeBinding.containedIsolatesAvail
 module.exports.EventType = nativeBinding.EventType
 module.exports.FailureKind = nativeBinding.FailureKind
 module.exports.forgeContainedIsolateRun = nativeBinding.forgeContainedIsolateRun
+module.exports.IsolateEventKind = nativeBinding.IsolateEventKind
 module.exports.isolateFreshFailure = nativeBinding.isolateFreshFailure
 module.exports.probeContainedIsolate = nativeBinding.probeContainedIsolate
 module.exports.pythonLoadInterpreter = nativeBinding.pythonLoadInterpreter

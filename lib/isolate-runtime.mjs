@@ -10,9 +10,7 @@ import { disposeSessions, runSession, sessionState } from './session.mjs'
 
 // The console in the isolate formats as this Node major's util.inspect does (js/console/README.md).
 const NODE_MAJOR = Number(process.versions.node.split('.')[0])
-const EVENT_CALL = 1
-const EVENT_LOGS = 2
-const EVENT_DONE = 3
+const { Call: EVENT_CALL, Logs: EVENT_LOGS, Done: EVENT_DONE } = native.IsolateEventKind
 
 const JSONParse = JSON.parse
 

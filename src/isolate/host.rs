@@ -11,12 +11,18 @@ use crate::ledger::output::LedgerResult;
 use crate::ledger::text::Text;
 use crate::outcome::FailureKind;
 
-/// Event kinds as the JavaScript callback sees them (first argument).
-pub const EVENT_CALL: u32 = 1;
-pub const EVENT_LOGS: u32 = 2;
-pub const EVENT_DONE: u32 = 3;
-/// Nothing for the callback (an `OnMain` event already did its work).
-pub const EVENT_NONE: u32 = 0;
+/// What an isolate run's event is, as the JavaScript callback's first argument.
+#[napi]
+pub enum IsolateEventKind {
+    /// Nothing for the callback (an `OnMain` event already did its work on the main thread).
+    None = 0,
+    /// A binding call: `(kind, id, ns, name, argJson)`.
+    Call = 1,
+    /// Log entries the ledger admitted: `(kind, 0, 0, 0, texts)`.
+    Logs = 2,
+    /// The final report: `(kind, 0, 0, 0, IsolateReport)`.
+    Done = 3,
+}
 
 pub enum HostEvent {
     /// A validated binding call: call id, namespace index, function-name index, argument JSON.
@@ -26,7 +32,7 @@ pub enum HostEvent {
     /// The run is over and its isolate is gone.
     Done(Box<RunReport>),
     /// Work for Node's main thread itself (a supervisor handing it a channel to read), done
-    /// there with its `env` before the callback is called with [`EVENT_NONE`].
+    /// there with its `env` before the callback is called with [`IsolateEventKind::None`].
     OnMain(Box<dyn FnOnce(sys::napi_env) + Send>),
 }
 
@@ -43,7 +49,7 @@ pub struct RunReport {
 }
 
 /// The JavaScript callback's arguments: `(kind, id, ns, name, payload)`.
-pub type EventArgs = FnArgs<(u32, f64, u32, u32, Payload)>;
+pub type EventArgs = FnArgs<(IsolateEventKind, f64, u32, u32, Payload)>;
 
 pub type HostFn = ThreadsafeFunction<HostEvent, (), EventArgs, Status, false>;
 
@@ -56,9 +62,11 @@ pub enum Payload {
 impl HostEvent {
     pub fn into_args(self) -> EventArgs {
         match self {
-            HostEvent::Call { id, ns, name, arg_json } => (EVENT_CALL, id as f64, ns, name, Payload::Json(arg_json)),
-            HostEvent::Logs(logs) => (EVENT_LOGS, 0.0, 0, 0, Payload::Logs(logs)),
-            HostEvent::Done(report) => (EVENT_DONE, 0.0, 0, 0, Payload::Report(report)),
+            HostEvent::Call { id, ns, name, arg_json } => {
+                (IsolateEventKind::Call, id as f64, ns, name, Payload::Json(arg_json))
+            }
+            HostEvent::Logs(logs) => (IsolateEventKind::Logs, 0.0, 0, 0, Payload::Logs(logs)),
+            HostEvent::Done(report) => (IsolateEventKind::Done, 0.0, 0, 0, Payload::Report(report)),
             HostEvent::OnMain(_) => return none_args(),
         }
         .into()
@@ -67,7 +75,7 @@ impl HostEvent {
 
 /// The callback's arguments for an event that has nothing for it.
 pub fn none_args() -> EventArgs {
-    (EVENT_NONE, 0.0, 0, 0, Payload::Json(String::new())).into()
+    (IsolateEventKind::None, 0.0, 0, 0, Payload::Json(String::new())).into()
 }
 
 /// Where a run's events go. In-process runs send them to Node's main thread through a

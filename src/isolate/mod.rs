@@ -126,7 +126,7 @@ fn namespace_specs(namespaces: Vec<IsolateNamespace>) -> Vec<globals::NamespaceS
 
 /// Starts a run on a new thread. Events arrive through `onEvent(kind, id, ns, name, payload)`.
 #[napi(
-    ts_args_type = "options: IsolateRunOptions, onEvent: (kind: number, id: number, ns: number, name: number, payload: any) => void"
+    ts_args_type = "options: IsolateRunOptions, onEvent: (kind: IsolateEventKind, id: number, ns: number, name: number, payload: string | string[] | IsolateReport) => void"
 )]
 pub fn start_isolate_run(
     env: napi::Env,

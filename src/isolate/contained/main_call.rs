@@ -86,7 +86,7 @@ impl MainCallback {
             }
             let args = (|| {
                 Some([
-                    u32::to_napi_value(env, kind).ok()?,
+                    ToNapiValue::to_napi_value(env, kind).ok()?,
                     f64::to_napi_value(env, id).ok()?,
                     u32::to_napi_value(env, ns).ok()?,
                     u32::to_napi_value(env, name).ok()?,

@@ -201,7 +201,7 @@ impl ContainedIsolateRun {
 
 /// Starts a contained run; events arrive exactly as `startIsolateRun`'s.
 #[napi(
-    ts_args_type = "pool: IsolatePool, options: IsolateRunOptions, onEvent: (kind: number, id: number, ns: number, name: number, payload: any) => void"
+    ts_args_type = "pool: IsolatePool, options: IsolateRunOptions, onEvent: (kind: IsolateEventKind, id: number, ns: number, name: number, payload: string | string[] | IsolateReport) => void"
 )]
 pub fn start_contained_isolate_run(
     env: napi::Env,
