@@ -1,6 +1,5 @@
 //! Interpreter resolution and the CPython version probe, once at load (python-runtime.md §4).
 
-use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -12,6 +11,7 @@ use nix::sys::signal::{killpg, Signal};
 use nix::unistd::{access, AccessFlags, Pid};
 
 use super::errors;
+use crate::sandbox::child::{read_until, ReadEnd};
 
 pub const PROBE_TIMEOUT: Duration = Duration::from_millis(5000);
 const PROBE_OUTPUT_CAP: usize = 1024;
@@ -100,37 +100,14 @@ fn run_capture(bin: &Path, code: &str, args: &[&str], tmpdir: &str, cap: usize) 
     let mut child = cmd.spawn().map_err(|e| errors::syscall(&format!("spawn {}", bin.display()), &e))?;
     let pid = child.id() as i32;
     let deadline = Instant::now() + PROBE_TIMEOUT;
-    let mut out = child.stdout.take().expect("piped stdout");
-    let fd = out.as_raw_fd();
+    let out = child.stdout.take().expect("piped stdout");
     let mut buf = Vec::new();
-    let mut timed_out = false;
     // Read until EOF or the cap, then wait for exit, all under the one deadline.
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            timed_out = true;
-            break;
-        }
-        let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-        let ms = left.as_millis().min(i32::MAX as u128) as i32;
-        // SAFETY: one valid pollfd.
-        let n = unsafe { libc::poll(&mut pfd, 1, ms.max(1)) };
-        if n < 0 {
-            continue;
-        }
-        if n == 0 {
-            continue;
-        }
-        let mut chunk = [0u8; 65536];
-        let room = (cap - buf.len()).min(chunk.len());
-        match out.read(&mut chunk[..room]) {
-            Ok(0) | Err(_) => break,
-            Ok(k) => buf.extend_from_slice(&chunk[..k]),
-        }
-        if buf.len() >= cap {
-            break;
-        }
-    }
+    let end = read_until(out.as_raw_fd(), deadline, |bytes| {
+        buf.extend_from_slice(&bytes[..bytes.len().min(cap - buf.len())]);
+        buf.len() >= cap
+    });
+    let timed_out = end == ReadEnd::TimedOut;
     drop(out);
     let status = loop {
         if timed_out {

@@ -39,28 +39,58 @@ pub enum Report {
     ExecFailed(i32),
 }
 
-/// Reads the helper's report lines until the descriptor closes (at the interpreter's exec).
-pub fn read_report(fd: OwnedFd) -> Report {
-    let deadline = Instant::now() + REPORT_DEADLINE;
-    let mut text = Vec::new();
+/// How a bounded read from a child ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ReadEnd {
+    /// `chunk` said it had enough.
+    Enough,
+    /// The child closed its end.
+    Eof,
+    /// The deadline passed first.
+    TimedOut,
+    /// A read failed (not a would-block or an interrupt): its errno.
+    Failed(i32),
+}
+
+/// Reads a child's descriptor (blocking or not) until `chunk` returns true for what it was
+/// given, the child closes it, a read fails, or `deadline` passes; no wait outlasts the deadline.
+/// Every read the host makes of a child before the child speaks its protocol goes through here.
+pub fn read_until(fd: RawFd, deadline: Instant, mut chunk: impl FnMut(&[u8]) -> bool) -> ReadEnd {
+    let mut buf = [0u8; 4096];
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() || text.len() > 4096 {
-            break;
+        if left.is_zero() {
+            return ReadEnd::TimedOut;
         }
-        let mut pfd = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
         // SAFETY: one valid pollfd.
-        if unsafe { libc::poll(&mut pfd, 1, left.as_millis().max(1) as i32) } <= 0 {
+        if unsafe { libc::poll(&mut pfd, 1, left.as_millis().clamp(1, 1000) as i32) } <= 0 {
             continue;
         }
-        let mut chunk = [0u8; 512];
         // SAFETY: reading into our own buffer.
-        let n = unsafe { libc::read(fd.as_raw_fd(), chunk.as_mut_ptr().cast(), chunk.len()) };
-        if n <= 0 {
-            break;
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        match n {
+            0 => return ReadEnd::Eof,
+            n if n > 0 => {
+                if chunk(&buf[..n as usize]) {
+                    return ReadEnd::Enough;
+                }
+            }
+            _ => match std::io::Error::last_os_error().raw_os_error().unwrap_or(0) {
+                libc::EAGAIN | libc::EINTR => {}
+                errno => return ReadEnd::Failed(errno),
+            },
         }
-        text.extend_from_slice(&chunk[..n as usize]);
     }
+}
+
+/// Reads the helper's report lines until the descriptor closes (at the interpreter's exec).
+pub fn read_report(fd: OwnedFd) -> Report {
+    let mut text = Vec::new();
+    read_until(fd.as_raw_fd(), Instant::now() + REPORT_DEADLINE, |bytes| {
+        text.extend_from_slice(bytes);
+        text.len() > 4096
+    });
     let text = String::from_utf8_lossy(&text);
     if let Some(errno) = text.lines().find_map(crate::sandbox::plan::parse_exec_error) {
         return Report::ExecFailed(errno);

@@ -16,8 +16,8 @@ use crate::channel::lines::LineSplitter;
 use crate::channel::scan::{key_is, scan_js_line, Kind};
 use crate::sandbox::cgroup::RunCgroup;
 use crate::sandbox::child::{
-    cloexec_from, high_fd, kill_init, nonblocking, pidfd_open, pipe2, place_fd, read_report, signal_init, Report,
-    STATUS_FD,
+    cloexec_from, high_fd, kill_init, nonblocking, pidfd_open, pipe2, place_fd, read_report, read_until, signal_init,
+    ReadEnd, Report, STATUS_FD,
 };
 use crate::sandbox::exit::{try_reap, Exit};
 use crate::sandbox::{Layers, Plan, RlimitKind};
@@ -119,20 +119,11 @@ impl SandboxProcess {
     pub fn probe(spec: &ProcessSpec, host_pid: i32) -> Result<String, String> {
         let pid = host_pid.to_string();
         let mut process = Self::spawn(spec, 1 << 20, &["isolate-probe", &pid])?;
-        let deadline = Instant::now() + BOOT_DEADLINE;
         let mut text = Vec::new();
-        let mut buf = [0u8; 4096];
-        while Instant::now() < deadline && !text.contains(&b'\n') {
-            if !process.poll_readable(deadline.saturating_duration_since(Instant::now())) {
-                continue;
-            }
-            match std::io::Read::read(&mut &process.channel, &mut buf) {
-                Ok(0) => break,
-                Ok(n) => text.extend_from_slice(&buf[..n]),
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                Err(_) => break,
-            }
-        }
+        read_until(process.channel.as_raw_fd(), Instant::now() + BOOT_DEADLINE, |bytes| {
+            text.extend_from_slice(bytes);
+            text.contains(&b'\n')
+        });
         process.kill();
         process.reap_blocking();
         let line = String::from_utf8_lossy(&text).lines().next().unwrap_or_default().to_string();
@@ -214,50 +205,34 @@ impl SandboxProcess {
 
     /// Waits for the `boot-ack` that says an unused isolate is ready.
     pub fn await_boot(&mut self, deadline: Instant) -> Result<(), String> {
-        let mut buf = [0u8; 4096];
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err("no isolate was ready in time".into());
-            }
-            if !self.poll_readable(left) {
-                continue;
-            }
-            let n = match std::io::Read::read(&mut &self.channel, &mut buf) {
-                Ok(0) => return Err(self.exit_description()),
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e.to_string()),
+        // Exactly one frame may come before the run: boot-ack (with the allowlist's state).
+        let mut outcome: Option<Result<(), String>> = None;
+        let (splitter, allowlist) = (&mut self.splitter, &mut self.allowlist);
+        let end = read_until(self.channel.as_raw_fd(), deadline, |bytes| {
+            let (mut acked, mut other) = (false, false);
+            let pushed = splitter.push(bytes, |line| match decode_js_frame(line, 0) {
+                Some(ChildFrame::BootAck) => {
+                    acked = true;
+                    *allowlist |= scan_js_line(line, 0).is_some_and(|members| {
+                        members.iter().any(|m| key_is(&m.key, "seccompAllowlist") && m.kind == Kind::Bool(true))
+                    });
+                }
+                _ => other = true,
+            });
+            outcome = match (pushed, other, acked) {
+                (Err(_), _, _) => Some(Err("its first frame was too large".into())),
+                (_, true, _) => Some(Err("it sent a frame before it was ready".into())),
+                (_, _, true) => Some(Ok(())),
+                _ => None,
             };
-            let mut acked = false;
-            let mut other = false;
-            let mut allowlist = false;
-            self.splitter
-                .push(&buf[..n], |line| match decode_js_frame(line, 0) {
-                    Some(ChildFrame::BootAck) => {
-                        acked = true;
-                        allowlist |= scan_js_line(line, 0).is_some_and(|members| {
-                            members.iter().any(|m| key_is(&m.key, "seccompAllowlist") && m.kind == Kind::Bool(true))
-                        });
-                    }
-                    _ => other = true,
-                })
-                .map_err(|_| "its first frame was too large".to_string())?;
-            if other {
-                return Err("it sent a frame before it was ready".into());
-            }
-            if acked {
-                self.allowlist |= allowlist;
-                return Ok(());
-            }
+            outcome.is_some()
+        });
+        match end {
+            ReadEnd::Enough => outcome.unwrap_or(Ok(())),
+            ReadEnd::Eof => Err(self.exit_description()),
+            ReadEnd::TimedOut => Err("no isolate was ready in time".into()),
+            ReadEnd::Failed(errno) => Err(std::io::Error::from_raw_os_error(errno).to_string()),
         }
-    }
-
-    fn poll_readable(&self, wait: Duration) -> bool {
-        let mut pfd = libc::pollfd { fd: self.channel.as_raw_fd(), events: libc::POLLIN, revents: 0 };
-        // SAFETY: one valid pollfd.
-        unsafe { libc::poll(&mut pfd, 1, wait.as_millis().clamp(1, 1000) as i32) > 0 }
     }
 
     /// An idle process has nothing to say: bytes or a hang-up on its channel, or an exit on its
