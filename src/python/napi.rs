@@ -7,14 +7,14 @@ use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 
-use super::events::{Events, PythonEvent};
-use super::handle::{self, Command, Control};
-use super::interp::{self, CachedFile};
-use super::logs::log_truncation_marker;
-use super::roster::ROSTER;
-use super::run::RunSpec;
-use super::spare::{ChildSpec, Spare};
 use crate::outcome::FailureKind;
+use crate::python::process::interp::{self, CachedFile};
+use crate::python::process::roster::ROSTER;
+use crate::python::process::spare::{ChildSpec, Spare};
+use crate::python::protocol::events::{Events, PythonEvent};
+use crate::python::protocol::logs::log_truncation_marker;
+use crate::python::run::handle::{self, Command, Control};
+use crate::python::run::RunSpec;
 
 #[napi(object)]
 pub struct PythonInterpreter {
@@ -91,7 +91,7 @@ pub struct PythonSandbox {
 #[napi]
 pub fn python_sandbox_layers(executable: String, interpreter_paths: Vec<String>, tmpdir: String) -> PythonSandbox {
     let paths: Vec<PathBuf> = interpreter_paths.into_iter().map(PathBuf::from).collect();
-    let layers = super::spawn::probe_layers(Path::new(&executable), &paths, &tmpdir);
+    let layers = crate::python::process::spawn::probe_layers(Path::new(&executable), &paths, &tmpdir);
     PythonSandbox {
         helper: crate::sandbox::helper::path().is_some(),
         namespaces: layers.is_some_and(|l| l.namespaces),

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::{access, AccessFlags, Pid};
 
-use super::errors;
+use crate::python::process::errors;
 use crate::sandbox::child::{read_until, ReadEnd};
 
 pub const PROBE_TIMEOUT: Duration = Duration::from_millis(5000);
@@ -169,7 +169,7 @@ fn hex_decode(s: &str) -> Option<Vec<u8>> {
 /// Best effort: `None` when the interpreter cannot produce the cache (runs then compile from source).
 pub fn precompile(executable: &Path, tmpdir: &str) -> Option<Vec<CachedFile>> {
     // The sources are the addon's own copies, written out once for the compiler.
-    let sources = super::spawn::Staging::create(tmpdir, &[]).ok()?;
+    let sources = crate::python::process::spawn::Staging::create(tmpdir, &[]).ok()?;
     let out = run_capture(executable, PRECOMPILE, &[sources.dir.to_str()?], tmpdir, 4 << 20);
     sources.remove();
     let out = out.ok()?;

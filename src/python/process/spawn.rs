@@ -10,10 +10,10 @@ use std::process::{Command, Stdio};
 use nix::fcntl::OFlag;
 use nix::unistd::setsid;
 
-use super::errors;
-use super::interp::CachedFile;
-use super::limits::LimitPlan;
-use super::teardown::start_time;
+use crate::python::process::errors;
+use crate::python::process::interp::CachedFile;
+use crate::python::process::limits::LimitPlan;
+use crate::python::process::teardown::start_time;
 use crate::sandbox::child::{
     cloexec_from, high_fd, kill_init, nonblocking, pidfd_open, pipe2, place_fd, read_report, Report, STATUS_FD,
 };
@@ -22,9 +22,9 @@ use crate::sandbox::{Layers, Plan, RlimitKind};
 /// The child's scripts (the entry first), compiled into the addon: each run's copy comes from
 /// here, never from the package directory, so nothing a run writes reaches the next one.
 pub const BOOTSTRAP_FILES: [(&str, &str); 3] = [
-    ("bootstrap.py", include_str!("../../py/bootstrap.py")),
-    ("protocol.py", include_str!("../../py/protocol.py")),
-    ("runner.py", include_str!("../../py/runner.py")),
+    ("bootstrap.py", include_str!("../../../py/bootstrap.py")),
+    ("protocol.py", include_str!("../../../py/protocol.py")),
+    ("runner.py", include_str!("../../../py/runner.py")),
 ];
 
 /// The run's scratch directory inside its staging directory: the child's `TMPDIR`, the only place
@@ -239,7 +239,7 @@ pub fn spawn(interpreter: &Path, staging: &Staging, plan: LimitPlan, confine: &C
         Some(Report::Started(layers)) => layers,
         Some(Report::ExecFailed(errno)) => {
             // The helper could not start the interpreter: a spawn error, as if spawned directly.
-            super::teardown::signal_group(pid, start_time, nix::sys::signal::Signal::SIGKILL);
+            crate::python::process::teardown::signal_group(pid, start_time, nix::sys::signal::Signal::SIGKILL);
             // SAFETY: reaping our own child.
             unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
             let err = std::io::Error::from_raw_os_error(errno);
@@ -266,7 +266,11 @@ pub fn probe_layers(interpreter: &Path, interpreter_paths: &[PathBuf], tmpdir: &
     if let Ok(child) = &spawned {
         match &child.init {
             Some(init) => kill_init(init),
-            None => super::teardown::signal_group(child.pid, child.start_time, nix::sys::signal::Signal::SIGKILL),
+            None => crate::python::process::teardown::signal_group(
+                child.pid,
+                child.start_time,
+                nix::sys::signal::Signal::SIGKILL,
+            ),
         }
         // SAFETY: reaping our own child.
         unsafe { libc::waitpid(child.pid, std::ptr::null_mut(), 0) };

@@ -12,10 +12,10 @@ use std::time::Instant;
 
 use nix::sys::signal::Signal;
 
-use super::events::{emit_settled, failure, Events, Tracked};
-use super::run::{Run, RunSpec};
-use super::teardown::signal_group;
 use crate::outcome::FailureKind;
+use crate::python::process::teardown::signal_group;
+use crate::python::protocol::events::{emit_settled, failure, Events, Tracked};
+use crate::python::run::{Run, RunSpec};
 
 /// Commands from JavaScript.
 pub enum Command {

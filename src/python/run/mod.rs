@@ -6,6 +6,8 @@
 //! guard), settles when the child has closed (or at the close deadline), waits for the group to be
 //! gone, and only then emits the result — so a run never resolves while its substrate is alive.
 
+pub mod handle;
+
 use std::io::Read;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
@@ -14,19 +16,19 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
-use super::events::{emit_settled, failure, Decided, EventType, Events, PythonEvent};
-use super::handle::{Command, Group};
-use super::logs::LogLedger;
-use super::spare::{boot, Booted, ChildSpec};
-use super::spawn::{Spawned, Staging};
-use super::stray::Stray;
-use super::teardown::{group_alive, signal_group};
-use super::writer::{WriteKind, Writer};
 use crate::channel::codec::{decode_frame, ChildFrame};
 use crate::channel::lines::LineSplitter;
 use crate::channel::wire::{self, cap_message, str16, unknown_binding};
 use crate::ledger::meter::number_to_string;
 use crate::outcome::{self, FailureKind};
+use crate::python::process::spare::{boot, Booted, ChildSpec};
+use crate::python::process::spawn::{Spawned, Staging};
+use crate::python::process::teardown::{group_alive, signal_group};
+use crate::python::protocol::events::{emit_settled, failure, Decided, EventType, Events, PythonEvent};
+use crate::python::protocol::logs::LogLedger;
+use crate::python::protocol::stray::Stray;
+use crate::python::protocol::writer::{WriteKind, Writer};
+use crate::python::run::handle::{Command, Group};
 use crate::sandbox::exit::{try_reap, Exit};
 
 /// Pending-reply and in-flight-call caps.
@@ -430,7 +432,8 @@ impl Run {
 
     fn on_write_error(&mut self, kind: WriteKind, err: std::io::Error) {
         if kind != WriteKind::Reply {
-            let message = format!("failed to boot python subprocess: {}", super::errors::syscall("write", &err));
+            let message =
+                format!("failed to boot python subprocess: {}", crate::python::process::errors::syscall("write", &err));
             self.finish(failure(FailureKind::WorkerExit, &message));
         }
         // Reply write errors are swallowed: the close path settles the run.

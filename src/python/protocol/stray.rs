@@ -3,8 +3,8 @@
 //! through the host log ledger. The unterminated residual carries a running serialized cost so a
 //! newline-free flood is flushed (and truncated) as soon as it could no longer fit.
 
-use super::logs::LogLedger;
 use crate::ledger::meter::{json_str_cost, QUOTES};
+use crate::python::protocol::logs::LogLedger;
 
 #[derive(Default)]
 struct PipeBuf {
@@ -181,7 +181,7 @@ impl Stray {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::python::logs::log_truncation_marker;
+    use crate::python::protocol::logs::log_truncation_marker;
 
     fn strs(l: &LogLedger) -> Vec<String> {
         l.logs().iter().map(|t| String::from_utf16_lossy(t)).collect()

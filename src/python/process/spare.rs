@@ -5,10 +5,10 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex};
 
-use super::interp::CachedFile;
-use super::limits::LimitPlan;
-use super::spawn::{spawn, Confinement, Spawned, Staging, PROCESS_CAP, SCRATCH_BYTES};
-use super::teardown::signal_group;
+use crate::python::process::interp::CachedFile;
+use crate::python::process::limits::LimitPlan;
+use crate::python::process::spawn::{spawn, Confinement, Spawned, Staging, PROCESS_CAP, SCRATCH_BYTES};
+use crate::python::process::teardown::signal_group;
 use crate::sandbox::cgroup::RunCgroup;
 use crate::sandbox::child::kill_init;
 

@@ -1,0 +1,11 @@
+//! The child process: the interpreter's resolution and probe (`interp`), staging and spawn behind
+//! the sandbox (`spawn`, `roster`, `limits`), spares booted ahead (`spare`), group teardown
+//! (`teardown`), and Node-style error texts (`errors`).
+
+pub mod errors;
+pub mod interp;
+pub mod limits;
+pub mod roster;
+pub mod spare;
+pub mod spawn;
+pub mod teardown;
