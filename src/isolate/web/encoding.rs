@@ -143,7 +143,9 @@ fn decode_all<'s>(
     last: bool,
 ) -> Decoded<'s> {
     let mut text = v8::String::empty(scope);
-    let mut buffer = vec![0u16; STEP_UNITS];
+    // Sized to the input (and what the decoder holds), so a short decode does not zero 64 KiB.
+    let units = decoder.max_utf16_buffer_length(input.len()).unwrap_or(STEP_UNITS).clamp(4, STEP_UNITS);
+    let mut buffer = vec![0u16; units];
     loop {
         let (full, read, written) = if fatal {
             let (result, read, written) = decoder.decode_to_utf16_without_replacement(input, &mut buffer, last);
