@@ -61,14 +61,10 @@ export interface CodeRunRequest {
  * - `worker-exit`: the substrate died or was cut off (heap cap, `process.exit`, protocol breach);
  * - `invalid-output`: the completion value is not lossless JSON;
  * - `output-limit`: the output byte budget was exceeded.
+ *
+ * Spelled once, by the native `FailureKind` enum (src/outcome.rs) declared below in this file.
  */
-export type CodeRunFailureKind =
-  | 'exception'
-  | 'timeout'
-  | 'abort'
-  | 'worker-exit'
-  | 'invalid-output'
-  | 'output-limit'
+export type CodeRunFailureKind = `${FailureKind}`
 
 export interface CodeRunFailure {
   kind: CodeRunFailureKind
@@ -289,6 +285,7 @@ export interface IsolateReport {
 }
 
 export interface IsolateRunOptions {
+  /** Every code unit kept (a raw lone surrogate in a string literal survives the strip). */
   program: string
   namespaces: Array<IsolateNamespace>
   computeMs: number

@@ -232,6 +232,17 @@ describe('abort', () => {
       .toEqual({ kind: 'abort', message: '<unrenderable rejection value>' })
   })
 
+  it('keeps every code unit of an abort reason, lone surrogates included', async () => {
+    const controller = new AbortController()
+    setTimeout(() => controller.abort('stop\uD800here\uDFFF'), 50)
+    expect(await runtime.run({ program: 'for (;;) {}', bindings: [], signal: controller.signal }))
+      .toEqual({ logs: [], error: { kind: 'abort', message: 'stop\uD800here\uDFFF' } })
+    const waiting = new AbortController()
+    setTimeout(() => waiting.abort('\uDC00'), 50)
+    expect((await runtime.run({ program: 'await new Promise(r => setTimeout(r, 5000))', bindings: [], signal: waiting.signal })).error)
+      .toEqual({ kind: 'abort', message: '\uDC00' })
+  })
+
   it('resolves a pre-aborted signal without creating an isolate', async () => {
     let stats
     expect(await runtime.run({ program: 'for (;;) {}', bindings: [], signal: AbortSignal.abort('too-late'), onStats: (s) => (stats = s) }))

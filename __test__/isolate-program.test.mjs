@@ -21,6 +21,16 @@ describe('descriptors', () => {
 })
 
 describe('type strip and the program wrapper', () => {
+  it('keeps every code unit of the program text, lone surrogates in strings and types included', async () => {
+    // Raw lone surrogates in the source (not escapes): the strip must not turn them into U+FFFD.
+    const program = "const a: '\uD800' = '\uD800' as '\uDFFF'\nconst b = `x\uDBFF${1}`\nconsole.log('\uDC00')\n" +
+      "return [a.charCodeAt(0), b.length, b.charCodeAt(1), String.raw`\uD801`.charCodeAt(0)]"
+    expect(await run(program)).toEqual({ logs: ['\uDC00'], value: [0xD800, 3, 0xDBFF, 0xD801] })
+    // Positions after a lone surrogate still count it as one UTF-16 unit.
+    expect((await run("const s = '\uD800'; throw new Error('at')")).error.message)
+      .toBe('Error: at\n    at program.ts:1:22')
+  })
+
   it('strips erasable TypeScript and keeps output in order', async () => {
     const program = [
       'interface P { x: number; y: number }',

@@ -12,6 +12,14 @@ import DefaultRuntime, {
   PythonCodeRuntime,
 } from 'code-runtime-native'
 
+// The failure kinds are exactly the seam's six, whichever file spells them.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
+export const kindsAreTheSeams: Same<
+  CodeRunFailureKind,
+  'exception' | 'timeout' | 'abort' | 'worker-exit' | 'invalid-output' | 'output-limit'
+> = true
+export const aKindIsAString: CodeRunFailureKind = 'worker-exit'
+
 export async function usage(ctx: Context): Promise<string> {
   await ctx.plugin(IsolateCodeRuntime, { computeMs: 1000 })
   const request: CodeRunRequest = {

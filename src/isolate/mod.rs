@@ -16,6 +16,7 @@ mod run;
 mod run_shared;
 #[cfg(target_os = "linux")]
 mod serve;
+mod source;
 mod stack;
 mod startup;
 mod state;
@@ -29,7 +30,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use napi::bindgen_prelude::Function;
+use napi::bindgen_prelude::{Function, Utf16String};
 use napi_derive::napi;
 
 use crate::ledger::output::fresh_failure;
@@ -49,7 +50,8 @@ pub struct IsolateNamespace {
 
 #[napi(object)]
 pub struct IsolateRunOptions {
-    pub program: String,
+    /// Every code unit kept (a raw lone surrogate in a string literal survives the strip).
+    pub program: Utf16String,
     pub namespaces: Vec<IsolateNamespace>,
     pub compute_ms: f64,
     pub max_wall_ms: f64,
@@ -76,8 +78,8 @@ impl IsolateRun {
     /// Ends the run with this message, unless it already ended: as `abort`, or as `kind` (the
     /// JavaScript layer fails a run its own glue broke as `worker-exit`).
     #[napi]
-    pub fn abort(&self, message: String, kind: Option<FailureKind>) {
-        self.shared.claim(Terminal::Failed(kind.unwrap_or(FailureKind::Abort), Text::new(&message)));
+    pub fn abort(&self, message: Utf16String, kind: Option<FailureKind>) {
+        self.shared.claim(Terminal::Failed(kind.unwrap_or(FailureKind::Abort), Text::Utf16(message.to_vec())));
     }
 
     /// Delivers a binding call's outcome: the JSON of its resolution (`ok`) or of its failure message.
@@ -124,6 +126,21 @@ fn namespace_specs(namespaces: Vec<IsolateNamespace>) -> Vec<globals::NamespaceS
         .collect()
 }
 
+/// The run as the isolate sees it, from the JavaScript layer's options.
+fn run_config(options: IsolateRunOptions) -> run::RunConfig {
+    run::RunConfig {
+        program: source::ProgramText::from_units(&options.program),
+        namespaces: namespace_specs(options.namespaces),
+        compute_ms: options.compute_ms,
+        max_wall_ms: options.max_wall_ms,
+        max_output_bytes: options.max_output_bytes as usize,
+        heap_mb: options.max_old_generation_size_mb,
+        stream_logs: options.stream_logs,
+        log_at_once: false,
+        node_major: options.node_major,
+    }
+}
+
 /// Starts a run on a new thread. Events arrive through `onEvent(kind, id, ns, name, payload)`.
 #[napi(
     ts_args_type = "options: IsolateRunOptions, onEvent: (kind: IsolateEventKind, id: number, ns: number, name: number, payload: string | string[] | IsolateReport) => void"
@@ -137,21 +154,11 @@ pub fn start_isolate_run(
     let host = event_sink(on_event)?;
     let (wake, events) = mpsc::channel();
     let shared = Arc::new(RunShared::new(wake));
-    let config = run::RunConfig {
-        program: options.program,
-        namespaces: namespace_specs(options.namespaces),
-        compute_ms: options.compute_ms,
-        max_wall_ms: options.max_wall_ms,
-        max_output_bytes: options.max_output_bytes as usize,
-        heap_mb: options.max_old_generation_size_mb,
-        stream_logs: options.stream_logs,
-        log_at_once: false,
-        node_major: options.node_major,
-    };
+    let config = run_config(options);
     let thread_shared = shared.clone();
     // The thread's stack is sized for the deepest nesting the program text could hold, so the
     // type strip can never overflow it (programs past the token cap fail in `strip` unparsed).
-    let tokens = strip::token_bound(&config.program);
+    let tokens = strip::token_bound(&config.program.text);
     let stack = strip::stack_for(tokens).unwrap_or_else(|| strip::stack_for(0).unwrap_or(0));
     let thread = std::thread::Builder::new()
         .name("code-runtime-isolate".into())

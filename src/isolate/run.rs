@@ -18,9 +18,10 @@ use super::natives::Compile;
 use super::platform::platform;
 use super::render::{render_thrown, Rendered, UNRENDERABLE};
 use super::run_shared::{IsolateEvent, RunShared, Terminal};
+use super::source::ProgramText;
 use super::startup;
 use super::state::{state, Namespace, RunState, StateRef};
-use super::strip::{strip, StripError};
+use super::strip::StripError;
 use super::timers::Timers;
 use super::wait::{Waiter, Woken};
 use crate::ledger::output::{LedgerResult, OutputLedger};
@@ -35,7 +36,7 @@ pub const COMPLETION_INVALID: &str = "program completion must be lossless JSON";
 pub const NEVER_SETTLES: &str = "program can never complete: it awaits a promise that nothing can settle";
 
 pub struct RunConfig {
-    pub program: String,
+    pub program: ProgramText,
     pub namespaces: Vec<NamespaceSpec>,
     pub compute_ms: f64,
     pub max_wall_ms: f64,
@@ -109,7 +110,7 @@ impl Prepared {
 /// (its wall ceiling counts from there, admission wait included).
 pub struct Start {
     pub config: RunConfig,
-    pub js: Result<String, StripError>,
+    pub js: Result<ProgramText, StripError>,
     pub host: Host,
     pub started: Instant,
 }
@@ -119,7 +120,7 @@ pub fn run_thread(config: RunConfig, shared: Arc<RunShared>, events: Receiver<Is
     let started = Instant::now();
     settle(&config, &shared, &host, started, false, || {
         // A strip failure never creates an isolate; it goes through a fresh ledger.
-        let js = match strip(&config.program) {
+        let js = match config.program.strip() {
             Ok(js) => js,
             Err(diagnostic) => return strip_failure(&config, diagnostic),
         };
@@ -199,7 +200,7 @@ fn settle(
 
 fn execute(
     prepared: Prepared,
-    js: &str,
+    js: &ProgramText,
     config: &RunConfig,
     shared: &Arc<RunShared>,
     events: &Receiver<IsolateEvent>,
@@ -295,7 +296,7 @@ struct CompletionPromise(v8::Global<v8::Promise>);
 
 fn run_program(
     scope: &mut v8::PinScope,
-    js: &str,
+    js: &ProgramText,
     config: &RunConfig,
     shared: &Arc<RunShared>,
     events: &Receiver<IsolateEvent>,
@@ -307,8 +308,8 @@ fn run_program(
     let Some(args) = globals::install_program_scope(scope, runtime, &config.namespaces, config.node_major) else {
         return;
     };
-    let source = format!("{WRAPPER_HEAD}{}) {{\n{js}\n}})", args.names.join(", "));
-    let Some(promise) = start_program(scope, &source, &args.values, shared) else {
+    let head = format!("{WRAPPER_HEAD}{}) {{\n", args.names.join(", "));
+    let Some(promise) = start_program(scope, js, &head, &args.values, shared) else {
         return;
     };
     let completion = v8::Global::new(scope, promise);
@@ -319,12 +320,13 @@ fn run_program(
 /// Compiles the wrapper and calls it. Compile errors and synchronous failures are claimed here.
 fn start_program<'s>(
     scope: &mut v8::PinScope<'s, '_>,
-    source: &str,
+    js: &ProgramText,
+    head: &str,
     args: &[v8::Local<'s, v8::Value>],
     shared: &Arc<RunShared>,
 ) -> Option<v8::Local<'s, v8::Promise>> {
     v8::tc_scope!(let tc, scope);
-    let code = v8::String::new(tc, source)?;
+    let code = js.to_v8(tc, head, "\n})")?;
     let name = v8::String::new(tc, "program.ts")?;
     // Line offset -1: the wrapper's header line is line 0, so the program's first line is line 1.
     let origin = v8::ScriptOrigin::new(tc, name.into(), -1, 0, false, 0, None, false, false, false, None);

@@ -12,6 +12,8 @@ use super::process::{self, ProcessSpec};
 use super::supervise::{self, ContainedConfig, Outbound, RunControl};
 use crate::isolate::globals::NamespaceSpec;
 use crate::isolate::host::{HostEvent, HostSink, RunReport};
+use crate::isolate::run::RunConfig;
+use crate::isolate::source::ProgramText;
 
 #[derive(Default)]
 struct Collected {
@@ -68,17 +70,18 @@ pub fn forge_contained_isolate_run(scenario: String, max_output_bytes: f64) -> n
         wake: Mutex::new(Some(wake_w)),
         replies: Default::default(),
     });
-    let config = Arc::new(ContainedConfig {
-        program: "return 1".into(),
+    let run = RunConfig {
+        program: ProgramText::plain("return 1"),
         namespaces: vec![NamespaceSpec { global: "tools".into(), names: vec!["echo".into()], error_class: None }],
         compute_ms: 5000.0,
         max_wall_ms: 10000.0,
         max_output_bytes,
         heap_mb,
-        memory_cap,
         stream_logs: true,
+        log_at_once: false,
         node_major: None,
-    });
+    };
+    let config = Arc::new(ContainedConfig { run, memory_cap });
     let collector = Arc::new(Collector::default());
     supervise::run(pool.clone(), config, control, wake_r, collector.clone(), None, None);
     let mut events = collector.events.lock().unwrap();

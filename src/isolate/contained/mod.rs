@@ -23,12 +23,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
 
-use napi::bindgen_prelude::{Function, JsValue};
+use napi::bindgen_prelude::{Function, JsValue, Utf16String};
 use napi_derive::napi;
 
 use super::env_hook::EnvHook;
 use super::host::{EventArgs, Host, HostEvent};
+use super::run::RunConfig;
 use super::IsolateRunOptions;
+use crate::ledger::text::Text;
 use crate::outcome::FailureKind;
 use pool::{Pool, PoolConfig};
 use process::ProcessSpec;
@@ -162,10 +164,10 @@ pub struct ContainedIsolateRun {
 impl ContainedIsolateRun {
     /// Ends the run with this message, unless it already ended: as `abort`, or as `kind`.
     #[napi]
-    pub fn abort(&self, message: String, kind: Option<FailureKind>) {
+    pub fn abort(&self, message: Utf16String, kind: Option<FailureKind>) {
         let mut slot = self.control.abort.lock().unwrap();
         if slot.is_none() {
-            *slot = Some((kind.unwrap_or(FailureKind::Abort), message));
+            *slot = Some((kind.unwrap_or(FailureKind::Abort), Text::Utf16(message.to_vec())));
         }
         drop(slot);
         self.control.nudge();
@@ -219,18 +221,9 @@ pub fn start_contained_isolate_run(
         wake: Mutex::new(Some(wake_w)),
         replies: AtomicU64::new(0),
     });
-    let heap_mb = pool.heap_mb;
-    let config = Arc::new(ContainedConfig {
-        program: options.program,
-        namespaces: super::namespace_specs(options.namespaces),
-        compute_ms: options.compute_ms,
-        max_wall_ms: options.max_wall_ms,
-        max_output_bytes: options.max_output_bytes as usize,
-        heap_mb,
-        memory_cap: memory_cap(heap_mb),
-        stream_logs: options.stream_logs,
-        node_major: options.node_major,
-    });
+    // The isolate's heap cap is the one its process was prepared with.
+    let run = RunConfig { heap_mb: pool.heap_mb, ..super::run_config(options) };
+    let config = Arc::new(ContainedConfig { memory_cap: memory_cap(run.heap_mb), run });
     // Node's main thread reads the run's channel and calls `onEvent` directly with what it
     // reads. The callback's strong references all live on this thread (this run's object and
     // the poll handles), so it is released here.

@@ -22,8 +22,8 @@ use crate::channel::codec::{decode_js_frame, ChildFrame, DoneStats};
 use crate::channel::lines::LineSplitter;
 use crate::channel::wire::push_str;
 use crate::isolate::budget::heap_limit_message;
-use crate::isolate::globals::NamespaceSpec;
 use crate::isolate::host::{Host, HostEvent, RunReport, RunStats};
+use crate::isolate::run::RunConfig;
 use crate::ledger::output::{Admission, LedgerResult, OutputLedger};
 use crate::ledger::text::Text;
 use crate::outcome::{self, FailureKind};
@@ -43,16 +43,10 @@ const MAIN_SERVICE: Duration = Duration::from_millis(2);
 const NEXT_BOOT: Duration = Duration::from_secs(2);
 
 pub struct ContainedConfig {
-    pub program: String,
-    pub namespaces: Vec<NamespaceSpec>,
-    pub compute_ms: f64,
-    pub max_wall_ms: f64,
-    pub max_output_bytes: usize,
-    pub heap_mb: f64,
+    /// What the sandbox process's isolate runs (its `log_at_once` is the process's own).
+    pub run: RunConfig,
     /// The sandbox process's resident memory cap in bytes.
     pub memory_cap: u64,
-    pub stream_logs: bool,
-    pub node_major: Option<u32>,
 }
 
 /// The host's frames to the sandbox process, written by whoever has one (Node's main thread a
@@ -101,7 +95,7 @@ pub fn reply_frame(id: u64, ok: bool, json: &str) -> Vec<u8> {
 
 /// Shared between the run's napi object and its supervisor thread.
 pub struct RunControl {
-    pub abort: Mutex<Option<(FailureKind, String)>>,
+    pub abort: Mutex<Option<(FailureKind, Text)>>,
     pub out: Mutex<Outbound>,
     /// Written to wake the supervisor's poll; closed when the run is over (the napi object
     /// holding this may live until the next GC, its descriptor must not).
@@ -329,7 +323,7 @@ pub fn run(
     taken: Option<Result<Ready, SandboxProcess>>,
     attach: Option<Attach>,
 ) {
-    let max_output_bytes = config.max_output_bytes;
+    let max_output_bytes = config.run.max_output_bytes;
     let done_host = host.clone();
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         supervise_run(pool, config, &control, wake, host, taken, attach.as_ref())
@@ -356,7 +350,7 @@ fn supervise_run(
     attach: Option<&Attach>,
 ) {
     let started = Instant::now();
-    let wall_deadline = started + Duration::from_secs_f64(config.max_wall_ms / 1000.0);
+    let wall_deadline = started + Duration::from_secs_f64(config.run.max_wall_ms / 1000.0);
     let give_up = || control.abort.lock().unwrap().is_some() || Instant::now() >= wall_deadline;
     // A process killed from outside before it said anything of this run (an idle one's death
     // not yet visible when it was taken) cost the run nothing: it runs once more, elsewhere.
@@ -375,14 +369,14 @@ fn supervise_run(
             Ok(process) => process,
             Err(denied) => {
                 let (kind, message) = match denied {
-                    Denied::Failed(message) => (FailureKind::WorkerExit, message),
+                    Denied::Failed(message) => (FailureKind::WorkerExit, Text::new(&message)),
                     _ => match control.abort.lock().unwrap().clone() {
                         Some(aborted) => aborted,
-                        None if pool.is_closed() => (FailureKind::Abort, outcome::DISPOSED.to_string()),
-                        None => (FailureKind::Timeout, wall_message(config.max_wall_ms)),
+                        None if pool.is_closed() => (FailureKind::Abort, Text::new(outcome::DISPOSED)),
+                        None => (FailureKind::Timeout, Text::new(&wall_message(config.run.max_wall_ms))),
                     },
                 };
-                let result = OutputLedger::new(config.max_output_bytes).finish_failure(kind, Text::new(&message));
+                let result = OutputLedger::new(config.run.max_output_bytes).finish_failure(kind, message);
                 return finish(&host, started, &DoneStats::default(), result);
             }
         };
@@ -407,7 +401,7 @@ fn supervise_run(
                 Err(e) => {
                     let message = Text::new(&format!("failed to read the isolate's channel: {e}"));
                     let result =
-                        OutputLedger::new(config.max_output_bytes).finish_failure(FailureKind::WorkerExit, message);
+                        OutputLedger::new(config.run.max_output_bytes).finish_failure(FailureKind::WorkerExit, message);
                     drop(process);
                     pool.release_dead();
                     return finish(&host, started, &DoneStats::default(), result);
@@ -478,6 +472,7 @@ fn wall_message(max_wall_ms: f64) -> String {
 
 fn run_frame(config: &ContainedConfig, waited: Duration) -> Vec<u8> {
     let namespaces: Vec<serde_json::Value> = config
+        .run
         .namespaces
         .iter()
         .map(|ns| {
@@ -491,14 +486,17 @@ fn run_frame(config: &ContainedConfig, waited: Duration) -> Vec<u8> {
         .collect();
     let mut frame = serde_json::json!({
         "type": "run",
-        "program": config.program,
+        "program": config.run.program.text,
         "namespaces": namespaces,
-        "computeMs": config.compute_ms,
-        "maxWallMs": config.max_wall_ms,
-        "maxOutputBytes": config.max_output_bytes,
+        "computeMs": config.run.compute_ms,
+        "maxWallMs": config.run.max_wall_ms,
+        "maxOutputBytes": config.run.max_output_bytes,
         "waitedMs": waited.as_secs_f64() * 1000.0,
     });
-    if let Some(major) = config.node_major {
+    if !config.run.program.lone.is_empty() {
+        frame["lone"] = config.run.program.lone.iter().map(|&(at, unit)| serde_json::json!([at, unit])).collect();
+    }
+    if let Some(major) = config.run.node_major {
         frame["nodeMajor"] = major.into();
     }
     let mut line = frame.to_string().into_bytes();
@@ -535,7 +533,7 @@ impl Supervisor<'_> {
         // host's backstop is the whole process's CPU, with room for V8's GC threads, so a process
         // whose watchdog was subverted still ends.
         let cpu_start = process.cpu_ms();
-        let cpu_backstop = self.config.compute_ms * 2.0 + CPU_BACKSTOP_SLACK_MS;
+        let cpu_backstop = self.config.run.compute_ms * 2.0 + CPU_BACKSTOP_SLACK_MS;
         loop {
             // /proc is read outside the reader's lock: Node's main thread may be waiting for it.
             let sample = (Instant::now() >= next_memory_check).then(|| {
@@ -557,28 +555,30 @@ impl Supervisor<'_> {
                 if !abort_seen {
                     // A pool closed under the run (its env torn down: a Worker's end) ends it as
                     // the runtime's dispose does.
-                    let closed = || self.pool.is_closed().then(|| (FailureKind::Abort, outcome::DISPOSED.to_string()));
+                    let closed = || self.pool.is_closed().then(|| (FailureKind::Abort, Text::new(outcome::DISPOSED)));
                     if let Some((kind, message)) = control.abort.lock().unwrap().clone().or_else(closed) {
                         abort_seen = true;
+                        // The process only needs to stop; the result keeps the host's own text
+                        // (the claim below), every code unit of it.
                         let mut line = String::from("{\"type\":\"abort\",\"message\":");
-                        push_str(&mut line, &message);
+                        push_str(&mut line, &message.to_string_lossy());
                         line.push_str("}\n");
                         control.out.lock().unwrap().push(line.as_bytes());
                         process.ring();
-                        reader.claim(kind, Text::new(&message));
+                        reader.claim(kind, message);
                     }
                 }
                 let now = Instant::now();
                 if now >= wall_deadline {
-                    reader.claim(FailureKind::Timeout, Text::new(&wall_message(self.config.max_wall_ms)));
+                    reader.claim(FailureKind::Timeout, Text::new(&wall_message(self.config.run.max_wall_ms)));
                 }
                 if let Some((rss, cpu_ms)) = sample {
                     if rss > self.config.memory_cap {
-                        reader.claim(FailureKind::WorkerExit, Text::new(&heap_limit_message(self.config.heap_mb)));
+                        reader.claim(FailureKind::WorkerExit, Text::new(&heap_limit_message(self.config.run.heap_mb)));
                         return Ended::Killed(reader.claimed_result());
                     }
                     if cpu_ms - cpu_start > cpu_backstop {
-                        let message = outcome::compute_message(self.config.compute_ms);
+                        let message = outcome::compute_message(self.config.run.compute_ms);
                         reader.claim(FailureKind::Timeout, Text::new(&message));
                     }
                 }
@@ -648,7 +648,7 @@ impl Supervisor<'_> {
         let status = process.exit_description();
         if process.oom_killed() {
             return Ended::Killed(
-                reader.ledger_failure(FailureKind::WorkerExit, Text::new(&heap_limit_message(self.config.heap_mb))),
+                reader.ledger_failure(FailureKind::WorkerExit, Text::new(&heap_limit_message(self.config.run.heap_mb))),
             );
         }
         process.kill();
@@ -673,7 +673,7 @@ impl Supervisor<'_> {
 impl Reader {
     fn new(config: Arc<ContainedConfig>, host: Host, channel: UnixStream, splitter: LineSplitter) -> Reader {
         Reader {
-            ledger: OutputLedger::new(config.max_output_bytes),
+            ledger: OutputLedger::new(config.run.max_output_bytes),
             config,
             host: Some(host),
             claim: None,
@@ -780,7 +780,7 @@ impl Reader {
                         break;
                     };
                     let arg_json = String::from_utf8_lossy(&line[args.0..args.1]).into_owned();
-                    if arg_json.len() > self.config.max_output_bytes {
+                    if arg_json.len() > self.config.run.max_output_bytes {
                         ended = Some(self.malformed("a call's arguments exceeded the byte cap"));
                         break;
                     }
@@ -835,7 +835,7 @@ impl Reader {
     }
 
     fn flush(&mut self, streamed: &mut Vec<Text>) {
-        if self.config.stream_logs && !streamed.is_empty() && self.host.is_some() {
+        if self.config.run.stream_logs && !streamed.is_empty() && self.host.is_some() {
             self.outbox.push(HostEvent::Logs(std::mem::take(streamed)));
         }
         streamed.clear();
@@ -844,8 +844,8 @@ impl Reader {
     fn binding(&self, global: &[u16], name: &[u16]) -> Option<(u32, u32)> {
         let global = String::from_utf16(global).ok()?;
         let name = String::from_utf16(name).ok()?;
-        let ns = self.config.namespaces.iter().position(|n| n.global == global)?;
-        let index = self.config.namespaces[ns].names.iter().position(|n| *n == name)?;
+        let ns = self.config.run.namespaces.iter().position(|n| n.global == global)?;
+        let index = self.config.run.namespaces[ns].names.iter().position(|n| *n == name)?;
         Some((ns as u32, index as u32))
     }
 

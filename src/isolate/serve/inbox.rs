@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::super::globals::NamespaceSpec;
 use super::super::run::RunConfig;
 use super::super::run_shared::{ChannelWait, IsolateEvent, RunShared, Terminal};
+use super::super::source::ProgramText;
 use super::HEAP_MB;
 use crate::ledger::text::Text;
 use crate::outcome::FailureKind;
@@ -278,6 +279,20 @@ impl ChannelWait for Inbox {
     }
 }
 
+/// The run frame's lone surrogates of the program (`[[unit index, unit], …]`; absent when none).
+fn lone_of(frame: &Value) -> Option<Vec<(usize, u16)>> {
+    let Some(pairs) = frame.get("lone") else { return Some(Vec::new()) };
+    pairs
+        .as_array()?
+        .iter()
+        .map(|pair| {
+            let at = pair.get(0)?.as_u64()? as usize;
+            let unit = u16::try_from(pair.get(1)?.as_u64()?).ok().filter(|u| (0xD800..=0xDFFF).contains(u))?;
+            Some((at, unit))
+        })
+        .collect()
+}
+
 fn parse_frame(line: &[u8]) -> Option<Frame> {
     let frame: Value = serde_json::from_slice(line).ok()?;
     let str_of = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
@@ -302,7 +317,7 @@ fn parse_frame(line: &[u8]) -> Option<Frame> {
                 })
                 .collect::<Option<Vec<_>>>()?;
             let config = RunConfig {
-                program: str_of(&frame, "program")?,
+                program: ProgramText { text: str_of(&frame, "program")?, lone: lone_of(&frame)? },
                 namespaces,
                 compute_ms: num_of(&frame, "computeMs")?,
                 max_wall_ms: num_of(&frame, "maxWallMs")?,

@@ -23,6 +23,7 @@ use super::globals::NamespaceSpec;
 use super::host::{HostEvent, HostSink, RunReport};
 use super::run::{self, Start};
 use super::run_shared::{IsolateEvent, RunShared};
+use super::source::ProgramText;
 use super::strip;
 use crate::channel::wire::{num, push_str, push_str16};
 use crate::ledger::text::Text;
@@ -172,17 +173,17 @@ fn prepare(heap_mb: f64) -> Option<Ready> {
 const INLINE_STRIP_TOKENS: usize = 256;
 
 /// Strips the program on a thread whose stack fits its nesting (as an in-process run does).
-fn strip_program(program: &str) -> Result<String, strip::StripError> {
-    let tokens = strip::token_bound(program);
+fn strip_program(program: &ProgramText) -> Result<ProgramText, strip::StripError> {
+    let tokens = strip::token_bound(&program.text);
     if tokens <= INLINE_STRIP_TOKENS {
-        return strip::strip(program);
+        return program.strip();
     }
     let stack = strip::stack_for(tokens).unwrap_or_else(|| strip::stack_for(0).unwrap_or(0));
-    let owned = program.to_string();
+    let owned = program.clone();
     std::thread::Builder::new()
         .name("code-runtime-strip".into())
         .stack_size(stack)
-        .spawn(move || strip::strip(&owned))
+        .spawn(move || owned.strip())
         .ok()
         .and_then(|t| t.join().ok())
         .unwrap_or_else(|| Err(strip::StripError("SyntaxError: the program could not be stripped".into())))
@@ -199,7 +200,7 @@ fn start_up(heap_mb: f64) {
     v8::V8::set_fatal_error_handler(on_fatal);
     super::platform::platform();
     // swc's first strip in a process initialises its tables: pay for that here, not in a run.
-    let _ = strip_program("let warm: number = 1");
+    let _ = strip_program(&ProgramText::plain("let warm: number = 1"));
 }
 
 /// Serves runs on the channel until the host closes it or kills this process.
