@@ -14,5 +14,6 @@ pub mod harden {
 }
 pub mod helper;
 pub mod plan;
+pub mod spawn;
 
 pub use plan::{Layers, Plan, RlimitKind};

@@ -4,22 +4,17 @@
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-use nix::fcntl::OFlag;
 
 use crate::channel::codec::{decode_js_frame, ChildFrame};
 use crate::channel::lines::LineSplitter;
 use crate::channel::scan::{key_is, scan_js_line, Kind};
 use crate::sandbox::cgroup::RunCgroup;
-use crate::sandbox::child::{
-    cloexec_from, high_fd, kill_init, nonblocking, pidfd_open, pipe2, place_fd, read_report, read_until, signal_init,
-    ReadEnd, Report, STATUS_FD,
-};
+use crate::sandbox::child::{kill_init, nonblocking, read_until, signal_init, ReadEnd, STATUS_FD};
 use crate::sandbox::exit::{try_reap, Exit};
+use crate::sandbox::spawn::{launch as launch_child, Launch, LaunchError, Launched};
 use crate::sandbox::{Layers, Plan, RlimitKind};
 
 /// System files the dynamic loader reads to start the helper and load the addon.
@@ -134,52 +129,25 @@ impl SandboxProcess {
     }
 
     fn spawn(spec: &ProcessSpec, frame_cap: usize, mode: &[&str]) -> Result<SandboxProcess, String> {
-        // The child's ends are moved above the slots they go to; the originals close at once, or
-        // the host would hold them and never see EOF (of the report at exec, of the channel at exit).
-        let (host_end, child_low) = UnixStream::pair().map_err(|e| io("socketpair", e))?;
-        let child_end = high_fd(&child_low).map_err(|e| io("dup", e))?;
-        drop(child_low);
-        let (report_r, report_low) = pipe2(OFlag::O_CLOEXEC).map_err(|e| io("pipe", e))?;
-        let report_w = high_fd(&report_low).map_err(|e| io("dup", e))?;
-        drop(report_low);
-        let (channel_raw, report_raw) = (child_end.as_raw_fd(), report_w.as_raw_fd());
-        let mut cmd = Command::new(&spec.helper);
         let cgroup = RunCgroup::create(THREAD_CAP);
         let memory = RunCgroup::with_memory_limit(spec.memory_cap.saturating_add(CGROUP_SLACK));
-        cmd.args(
-            plan(spec, mode, cgroup.as_ref().map(RunCgroup::path), memory.as_ref().map(RunCgroup::path)).to_args(),
-        )
-        .env_clear()
-        .current_dir("/");
-        cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
-        // SAFETY: only async-signal-safe calls between fork and exec.
-        unsafe {
-            cmd.pre_exec(move || {
-                nix::unistd::setsid()?;
-                place_fd(channel_raw, 3)?;
-                place_fd(report_raw, STATUS_FD)?;
-                cloexec_from(STATUS_FD + 1)
-            });
-        }
-        let child = cmd.spawn().map_err(|e| io(&format!("spawn {}", spec.helper.display()), e))?;
-        drop(cmd);
-        drop(child_end);
-        drop(report_w);
-        let pid = child.id() as i32;
-        let pidfd = pidfd_open(pid);
-        super::trace!("start: spawned {pid}");
-        let layers = match read_report(report_r) {
-            Report::Started(layers) => layers,
-            Report::ExecFailed(errno) => {
-                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
-                // SAFETY: reaping our own child.
-                unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
-                return Err(io("exec", std::io::Error::from_raw_os_error(errno)));
-            }
+        let launch = Launch {
+            executable: &spec.helper,
+            args: plan(spec, mode, cgroup.as_ref().map(RunCgroup::path), memory.as_ref().map(RunCgroup::path))
+                .to_args(),
+            env: Vec::new(),
+            cwd: Some(PathBuf::from("/")),
+            reports: true,
+            stdin: Stdio::null(),
+            stdout: Stdio::null(),
+            stderr: Stdio::null(),
         };
-        super::trace!("start: report {layers:?}");
-        let init = layers.filter(|l| l.init_pid > 0).and_then(|l| pidfd_open(l.init_pid));
-        let channel = host_end;
+        let Launched { pid, pidfd, channel, layers, init } = launch_child(launch, || Ok(())).map_err(|e| match e {
+            LaunchError::Setup(what, e) => io(what, e),
+            LaunchError::Spawn(e) => io(&format!("spawn {}", spec.helper.display()), e),
+            LaunchError::Exec(e) => io("exec", e),
+        })?;
+        super::trace!("start: spawned {pid}, report {layers:?}");
         let fd = OwnedFd::from(channel.try_clone().map_err(|e| io("dup", e))?);
         nonblocking(&fd);
         drop(fd);

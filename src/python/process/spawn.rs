@@ -1,22 +1,18 @@
 //! Per-run staging and spawn (python-runtime.md §7), through the sandbox helper when it is there
 //! (src/sandbox): namespaces, Landlock, seccomp and limits around the interpreter.
 
-use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::net::UnixStream;
-use std::os::unix::process::CommandExt;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use nix::fcntl::OFlag;
-use nix::unistd::setsid;
 
 use crate::python::process::errors;
 use crate::python::process::interp::CachedFile;
 use crate::python::process::limits::LimitPlan;
 use crate::python::process::teardown::start_time;
-use crate::sandbox::child::{
-    cloexec_from, high_fd, kill_init, nonblocking, pidfd_open, pipe2, place_fd, read_report, Report, STATUS_FD,
-};
+use crate::sandbox::child::{kill_init, nonblocking, pipe2, STATUS_FD};
+use crate::sandbox::spawn::{launch as launch_child, Launch, LaunchError, Launched};
 use crate::sandbox::{Layers, Plan, RlimitKind};
 
 /// The child's scripts (the entry first), compiled into the addon: each run's copy comes from
@@ -176,79 +172,46 @@ pub fn spawn(interpreter: &Path, staging: &Staging, plan: LimitPlan, confine: &C
     let (stdin_r, stdin_w) = pipe2(OFlag::O_CLOEXEC).map_err(sys)?;
     let (out_r, out_w) = pipe2(OFlag::O_CLOEXEC).map_err(sys)?;
     let (err_r, err_w) = pipe2(OFlag::O_CLOEXEC).map_err(sys)?;
-    let (host3, child3) = UnixStream::pair().map_err(|e| errors::syscall("spawn", &e))?;
-    // Both child-side descriptors sit above the slots they move to, so neither move clobbers the other.
-    let child3 = high_fd(&child3).map_err(|e| errors::syscall("spawn", &e))?;
-    let report = match confine.helper {
-        Some(_) => {
-            let (r, w) = pipe2(OFlag::O_CLOEXEC).map_err(sys)?;
-            Some((r, high_fd(&w).map_err(|e| errors::syscall("spawn", &e))?))
-        }
-        None => None,
+    let (executable, args, env) = match confine.helper {
+        Some(helper) => (helper, sandbox_plan(confine, interpreter, staging).to_args(), Vec::new()),
+        None => (
+            interpreter,
+            vec!["-u".into(), "-I".into(), staging.bootstrap().into()],
+            vec![("TMPDIR".into(), staging.scratch().into_os_string())],
+        ),
     };
-    let child3_raw = child3.as_raw_fd();
-    let report_raw = report.as_ref().map_or(-1, |(_, w)| w.as_raw_fd());
-    let mut cmd = match confine.helper {
-        Some(helper) => {
-            let mut cmd = Command::new(helper);
-            cmd.args(sandbox_plan(confine, interpreter, staging).to_args());
-            cmd
-        }
-        None => {
-            let mut cmd = Command::new(interpreter);
-            cmd.arg("-u").arg("-I").arg(staging.bootstrap());
-            cmd
-        }
+    let launch = Launch {
+        executable,
+        args,
+        env,
+        cwd: None,
+        reports: confine.helper.is_some(),
+        stdin: Stdio::from(stdin_r),
+        stdout: Stdio::from(out_w),
+        stderr: Stdio::from(err_w),
     };
-    cmd.env_clear();
-    if confine.helper.is_none() {
-        cmd.env("TMPDIR", staging.scratch());
-    }
-    cmd.stdin(Stdio::from(stdin_r)).stdout(Stdio::from(out_w)).stderr(Stdio::from(err_w));
-    // SAFETY: only async-signal-safe calls between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            setsid()?;
-            plan.apply()?;
-            // SIGXCPU must kill (it is the CPU timeout); an inherited ignore or block would defeat it.
+    let launched = launch_child(launch, move || {
+        plan.apply()?;
+        // SIGXCPU must kill (it is the CPU timeout); an inherited ignore or block would defeat it.
+        // SAFETY: signal-mask calls on this (forked, single-threaded) child.
+        unsafe {
             libc::signal(libc::SIGXCPU, libc::SIG_DFL);
             let mut set: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut set);
             libc::sigaddset(&mut set, libc::SIGXCPU);
             libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-            place_fd(child3_raw, 3)?;
-            if report_raw >= 0 {
-                place_fd(report_raw, STATUS_FD)?;
-            }
-            cloexec_from(if report_raw >= 0 { STATUS_FD + 1 } else { 4 })
-        });
-    }
-    let program = confine.helper.unwrap_or(interpreter);
-    let child = cmd.spawn().map_err(|e| errors::syscall(&format!("spawn {}", program.display()), &e))?;
-    drop(cmd);
-    drop(stdin_w); // the child reads EOF on fd 0
-    drop(child3);
-    let pid = child.id() as i32;
-    let start_time = start_time(pid);
-    let pidfd = pidfd_open(pid);
-    let layers = match report.map(|(r, w)| {
-        drop(w);
-        read_report(r)
-    }) {
-        None => None,
-        Some(Report::Started(layers)) => layers,
-        Some(Report::ExecFailed(errno)) => {
-            // The helper could not start the interpreter: a spawn error, as if spawned directly.
-            crate::python::process::teardown::signal_group(pid, start_time, nix::sys::signal::Signal::SIGKILL);
-            // SAFETY: reaping our own child.
-            unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
-            let err = std::io::Error::from_raw_os_error(errno);
-            return Err(errors::syscall(&format!("spawn {}", interpreter.display()), &err));
         }
-    };
-    // Opened while init is certainly alive: only the helper reaps it, and only once it exits.
-    let init = layers.filter(|l| l.init_pid > 0).and_then(|l| pidfd_open(l.init_pid));
-    let fd3 = OwnedFd::from(host3);
+        Ok(())
+    });
+    drop(stdin_w); // the child reads EOF on fd 0
+    let Launched { pid, pidfd, channel, layers, init } = launched.map_err(|e| match e {
+        LaunchError::Setup(_, e) => errors::syscall("spawn", &e),
+        LaunchError::Spawn(e) => errors::syscall(&format!("spawn {}", executable.display()), &e),
+        // The helper could not start the interpreter: a spawn error, as if spawned directly.
+        LaunchError::Exec(e) => errors::syscall(&format!("spawn {}", interpreter.display()), &e),
+    })?;
+    let start_time = start_time(pid);
+    let fd3 = OwnedFd::from(channel);
     for fd in [&fd3, &out_r, &err_r] {
         nonblocking(fd);
     }
