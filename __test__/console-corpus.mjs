@@ -1,7 +1,7 @@
 // The console parity corpus.
 //
 // Every case is JavaScript source evaluated identically in two fresh vm
-// contexts ("worlds"): one where js/console/inspect.js was loaded (ours) and
+// contexts ("worlds"): one where src/isolate/js/console/inspect.js was loaded (ours) and
 // one untouched (the oracle, formatted by Node's own util / Console).
 //
 // Case kinds:
@@ -848,7 +848,7 @@ c(`{ [Symbol()]: 1, [Symbol('')]: 2 }`);
 
 // ---------------------------------------------------------------------------
 // Where util.inspect changed between the Node majors the runtime follows (20, 22, 24, 26; see
-// js/console/README.md): each case runs against the Node the suite runs under.
+// src/isolate/js/console/README.md): each case runs against the Node the suite runs under.
 section('node majors');
 // ArrayBuffer / DataView / typed array entries ("[byteLength]: 2" from 22).
 c(`new ArrayBuffer(2), new SharedArrayBuffer(1), new DataView(new ArrayBuffer(4), 1, 2)`);
@@ -933,7 +933,7 @@ export const CORPUS = cases;
 
 /**
  * The issue's three examples of util.inspect output that differs between the Node majors the
- * console follows (js/console/README.md lists them): each probe is a value's source, formatted by
+ * console follows (src/isolate/js/console/README.md lists them): each probe is a value's source, formatted by
  * console.log. PROBE_OUTPUT is what each major prints; a major the console does not know follows
  * NEWEST_LTS_MAJOR.
  */

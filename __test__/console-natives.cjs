@@ -1,5 +1,5 @@
 'use strict';
-// The `natives` interface of js/console/inspect.js, implemented from Node
+// The `natives` interface of src/isolate/js/console/inspect.js, implemented from Node
 // internals so the formatter can run in plain Node (tests and benchmark).
 // Requires `node --expose-internals`. See the header of inspect.js for the
 // contract; the Rust side implements the same functions with the v8 crate.
@@ -22,7 +22,7 @@ const {
 const SharedArrayBufferByteLength = Function.prototype.call.bind(
   Object.getOwnPropertyDescriptor(SharedArrayBuffer.prototype, 'byteLength').get);
 
-const INSPECT_PATH = path.join(__dirname, '..', 'js', 'console', 'inspect.js');
+const INSPECT_PATH = path.join(__dirname, '..', 'src', 'isolate', 'js', 'console', 'inspect.js');
 const INSPECT_FILENAME = 'code-runtime-native:console';
 
 function typeTag(v) {

@@ -2,7 +2,7 @@
 //
 //   node bench/console-node-vs-impl.mjs          (re-runs itself with --expose-internals)
 //
-// "ours":  js/console/inspect.js loaded in a fresh vm context (natives from
+// "ours":  src/isolate/js/console/inspect.js loaded in a fresh vm context (natives from
 //          Node internals, see __test__/console-natives.cjs); the loop runs
 //          inside that context and calls console.log of createConsole(),
 //          whose entries are pushed into an array.

@@ -8,7 +8,7 @@ import native from './native.mjs'
 import { PREFIX, renderReason, renderRejection } from './request.mjs'
 import { disposeSessions, runSession, sessionState } from './session.mjs'
 
-// The console in the isolate formats as this Node major's util.inspect does (js/console/README.md).
+// The console in the isolate formats as this Node major's util.inspect does (src/isolate/js/console/README.md).
 const NODE_MAJOR = Number(process.versions.node.split('.')[0])
 const { Call: EVENT_CALL, Logs: EVENT_LOGS, Done: EVENT_DONE } = native.IsolateEventKind
 

@@ -1,4 +1,4 @@
-//! Natives for the console formatter (js/console/inspect.js): what JavaScript cannot see without
+//! Natives for the console formatter (src/isolate/js/console/inspect.js): what JavaScript cannot see without
 //! running program code. None of them calls into JavaScript.
 
 use super::natives::{table, Table};

@@ -14,11 +14,9 @@ use crate::ledger::text::Text;
 use crate::outcome::FailureKind;
 
 static CONSOLE_JS: RuntimeScript =
-    RuntimeScript::new("code-runtime-native:console.js", include_str!("../../js/console/inspect.js"));
-static WEB_JS: RuntimeScript =
-    RuntimeScript::new("code-runtime-native:web.js", include_str!("../../js/isolate/web.js"));
-static RUNTIME_JS: RuntimeScript =
-    RuntimeScript::new("code-runtime-native:runtime.js", include_str!("../../js/isolate/runtime.js"));
+    RuntimeScript::new("code-runtime-native:console.js", include_str!("js/console/inspect.js"));
+static WEB_JS: RuntimeScript = RuntimeScript::new("code-runtime-native:web.js", include_str!("js/web.js"));
+static RUNTIME_JS: RuntimeScript = RuntimeScript::new("code-runtime-native:runtime.js", include_str!("js/runtime.js"));
 
 /// The web-standard globals web.js builds (spec §4.1), installed under these names.
 const WEB_GLOBALS: [&str; 8] =

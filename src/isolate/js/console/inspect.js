@@ -4,7 +4,7 @@
 // `util.inspect` / `util.formatWithOptions` and of the `Console` methods, for a
 // bare V8 context that has no Node. The parity targets are Node v20.20.2,
 // v22.23.5, v24.22.3 and v26.12.1, one at a time (setNodeMajor; the
-// differences are listed in js/console/README.md, "Node majors"), with a
+// differences are listed in src/isolate/js/console/README.md, "Node majors"), with a
 // console constructed as
 //
 //   new Console({ stdout, stderr, colorMode: false,
@@ -186,7 +186,7 @@
 //
 // Known, intentional differences from Node are the cases marked
 // `knownDifference` in __test__/console-corpus.mjs; see also
-// js/console/README.md.
+// src/isolate/js/console/README.md.
 (function (natives) {
   'use strict';
 
@@ -402,7 +402,7 @@
 
   // ---- Which Node's output we reproduce ----
   // util.inspect changed between the Node majors the addon runs under (see
-  // js/console/README.md, "Node majors"). Every difference is decided at call
+  // src/isolate/js/console/README.md, "Node majors"). Every difference is decided at call
   // time from `nodeMajor`, so one compiled script (and one startup snapshot)
   // serves all of them: the runtime calls setNodeMajor(host major) once per
   // run, before the program runs. A major we do not know (older than 20,

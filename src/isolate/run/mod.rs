@@ -1,0 +1,229 @@
+//! One run on its own thread (spec isolate-runtime.md §2, §9): strip, a fresh isolate and context
+//! (`prepare`), the program as the body of an async function (`program`), and the loop that waits
+//! for binding replies and timers until the first terminal event (`event_loop`). This file is the
+//! thread's life: start, settle once, send Done, drop the isolate.
+
+mod event_loop;
+mod prepare;
+mod program;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::mpsc::Receiver;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::budget::{self, HeapGuard};
+use super::globals::NamespaceSpec;
+use super::host::{Host, HostEvent, RunReport, RunStats};
+use super::run_shared::{IsolateEvent, RunShared, Terminal};
+use super::source::ProgramText;
+use super::state::{Namespace, RunState, StateRef};
+use super::strip::StripError;
+use super::timers::Timers;
+use crate::ledger::output::{LedgerResult, OutputLedger};
+use crate::ledger::text::Text;
+use crate::outcome::FailureKind;
+use prepare::Prepared;
+use program::{run_program, CompletionPromise};
+
+/// One run's program and budgets, as either tier's isolate thread receives them.
+pub struct RunConfig {
+    pub program: ProgramText,
+    pub namespaces: Vec<NamespaceSpec>,
+    pub compute_ms: f64,
+    pub max_wall_ms: f64,
+    pub max_output_bytes: usize,
+    pub heap_mb: f64,
+    pub stream_logs: bool,
+    /// Send each log entry the moment it is admitted (a sandbox process: whatever the program
+    /// printed reaches the supervisor before a crash or a kill could lose it).
+    pub log_at_once: bool,
+    pub node_major: Option<u32>,
+}
+
+/// What a prepared isolate's thread waits for: the run, where its events go, and when it began
+/// (its wall ceiling counts from there, admission wait included).
+pub struct Start {
+    pub config: RunConfig,
+    pub js: Result<ProgramText, StripError>,
+    pub host: Host,
+    pub started: Instant,
+}
+
+/// The isolate thread's body. Sends exactly one Done event, after the isolate is gone.
+pub fn run_thread(config: RunConfig, shared: Arc<RunShared>, events: Receiver<IsolateEvent>, host: Host) {
+    let started = Instant::now();
+    settle(&config, &shared, &host, started, false, || {
+        // A strip failure never creates an isolate; it goes through a fresh ledger.
+        let js = match config.program.strip() {
+            Ok(js) => js,
+            Err(diagnostic) => return strip_failure(&config, diagnostic),
+        };
+        let _watch = budget::watch(shared.clone(), config.compute_ms, config.max_wall_ms, started);
+        let prepared = Prepared::new(config.heap_mb, &shared, None);
+        execute(prepared, &js, &config, &shared, &events, &host)
+    });
+}
+
+/// A sandbox process's isolate thread: prepares an isolate, says so, waits for its one run.
+pub fn prepared_thread(
+    heap_mb: f64,
+    on_oom: v8::OomErrorCallback,
+    shared: Arc<RunShared>,
+    events: Receiver<IsolateEvent>,
+    ready: std::sync::mpsc::Sender<()>,
+    start: Receiver<Start>,
+) {
+    let prepared = Prepared::new(heap_mb, &shared, Some(on_oom));
+    let _ = ready.send(());
+    let Ok(Start { config, js, host, started }) = start.recv() else { return };
+    settle(&config, &shared, &host, started, true, || {
+        let js = match js {
+            Ok(js) => js,
+            Err(diagnostic) => return strip_failure(&config, diagnostic),
+        };
+        let _watch = budget::watch(shared.clone(), config.compute_ms, config.max_wall_ms, started);
+        execute(prepared, &js, &config, &shared, &events, &host)
+    });
+}
+
+fn strip_failure(config: &RunConfig, diagnostic: StripError) -> Outcome {
+    let result =
+        OutputLedger::new(config.max_output_bytes).finish_failure(FailureKind::Exception, Text::new(&diagnostic.0));
+    (result, (0, 0), None)
+}
+
+/// Runs `body`, turns a panic of the runtime's own code into the run's failure, and sends Done:
+/// after the isolate is gone (in process, so a joined run holds nothing), or, in a sandbox
+/// process (`done_first`), before its teardown, which then delays only the next isolate.
+fn settle(
+    config: &RunConfig,
+    shared: &Arc<RunShared>,
+    host: &Host,
+    started: Instant,
+    done_first: bool,
+    body: impl FnOnce() -> Outcome,
+) {
+    let cpu_start = budget::thread_cpu_ns(budget::current_thread_clock());
+    // A panic in the runtime's own code must still settle the run (callbacks V8 calls never
+    // panic: a panic there would abort the process).
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
+    let (result, heap, leftover) = outcome.unwrap_or_else(|panic| {
+        let reason = crate::panic::reason(&*panic).unwrap_or_else(|| "unknown failure".into());
+        let message = Text::new(&format!("the isolate thread failed: {reason}"));
+        (OutputLedger::new(config.max_output_bytes).finish_failure(FailureKind::WorkerExit, message), (0, 0), None)
+    });
+    let mut leftover = leftover;
+    if !done_first {
+        if let Some(l) = leftover.take() {
+            l.dispose();
+        }
+    }
+    let stats = RunStats {
+        cpu_ms: (budget::thread_cpu_ns(budget::current_thread_clock()) - cpu_start)
+            .saturating_sub(shared.excluded_cpu_ns()) as f64
+            / 1e6,
+        wall_ms: started.elapsed().as_secs_f64() * 1000.0,
+        heap_used_bytes: heap.0 as f64,
+        heap_peak_bytes: heap.1 as f64,
+    };
+    host.send(HostEvent::Done(Box::new(RunReport { result, stats })));
+    if let Some(leftover) = leftover {
+        leftover.dispose();
+    }
+}
+
+fn execute(
+    prepared: Prepared,
+    js: &ProgramText,
+    config: &RunConfig,
+    shared: &Arc<RunShared>,
+    events: &Receiver<IsolateEvent>,
+    host: &Host,
+) -> Outcome {
+    let Prepared { mut isolate, heap_guard, context, from_snapshot } = prepared;
+    let run: StateRef = Rc::new(RefCell::new(RunState {
+        shared: shared.clone(),
+        host: host.clone(),
+        ledger: OutputLedger::new(config.max_output_bytes),
+        max_argument_bytes: config.max_output_bytes,
+        streamed: config.stream_logs.then(Vec::new),
+        log_at_once: config.log_at_once,
+        namespaces: config
+            .namespaces
+            .iter()
+            .map(|ns| Namespace {
+                names: ns.names.clone(),
+                error_class: None,
+                class_name: ns.error_class.as_ref().map(|(name, _)| name.clone()),
+            })
+            .collect(),
+        calls: HashMap::new(),
+        next_call_id: 0,
+        timers: Timers::default(),
+        async_waiters: Default::default(),
+        unhandled: Vec::new(),
+        uncaught: None,
+        settled: false,
+        created: Instant::now(),
+    }));
+    isolate.set_slot(run.clone());
+
+    if !shared.is_decided() {
+        v8::scope!(let scope, &mut isolate);
+        let context = v8::Local::new(scope, &context);
+        let scope = &mut v8::ContextScope::new(scope, context);
+        run_program(scope, js, config, shared, events, from_snapshot);
+        run.borrow_mut().flush_stream();
+    }
+    drop(context);
+
+    let stats = isolate.get_heap_statistics();
+    let heap = (stats.used_heap_size(), stats.total_heap_size());
+    let ledger = std::mem::replace(&mut run.borrow_mut().ledger, OutputLedger::new(0));
+    let result = match shared.take() {
+        Some(Terminal::Completed(value)) => ledger.finish_value(value),
+        Some(Terminal::Failed(kind, message)) => ledger.finish_failure(kind, message),
+        Some(Terminal::FailedOversized) | Some(Terminal::OutputLimit) => ledger.limit_result(),
+        None => ledger.finish_failure(FailureKind::WorkerExit, Text::new("isolate ended without a result")),
+    };
+    (result, heap, Some(Leftover { isolate, heap_guard, run, shared: shared.clone() }))
+}
+
+/// What is left of a run once its result is known: the isolate and everything pointing into it.
+struct Leftover {
+    isolate: v8::OwnedIsolate,
+    heap_guard: Box<HeapGuard>,
+    run: StateRef,
+    shared: Arc<RunShared>,
+}
+
+impl Leftover {
+    /// Forgets the handle, drops every handle into the heap, then the isolate itself.
+    fn dispose(self) {
+        let Leftover { mut isolate, heap_guard, run, shared } = self;
+        shared.detach_isolate();
+        {
+            let mut st = run.borrow_mut();
+            st.timers.clear_all();
+            st.async_waiters.clear();
+            st.calls.clear();
+            st.unhandled.clear();
+            st.uncaught = None;
+            st.namespaces.clear();
+        }
+        isolate.remove_slot::<StateRef>();
+        isolate.remove_slot::<super::bridge::CapturedIntrinsics>();
+        isolate.remove_slot::<CompletionPromise>();
+        isolate.remove_slot::<super::stack::StackIntrinsics>();
+        isolate.remove_slot::<super::waiters::OriginalWaitAsync>();
+        isolate.remove_near_heap_limit_callback(budget::near_heap_limit, 0);
+        drop(isolate);
+        drop(heap_guard);
+        debug_assert!(Rc::strong_count(&run) == 1, "the run state is only shared with the isolate");
+    }
+}
+
+type Outcome = (LedgerResult, (usize, usize), Option<Leftover>);

@@ -1,0 +1,114 @@
+//! A fresh isolate and context, and the callbacks V8 calls on it: unhandled rejections, uncaught
+//! exceptions in microtasks, dynamic import (refused), stack preparation, the heap limit.
+
+use std::sync::Arc;
+
+use super::super::budget::{self, HeapGuard};
+use super::super::run_shared::RunShared;
+use super::super::startup;
+use super::super::state::StateRef;
+
+/// An isolate and context made from the startup snapshot before any program exists, so a run in
+/// a sandbox process only pays for its own program. Never used by more than one run.
+pub struct Prepared {
+    pub(super) isolate: v8::OwnedIsolate,
+    pub(super) heap_guard: Box<HeapGuard>,
+    pub(super) context: v8::Global<v8::Context>,
+    pub(super) from_snapshot: bool,
+}
+
+impl Prepared {
+    /// A fresh isolate capped at `heap_mb`, wired to `shared` (its watchdog claims stop it).
+    /// `on_oom` (contained runs): the isolate lives in a sandbox process, so headroom near the heap limit is
+    /// granted once and V8 may then abort the process (the supervisor reports the heap limit).
+    pub fn new(heap_mb: f64, shared: &Arc<RunShared>, on_oom: Option<v8::OomErrorCallback>) -> Prepared {
+        let contained = on_oom.is_some();
+        let heap_bytes = (heap_mb * 1024.0 * 1024.0) as usize;
+        let refusals = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let mut params = v8::CreateParams::default()
+            .heap_limits(0, heap_bytes)
+            .array_buffer_allocator(budget::capped_allocator(heap_bytes, refusals.clone()));
+        let snapshot = startup::blob();
+        if let Some(blob) = snapshot {
+            params = params.snapshot_blob(v8::StartupData::from(blob)).external_references(startup::references());
+        }
+        let mut isolate = v8::Isolate::new(params);
+        isolate.set_microtasks_policy(v8::MicrotasksPolicy::Explicit);
+        // Atomics.wait would block the thread where termination cannot reach it.
+        isolate.set_allow_atomics_wait(false);
+        isolate.set_promise_reject_callback(on_promise_reject);
+        // Exceptions nothing caught inside microtasks reach message listeners (V8 would print them).
+        isolate.add_message_listener(on_uncaught_exception);
+        isolate.set_host_import_module_dynamically_callback(refuse_dynamic_import);
+        isolate.set_prepare_stack_trace_callback(super::super::stack::prepare_stack_trace);
+        if let Some(on_oom) = on_oom {
+            isolate.set_oom_error_handler(on_oom);
+        }
+        let heap_guard = Box::new(HeapGuard {
+            shared: shared.clone(),
+            limit_mb: heap_mb,
+            refusals,
+            seen_refusals: Default::default(),
+            external_grants: Default::default(),
+            contained,
+            unwind_grants: Default::default(),
+        });
+        let guard_ptr = &*heap_guard as *const HeapGuard as *mut std::ffi::c_void;
+        isolate.add_near_heap_limit_callback(budget::near_heap_limit, guard_ptr);
+        shared.attach_isolate(isolate.thread_safe_handle());
+        let context = {
+            v8::scope!(let scope, &mut isolate);
+            let context = v8::Context::new(scope, Default::default());
+            v8::Global::new(scope, context)
+        };
+        Prepared { isolate, heap_guard, context, from_snapshot: snapshot.is_some() }
+    }
+}
+
+extern "C" fn on_uncaught_exception(message: v8::Local<v8::Message>, exception: v8::Local<v8::Value>) {
+    let scope = std::pin::pin!(unsafe { v8::CallbackScope::new(message) });
+    let scope = &mut scope.init();
+    let Some(run) = scope.get_slot::<StateRef>().cloned() else { return };
+    let mut st = run.borrow_mut();
+    if st.uncaught.is_none() {
+        st.uncaught = Some(v8::Global::new(scope, exception));
+    }
+}
+
+extern "C" fn on_promise_reject(message: v8::PromiseRejectMessage) {
+    v8::callback_scope!(unsafe scope, &message);
+    let Some(run) = scope.get_slot::<StateRef>().cloned() else {
+        return;
+    };
+    let promise = message.get_promise();
+    match message.get_event() {
+        v8::PromiseRejectEvent::PromiseRejectWithNoHandler => {
+            let global = v8::Global::new(scope, promise);
+            run.borrow_mut().unhandled.push(global);
+        }
+        v8::PromiseRejectEvent::PromiseHandlerAddedAfterReject => {
+            let mut st = run.borrow_mut();
+            st.unhandled.retain(|p| v8::Local::new(scope, p) != promise);
+        }
+        _ => {}
+    }
+}
+
+fn refuse_dynamic_import<'s>(
+    scope: &mut v8::PinScope<'s, '_>,
+    _options: v8::Local<'s, v8::Data>,
+    _resource: v8::Local<'s, v8::Value>,
+    specifier: v8::Local<'s, v8::String>,
+    _attributes: v8::Local<'s, v8::FixedArray>,
+) -> Option<v8::Local<'s, v8::Promise>> {
+    let resolver = v8::PromiseResolver::new(scope)?;
+    let specifier = specifier.to_rust_string_lossy(scope);
+    let text = format!(
+        "import() is not available in this runtime: programs cannot load modules (import of {})",
+        crate::seam::validate::json_quote(&specifier)
+    );
+    let message = v8::String::new(scope, &text)?;
+    let error = v8::Exception::type_error(scope, message);
+    resolver.reject(scope, error);
+    Some(resolver.get_promise(scope))
+}
