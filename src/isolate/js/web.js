@@ -95,28 +95,31 @@
 
   class TextDecoder {
     constructor(label = 'utf-8', options = undefined) {
-      // The name, or [name] for an encoding Node resolves but refuses, or null for no encoding.
-      const encoding = encodingFor(StringCtor(label));
-      if (typeof encoding !== 'string') {
-        const shown = encoding === null ? StringCtor(label) : encoding[0];
+      // [name, code], or [name] for an encoding Node resolves but refuses, or null for no
+      // encoding. The code names the encoding to the natives.
+      const found = encodingFor(StringCtor(label));
+      if (found === null || found.length === 1) {
+        const shown = found === null ? StringCtor(label) : found[0];
         throw codedError(RangeErrorCtor, 'ERR_ENCODING_NOT_SUPPORTED', `The "${shown}" encoding is not supported`);
       }
+      const encoding = found[0];
+      const code = found[1];
       const fatal = options != null && !!options.fatal;
       const ignoreBOM = options != null && !!options.ignoreBOM;
       // The private state is also the owner of a streaming decoder's native slot (`stream`, -1
       // when none is open).
-      const state = { __proto__: null, encoding, fatal, ignoreBOM, stream: -1 };
+      const state = { __proto__: null, encoding, code, fatal, ignoreBOM, stream: -1 };
       ReflectApply(WeakMapSet, decoders, [this, state]);
     }
 
     decode(input = undefined, options = undefined) {
       const state = decoderState(this);
       const stream = options != null && !!options.stream;
-      if (stream && state.stream < 0) state.stream = streamOpen(state, state.encoding, state.ignoreBOM);
+      if (stream && state.stream < 0) state.stream = streamOpen(state, state.code, state.ignoreBOM);
       // The native reads any buffer or view through V8 itself, so replaced typed-array getters
       // change nothing; null means invalid input when fatal, undefined an input that is not a
       // buffer source. A call that flushes, or fails, closes the stream.
-      const text = textDecode(state, state.stream, state.encoding, input, state.fatal, state.ignoreBOM, stream);
+      const text = textDecode(state, state.stream, state.code, input, state.fatal, state.ignoreBOM, stream);
       if (text === undefined) {
         throw codedError(TypeErrorCtor, 'ERR_INVALID_ARG_TYPE',
           // Node names the argument "list" on its whole-input UTF-8 path.

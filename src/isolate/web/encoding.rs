@@ -8,6 +8,12 @@
 //! outside the heap.
 
 use encoding_rs::{CoderResult, Decoder, DecoderResult, Encoding, ISO_8859_16, REPLACEMENT, X_USER_DEFINED};
+use encoding_rs::{
+    BIG5, EUC_JP, EUC_KR, GB18030, GBK, IBM866, ISO_2022_JP, ISO_8859_10, ISO_8859_13, ISO_8859_14, ISO_8859_15,
+    ISO_8859_2, ISO_8859_3, ISO_8859_4, ISO_8859_5, ISO_8859_6, ISO_8859_7, ISO_8859_8, ISO_8859_8_I, KOI8_R, KOI8_U,
+    MACINTOSH, SHIFT_JIS, UTF_16BE, UTF_16LE, UTF_8, WINDOWS_1250, WINDOWS_1251, WINDOWS_1252, WINDOWS_1253,
+    WINDOWS_1254, WINDOWS_1255, WINDOWS_1256, WINDOWS_1257, WINDOWS_1258, WINDOWS_874, X_MAC_CYRILLIC,
+};
 
 use super::{source_bytes, string_arg, view_bytes};
 use crate::isolate::render::copy_text;
@@ -23,6 +29,65 @@ enum Resolved {
     Supported(&'static Encoding),
     Refused(&'static Encoding),
     Unknown,
+}
+
+/// Every encoding a label can name (the standard's 40). A TextDecoder names its encoding to the
+/// natives by its index here, resolved once at construction rather than at each decode.
+static ENCODINGS: [&Encoding; 40] = [
+    UTF_8,
+    IBM866,
+    ISO_8859_2,
+    ISO_8859_3,
+    ISO_8859_4,
+    ISO_8859_5,
+    ISO_8859_6,
+    ISO_8859_7,
+    ISO_8859_8,
+    ISO_8859_8_I,
+    ISO_8859_10,
+    ISO_8859_13,
+    ISO_8859_14,
+    ISO_8859_15,
+    ISO_8859_16,
+    KOI8_R,
+    KOI8_U,
+    MACINTOSH,
+    WINDOWS_874,
+    WINDOWS_1250,
+    WINDOWS_1251,
+    WINDOWS_1252,
+    WINDOWS_1253,
+    WINDOWS_1254,
+    WINDOWS_1255,
+    WINDOWS_1256,
+    WINDOWS_1257,
+    WINDOWS_1258,
+    X_MAC_CYRILLIC,
+    GBK,
+    GB18030,
+    BIG5,
+    EUC_JP,
+    ISO_2022_JP,
+    SHIFT_JIS,
+    EUC_KR,
+    REPLACEMENT,
+    UTF_16BE,
+    UTF_16LE,
+    X_USER_DEFINED,
+];
+
+fn code_of(encoding: &'static Encoding) -> Option<usize> {
+    ENCODINGS.iter().position(|e| *e == encoding)
+}
+
+/// The encoding a native's argument names by its index in `ENCODINGS`.
+fn encoding_arg(
+    scope: &mut v8::PinScope,
+    args: &v8::FunctionCallbackArguments,
+    index: i32,
+) -> Option<&'static Encoding> {
+    let code = args.get(index).int32_value(scope)?;
+    usize::try_from(code).ok().and_then(|code| ENCODINGS.get(code).copied())
 }
 
 fn resolve(label: &str, major: u32) -> Resolved {
@@ -44,8 +109,8 @@ fn major(scope: &v8::PinScope) -> u32 {
     scope.get_slot::<NodeMajor>().map_or(24, |m| m.0)
 }
 
-/// `encodingFor(label)` → the encoding's name, `[name]` when Node refuses that encoding, or
-/// `null` for a label that names none.
+/// `encodingFor(label)` → `[name, code]` (the code is what `textDecode` and `streamOpen` take),
+/// `[name]` when Node refuses that encoding, or `null` for a label that names none.
 pub fn encoding_for<'s>(
     scope: &mut v8::PinScope<'s, '_>,
     args: v8::FunctionCallbackArguments<'s>,
@@ -54,7 +119,11 @@ pub fn encoding_for<'s>(
     let Some(label) = string_arg(scope, &args, 0) else { return };
     let label = label.to_rust_string_lossy(scope);
     match resolve(&label, major(scope)) {
-        Resolved::Supported(encoding) => super::set_str(scope, &mut rv, &name(encoding)),
+        Resolved::Supported(encoding) => {
+            let (Some(text), Some(code)) = (v8::String::new(scope, &name(encoding)), code_of(encoding)) else { return };
+            let code = v8::Integer::new(scope, code as i32);
+            rv.set(v8::Array::new_with_elements(scope, &[text.into(), code.into()]).into());
+        }
         Resolved::Refused(encoding) => {
             let Some(text) = v8::String::new(scope, &name(encoding)) else { return };
             rv.set(v8::Array::new_with_elements(scope, &[text.into()]).into());
@@ -174,7 +243,7 @@ fn decode_all<'s>(
     }
 }
 
-/// `textDecode(owner, id, encoding, input | undefined, fatal, ignoreBOM, stream)` → the text,
+/// `textDecode(owner, id, code, input | undefined, fatal, ignoreBOM, stream)` → the text,
 /// `null` when fatal and the input is malformed (the stream is closed), `undefined` when the
 /// input is not a buffer source. `id` is the stream `streamOpen` gave `owner`, or -1 when none
 /// is open; a call that flushes closes it.
@@ -185,8 +254,7 @@ pub fn text_decode<'s>(
 ) {
     let Ok(owner) = v8::Local::<v8::Object>::try_from(args.get(0)) else { return };
     let id = args.get(1).int32_value(scope).unwrap_or(-1);
-    let Some(label) = string_arg(scope, &args, 2) else { return };
-    let Some(encoding) = Encoding::for_label(label.to_rust_string_lossy(scope).as_bytes()) else { return };
+    let Some(encoding) = encoding_arg(scope, &args, 2) else { return };
     let input = args.get(3);
     let input = if input.is_undefined() { Some(&[][..]) } else { source_bytes(input) };
     let Some(input) = input else { return };
@@ -214,15 +282,14 @@ pub fn text_decode<'s>(
     }
 }
 
-/// `streamOpen(owner, encoding, ignoreBOM)` → the id of a new streaming decoder for `owner`.
+/// `streamOpen(owner, code, ignoreBOM)` → the id of a new streaming decoder for `owner`.
 pub fn stream_open<'s>(
     scope: &mut v8::PinScope<'s, '_>,
     args: v8::FunctionCallbackArguments<'s>,
     mut rv: v8::ReturnValue<'s, v8::Value>,
 ) {
     let Ok(owner) = v8::Local::<v8::Object>::try_from(args.get(0)) else { return };
-    let Some(label) = string_arg(scope, &args, 1) else { return };
-    let Some(encoding) = Encoding::for_label(label.to_rust_string_lossy(scope).as_bytes()) else { return };
+    let Some(encoding) = encoding_arg(scope, &args, 1) else { return };
     let decoder = fresh(encoding, args.get(2).is_true());
     let mut streams = scope.remove_slot::<Streams>().unwrap_or_default();
     let id = streams.open(scope, owner, decoder);
@@ -305,6 +372,20 @@ mod tests {
         assert!(streams.get(scope, id, kept).is_some());
         let other = v8::Object::new(scope);
         assert!(streams.get(scope, id, other).is_none(), "only the owner reaches its stream");
+    }
+
+    #[test]
+    fn every_encoding_has_one_code() {
+        for (code, encoding) in ENCODINGS.iter().enumerate() {
+            assert_eq!(code_of(encoding), Some(code), "{} is listed once", encoding.name());
+            if *encoding != REPLACEMENT {
+                assert_eq!(Encoding::for_label(encoding.name().as_bytes()), Some(*encoding), "its name is its label");
+            }
+        }
+        // Labels that are no encoding's name resolve into the table too.
+        for label in ["unicode-1-1-utf-8", "cp866", "l2", "csisolatin9", "sjis", "ucs-2", "unicodefffe", "hz-gb-2312"] {
+            assert!(code_of(Encoding::for_label(label.as_bytes()).unwrap()).is_some(), "{label}");
+        }
     }
 
     #[test]
