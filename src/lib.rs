@@ -1,12 +1,13 @@
 //! code-runtime-native: runs model-written programs in isolation for an agent host's Code Mode.
 //!
-//! Every module is private: what Node sees is the `#[napi]` items, so rustc reports anything
-//! else nothing uses. (Unit-test builds compile napi's registrations out, so dead code is judged
+//! Every module is private: what Node sees is the `#[napi]` items, all in `boundary`, so rustc
+//! reports anything else nothing uses. (Unit-test builds compile napi's registrations out, so dead code is judged
 //! in the shipped build only.)
 
 #![deny(clippy::all)]
 #![cfg_attr(test, allow(dead_code))]
 
+mod boundary;
 mod channel;
 mod isolate;
 mod ledger;

@@ -5,178 +5,23 @@ mod budget;
 mod console;
 #[cfg(target_os = "linux")]
 pub mod contained;
-mod env_hook;
-mod globals;
-mod host;
+pub mod env_hook;
+pub mod globals;
+pub mod host;
 mod lossless;
 mod natives;
-mod platform;
+pub mod platform;
 mod render;
-mod run;
-mod run_shared;
+pub mod run;
+pub mod run_shared;
 #[cfg(target_os = "linux")]
 mod serve;
-mod source;
+pub mod source;
 mod stack;
 mod startup;
 mod state;
-mod strip;
+pub mod strip;
 mod timers;
 mod wait;
 mod waiters;
 mod web;
-
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
-
-use napi::bindgen_prelude::{Function, Utf16String};
-use napi_derive::napi;
-
-use crate::ledger::output::fresh_failure;
-use crate::ledger::text::Text;
-use crate::outcome::FailureKind;
-use host::{EventArgs, Host, HostEvent, HostFn, IsolateReport, RunReport, RunStats};
-use run_shared::{IsolateEvent, RunShared, Terminal};
-
-#[napi(object)]
-pub struct IsolateNamespace {
-    pub global: String,
-    /// The declared function names, in the order the program-side indices refer to.
-    pub names: Vec<String>,
-    pub error_class_name: Option<String>,
-    pub member_name_property: Option<String>,
-}
-
-#[napi(object)]
-pub struct IsolateRunOptions {
-    /// Every code unit kept (a raw lone surrogate in a string literal survives the strip).
-    pub program: Utf16String,
-    pub namespaces: Vec<IsolateNamespace>,
-    pub compute_ms: f64,
-    pub max_wall_ms: f64,
-    pub max_output_bytes: f64,
-    pub max_old_generation_size_mb: f64,
-    /// Whether admitted log entries are streamed to the host as they are emitted.
-    pub stream_logs: bool,
-    /// The Node major whose console output the isolate reproduces (the host's); absent or one the
-    /// console does not know (not 20, 22, 24 or 26): the newest LTS it supports.
-    pub node_major: Option<u32>,
-}
-
-/// A run in flight. Dropping it does not stop the run; `abort`/`dispose` do.
-#[napi]
-pub struct IsolateRun {
-    shared: Arc<RunShared>,
-    thread: Mutex<Option<JoinHandle<()>>>,
-    /// Ends the run if its env is torn down first (a Worker that ends mid-run), as dispose does.
-    hook: Mutex<Option<env_hook::EnvHook>>,
-}
-
-#[napi]
-impl IsolateRun {
-    /// Ends the run with this message, unless it already ended: as `abort`, or as `kind` (the
-    /// JavaScript layer fails a run its own glue broke as `worker-exit`).
-    #[napi]
-    pub fn abort(&self, message: Utf16String, kind: Option<FailureKind>) {
-        self.shared.claim(Terminal::Failed(kind.unwrap_or(FailureKind::Abort), Text::Utf16(message.to_vec())));
-    }
-
-    /// Delivers a binding call's outcome: the JSON of its resolution (`ok`) or of its failure message.
-    #[napi]
-    pub fn reply(&self, id: f64, ok: bool, json: String) {
-        self.shared.send(IsolateEvent::Reply { id: id as u64, ok, json });
-    }
-
-    /// Waits for the run's thread to exit. Called after the Done event, so it returns at once.
-    #[napi]
-    pub fn join(&self) {
-        if let Some(hook) = self.hook.lock().unwrap().take() {
-            hook.remove();
-        }
-        if let Some(handle) = self.thread.lock().unwrap().take() {
-            let _ = handle.join();
-        }
-    }
-}
-
-/// A run's events to `onEvent(kind, id, ns, name, payload)` on Node's main thread, for runs on a
-/// thread here and for contained runs alike.
-fn event_sink(on_event: Function<EventArgs, ()>) -> napi::Result<Host> {
-    let host: HostFn =
-        on_event.build_threadsafe_function::<HostEvent>().callee_handled::<false>().build_callback(|ctx| {
-            if let HostEvent::OnMain(work) = ctx.value {
-                work(ctx.env.raw());
-                return Ok(host::none_args());
-            }
-            Ok(ctx.value.into_args())
-        })?;
-    Ok(Arc::new(host))
-}
-
-/// The declared namespaces as the run loop installs them.
-fn namespace_specs(namespaces: Vec<IsolateNamespace>) -> Vec<globals::NamespaceSpec> {
-    namespaces
-        .into_iter()
-        .map(|ns| globals::NamespaceSpec {
-            global: ns.global,
-            names: ns.names,
-            error_class: ns.error_class_name.zip(ns.member_name_property),
-        })
-        .collect()
-}
-
-/// The run as the isolate sees it, from the JavaScript layer's options.
-fn run_config(options: IsolateRunOptions) -> run::RunConfig {
-    run::RunConfig {
-        program: source::ProgramText::from_units(&options.program),
-        namespaces: namespace_specs(options.namespaces),
-        compute_ms: options.compute_ms,
-        max_wall_ms: options.max_wall_ms,
-        max_output_bytes: options.max_output_bytes as usize,
-        heap_mb: options.max_old_generation_size_mb,
-        stream_logs: options.stream_logs,
-        log_at_once: false,
-        node_major: options.node_major,
-    }
-}
-
-/// Starts a run on a new thread. Events arrive through `onEvent(kind, id, ns, name, payload)`.
-#[napi(
-    ts_args_type = "options: IsolateRunOptions, onEvent: (kind: IsolateEventKind, id: number, ns: number, name: number, payload: string | string[] | IsolateReport) => void"
-)]
-pub fn start_isolate_run(
-    env: napi::Env,
-    options: IsolateRunOptions,
-    on_event: Function<EventArgs, ()>,
-) -> napi::Result<IsolateRun> {
-    platform::platform();
-    let host = event_sink(on_event)?;
-    let (wake, events) = mpsc::channel();
-    let shared = Arc::new(RunShared::new(wake));
-    let config = run_config(options);
-    let thread_shared = shared.clone();
-    // The thread's stack is sized for the deepest nesting the program text could hold, so the
-    // type strip can never overflow it (programs past the token cap fail in `strip` unparsed).
-    let tokens = strip::token_bound(&config.program.text);
-    let stack = strip::stack_for(tokens).unwrap_or_else(|| strip::stack_for(0).unwrap_or(0));
-    let thread = std::thread::Builder::new()
-        .name("code-runtime-isolate".into())
-        .stack_size(stack)
-        .spawn(move || run::run_thread(config, thread_shared, events, host))
-        .map_err(|e| napi::Error::from_reason(format!("failed to start the isolate thread: {e}")))?;
-    let hook = env_hook::EnvHook::register(env.raw(), &shared, |shared| {
-        shared.claim(Terminal::Failed(FailureKind::Abort, Text::new(crate::outcome::DISPOSED)));
-    });
-    Ok(IsolateRun { shared, thread: Mutex::new(Some(thread)), hook: Mutex::new(hook) })
-}
-
-/// A result decided before any isolate exists (a pre-aborted signal), through a fresh ledger.
-#[napi]
-pub fn isolate_fresh_failure(kind: FailureKind, message: String, max_output_bytes: f64) -> IsolateReport {
-    let result = fresh_failure(max_output_bytes as usize, kind, Text::new(&message));
-    IsolateReport::from(RunReport {
-        result,
-        stats: RunStats { cpu_ms: 0.0, wall_ms: 0.0, heap_used_bytes: 0.0, heap_peak_bytes: 0.0 },
-    })
-}

@@ -1,10 +1,10 @@
 //! `PythonCodeRuntime`'s host side (spec python-runtime.md), in three rooms: `protocol` (events,
 //! frames written, logs, stray output), `process` (interpreter, staging, spawn, spares, teardown)
-//! and `run` (one run's event loop and its control handle); `napi` is the JavaScript boundary. The JavaScript layer (`lib/python-runtime.mjs`) owns the config,
-//! the binding snapshot and dispatch; the child side is `py/` (`bootstrap.py`, the entry;
+//! and `run` (one run's event loop and its control handle); its JavaScript boundary is
+//! `src/boundary/python.rs`. The JavaScript layer (`lib/python-runtime.mjs`) owns the config, the
+//! binding snapshot and dispatch; the child side is `py/` (`bootstrap.py`, the entry;
 //! `runner.py`, the run; `protocol.py`, the wire).
 
-mod napi;
 pub mod process;
 pub mod protocol;
 pub mod run;

@@ -5,8 +5,6 @@
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use napi_derive::napi;
-
 use super::pool::{Pool, PoolConfig};
 use super::process::{self, ProcessSpec};
 use super::supervise::{self, ContainedConfig, Outbound, RunControl};
@@ -47,10 +45,9 @@ impl HostSink for Collector {
 /// Runs one program on a sandbox process playing `scenario` (declared binding: `tools.echo`) and
 /// returns `{ result: { logs, value?, error? }, calls, streamed, processesLeft }` as JSON text.
 /// For the suite.
-#[napi]
-pub fn forge_contained_isolate_run(scenario: String, max_output_bytes: f64) -> napi::Result<String> {
+pub fn forged_run(scenario: String, max_output_bytes: f64) -> Result<String, String> {
     let Some((helper, addon)) = process::locate() else {
-        return Err(napi::Error::from_reason("the sandbox helper is not beside the addon"));
+        return Err("the sandbox helper is not beside the addon".into());
     };
     let heap_mb = 64.0;
     let memory_cap = super::memory_cap(heap_mb);
@@ -62,8 +59,8 @@ pub fn forge_contained_isolate_run(scenario: String, max_output_bytes: f64) -> n
         max_runs: 1,
         frame_cap: max_output_bytes.saturating_mul(6).saturating_add(1 << 20),
     });
-    let (wake_r, wake_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK)
-        .map_err(|e| napi::Error::from_reason(e.to_string()))?;
+    let (wake_r, wake_w) =
+        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK).map_err(|e| e.to_string())?;
     let control = Arc::new(RunControl {
         abort: Mutex::new(None),
         out: Mutex::new(Outbound::default()),

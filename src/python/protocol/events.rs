@@ -5,58 +5,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use napi::bindgen_prelude::Utf16String;
-use napi_derive::napi;
 
+use crate::boundary::python::{EventError, EventStats, EventType, PythonEvent};
 use crate::outcome::FailureKind;
-
-/// What a run tells JavaScript.
-#[napi(string_enum = "lowercase")]
-#[derive(Debug, PartialEq, Eq)]
-pub enum EventType {
-    /// The run's child is up (the host may boot the next run's spare now).
-    Spawned,
-    /// A validated binding call.
-    Call,
-    /// A log entry the ledger admitted (when logs stream).
-    Log,
-    /// The call-backlog barrier: answer it (id -1) once earlier calls ran their microtasks.
-    Barrier,
-    /// The final event.
-    Settled,
-}
-
-/// A run's failure, its message exactly as the ledger holds it.
-#[napi(object, object_from_js = false)]
-pub struct EventError {
-    pub kind: FailureKind,
-    pub message: Utf16String,
-}
-
-/// `cpuMs` is absent when the kernel's accounting could not be read; `maxRssBytes` too.
-#[napi(object, object_from_js = false)]
-pub struct EventStats {
-    pub cpu_ms: Option<f64>,
-    pub wall_ms: f64,
-    pub max_rss_bytes: Option<f64>,
-}
-
-/// One event: the fields its `type` names are present, the others absent. `args` and `value`
-/// are JSON texts the host validated.
-#[napi(object, object_from_js = false)]
-pub struct PythonEvent {
-    #[napi(js_name = "type")]
-    pub kind: EventType,
-    pub id: Option<f64>,
-    pub ns: Option<u32>,
-    #[napi(js_name = "fn")]
-    pub function: Option<u32>,
-    pub args: Option<String>,
-    pub text: Option<Utf16String>,
-    pub logs: Option<Vec<Utf16String>>,
-    pub value: Option<String>,
-    pub error: Option<EventError>,
-    pub stats: Option<EventStats>,
-}
 
 impl PythonEvent {
     pub fn of(kind: EventType) -> Self {

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
+use crate::boundary::python::{EventType, PythonEvent};
 use crate::channel::codec::{decode_frame, ChildFrame};
 use crate::channel::lines::LineSplitter;
 use crate::channel::wire::{self, cap_message, str16, unknown_binding};
@@ -24,7 +25,7 @@ use crate::outcome::{self, FailureKind};
 use crate::python::process::spare::{boot, Booted, ChildSpec};
 use crate::python::process::spawn::{Spawned, Staging};
 use crate::python::process::teardown::{group_alive, signal_group};
-use crate::python::protocol::events::{emit_settled, failure, Decided, EventType, Events, PythonEvent};
+use crate::python::protocol::events::{emit_settled, failure, Decided, Events};
 use crate::python::protocol::logs::LogLedger;
 use crate::python::protocol::stray::Stray;
 use crate::python::protocol::writer::{WriteKind, Writer};

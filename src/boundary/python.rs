@@ -1,4 +1,5 @@
-//! The JavaScript surface of the Python backend.
+//! The Python backend's JavaScript boundary: interpreter load, the precompiled modules, spares,
+//! a run and its typed events (src/python).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,7 +12,7 @@ use crate::outcome::FailureKind;
 use crate::python::process::interp::{self, CachedFile};
 use crate::python::process::roster::ROSTER;
 use crate::python::process::spare::{ChildSpec, Spare};
-use crate::python::protocol::events::{Events, PythonEvent};
+use crate::python::protocol::events::Events;
 use crate::python::protocol::logs::log_truncation_marker;
 use crate::python::run::handle::{self, Command, Control};
 use crate::python::run::RunSpec;
@@ -112,7 +113,7 @@ pub struct PythonProtocolInfo {
 #[napi]
 pub fn python_protocol_info() -> PythonProtocolInfo {
     PythonProtocolInfo {
-        protocol_fd: super::PROTOCOL_FD,
+        protocol_fd: crate::python::PROTOCOL_FD,
         roster: ROSTER.iter().map(|(name, req, opt)| vec![name.to_string(), req.join(","), opt.join(",")]).collect(),
     }
 }
@@ -286,4 +287,53 @@ pub fn python_start_run(
     let control = handle::start(spec, Box::new(events))
         .map_err(|e| Error::from_reason(format!("{}could not start a run thread: {e}", crate::outcome::PREFIX)))?;
     Ok(PythonRun { control })
+}
+
+/// What a run tells JavaScript.
+#[napi(string_enum = "lowercase")]
+#[derive(Debug, PartialEq, Eq)]
+pub enum EventType {
+    /// The run's child is up (the host may boot the next run's spare now).
+    Spawned,
+    /// A validated binding call.
+    Call,
+    /// A log entry the ledger admitted (when logs stream).
+    Log,
+    /// The call-backlog barrier: answer it (id -1) once earlier calls ran their microtasks.
+    Barrier,
+    /// The final event.
+    Settled,
+}
+
+/// A run's failure, its message exactly as the ledger holds it.
+#[napi(object, object_from_js = false)]
+pub struct EventError {
+    pub kind: FailureKind,
+    pub message: Utf16String,
+}
+
+/// `cpuMs` is absent when the kernel's accounting could not be read; `maxRssBytes` too.
+#[napi(object, object_from_js = false)]
+pub struct EventStats {
+    pub cpu_ms: Option<f64>,
+    pub wall_ms: f64,
+    pub max_rss_bytes: Option<f64>,
+}
+
+/// One event: the fields its `type` names are present, the others absent. `args` and `value`
+/// are JSON texts the host validated.
+#[napi(object, object_from_js = false)]
+pub struct PythonEvent {
+    #[napi(js_name = "type")]
+    pub kind: EventType,
+    pub id: Option<f64>,
+    pub ns: Option<u32>,
+    #[napi(js_name = "fn")]
+    pub function: Option<u32>,
+    pub args: Option<String>,
+    pub text: Option<Utf16String>,
+    pub logs: Option<Vec<Utf16String>>,
+    pub value: Option<String>,
+    pub error: Option<EventError>,
+    pub stats: Option<EventStats>,
 }

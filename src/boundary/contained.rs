@@ -1,0 +1,241 @@
+//! `containment: 'process'`'s JavaScript boundary: the pool of sandbox processes, a contained
+//! run, and the suite's probe and forged-process harnesses (src/isolate/contained).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::thread::JoinHandle;
+
+use napi::bindgen_prelude::{Function, JsValue, Utf16String};
+use napi_derive::napi;
+
+use super::isolate::{event_sink, run_config, EventArgs, IsolateRunOptions};
+use crate::isolate::contained::{forge, main_call, memory_cap, pool, process, supervise, uv};
+use crate::isolate::env_hook::EnvHook;
+use crate::isolate::host::{Host, HostEvent};
+use crate::isolate::run::RunConfig;
+use crate::ledger::text::Text;
+use crate::outcome::FailureKind;
+use pool::{Pool, PoolConfig};
+use process::ProcessSpec;
+use supervise::{ContainedConfig, RunControl};
+
+#[napi(object)]
+pub struct IsolatePoolOptions {
+    pub max_old_generation_size_mb: f64,
+    pub max_output_bytes: f64,
+    pub max_processes: u32,
+    pub max_runs_per_process: u32,
+}
+
+/// The hardening layers of the sandbox processes, as the first one reported them.
+#[napi(object)]
+pub struct IsolateSandboxLayers {
+    pub process: bool,
+    pub helper: bool,
+    pub namespaces: bool,
+    pub landlock: u32,
+    pub seccomp: bool,
+    /// The seccomp allowlist holds on every thread of the process (on top of the deny-list).
+    pub seccomp_allowlist: bool,
+    pub process_cap: bool,
+    /// A memory cgroup caps the process (its resident memory is read by the supervisor anyway).
+    pub memory_cgroup: bool,
+}
+
+/// Whether this build and machine can contain isolates in processes (Linux, helper shipped).
+#[napi]
+pub fn contained_isolates_available() -> bool {
+    process::locate().is_some()
+}
+
+/// Starts one sandbox process in probe mode: hardened as a serving one, it makes the system calls
+/// an escaped program would against this host and reports each errno (JSON text). For the suite.
+/// `allowlist: false` leaves the seccomp allowlist out (the layers beneath it, on their own).
+#[napi]
+pub fn probe_contained_isolate(allowlist: bool) -> napi::Result<String> {
+    let Some((helper, addon)) = process::locate() else {
+        return Err(napi::Error::from_reason("the sandbox helper is not beside the addon"));
+    };
+    let spec = ProcessSpec { helper, addon, heap_mb: 64.0, memory_cap: memory_cap(64.0), forge: None };
+    let pid = std::process::id() as i32;
+    process::SandboxProcess::probe(&spec, if allowlist { pid } else { -pid }).map_err(napi::Error::from_reason)
+}
+
+/// The sandbox processes of one runtime.
+#[napi]
+pub struct IsolatePool {
+    pool: Arc<Pool>,
+    heap_mb: f64,
+    /// Closes the pool if its env is torn down without the runtime's dispose (a Worker that
+    /// ends): its processes are killed and its runs end instead of outliving the env.
+    hook: Mutex<Option<EnvHook>>,
+}
+
+#[napi]
+impl IsolatePool {
+    #[napi(constructor)]
+    pub fn new(env: napi::Env, options: IsolatePoolOptions) -> napi::Result<Self> {
+        let Some((helper, addon)) = process::locate() else {
+            return Err(napi::Error::from_reason(
+                "containment 'process' needs the code-runtime-native-sandbox helper beside the addon (Linux); use containment: 'thread'",
+            ));
+        };
+        let cap = options.max_output_bytes as usize;
+        let pool = Pool::new(PoolConfig {
+            spec: ProcessSpec {
+                helper,
+                addon,
+                heap_mb: options.max_old_generation_size_mb,
+                memory_cap: memory_cap(options.max_old_generation_size_mb),
+                forge: None,
+            },
+            max_processes: options.max_processes.max(1) as usize,
+            max_runs: options.max_runs_per_process.max(1),
+            // Every frame carries at most the output budget, JSON-escaped (6 bytes a unit at worst).
+            frame_cap: cap.saturating_mul(6).saturating_add(1 << 20),
+        });
+        let hook = EnvHook::register(env.raw(), &pool, Pool::close);
+        Ok(IsolatePool { pool, heap_mb: options.max_old_generation_size_mb, hook: Mutex::new(hook) })
+    }
+
+    /// What holds around the isolates; waits for the first process to start.
+    #[napi]
+    pub fn sandbox(&self) -> IsolateSandboxLayers {
+        let reported = self.pool.layers().unwrap_or_default();
+        let layers = reported.helper;
+        IsolateSandboxLayers {
+            process: true,
+            helper: true,
+            namespaces: layers.is_some_and(|l| l.namespaces),
+            landlock: layers.map_or(0, |l| l.landlock),
+            seccomp: layers.is_some_and(|l| l.seccomp),
+            seccomp_allowlist: reported.allowlist,
+            process_cap: layers.is_some_and(|l| l.process_cap),
+            memory_cgroup: reported.memory_cgroup,
+        }
+    }
+
+    /// Kills every idle process and returns once none of this pool's processes is left.
+    #[napi]
+    pub fn close(&self) {
+        self.pool.close();
+        if let Some(hook) = self.hook.lock().unwrap().take() {
+            hook.remove();
+        }
+    }
+}
+
+/// A contained run in flight.
+#[napi]
+pub struct ContainedIsolateRun {
+    control: Arc<RunControl>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+    /// Keeps the main thread's callback alive while the run may still hand it a channel.
+    _on_main: Option<Arc<main_call::MainCallback>>,
+}
+
+#[napi]
+impl ContainedIsolateRun {
+    /// Ends the run with this message, unless it already ended: as `abort`, or as `kind`.
+    #[napi]
+    pub fn abort(&self, message: Utf16String, kind: Option<FailureKind>) {
+        let mut slot = self.control.abort.lock().unwrap();
+        if slot.is_none() {
+            *slot = Some((kind.unwrap_or(FailureKind::Abort), Text::Utf16(message.to_vec())));
+        }
+        drop(slot);
+        self.control.nudge();
+    }
+
+    /// Delivers a binding call's outcome (see `IsolateRun.reply`).
+    #[napi]
+    pub fn reply(&self, id: f64, ok: bool, json: String) {
+        // Written from here when the socket takes it (the common case: one hop fewer).
+        let pending = self.control.out.lock().unwrap().push(&supervise::reply_frame(id as u64, ok, &json));
+        self.control.replies.fetch_add(1, Ordering::Relaxed);
+        if pending {
+            self.control.nudge();
+        }
+    }
+
+    /// Joins the supervisor thread if it has finished (or, with `wait`, once it has); returns
+    /// whether it is joined. After Done the thread only hands its process back once the next
+    /// isolate is prepared, which no run should wait for: the runtime joins it later.
+    #[napi]
+    pub fn join(&self, wait: Option<bool>) -> bool {
+        let mut slot = self.thread.lock().unwrap();
+        match slot.as_ref() {
+            None => true,
+            Some(handle) if wait == Some(true) || handle.is_finished() => {
+                let _ = slot.take().map(JoinHandle::join);
+                true
+            }
+            Some(_) => false,
+        }
+    }
+}
+
+/// Starts a contained run; events arrive exactly as `startIsolateRun`'s.
+#[napi(
+    ts_args_type = "pool: IsolatePool, options: IsolateRunOptions, onEvent: (kind: IsolateEventKind, id: number, ns: number, name: number, payload: string | string[] | IsolateReport) => void"
+)]
+pub fn start_contained_isolate_run(
+    env: napi::Env,
+    pool: &IsolatePool,
+    options: IsolateRunOptions,
+    on_event: Function<EventArgs, ()>,
+) -> napi::Result<ContainedIsolateRun> {
+    let on_event_value = on_event.value().value;
+    let host = event_sink(on_event)?;
+    let (wake_r, wake_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK)
+        .map_err(|e| napi::Error::from_reason(format!("failed to start the run's supervisor: {e}")))?;
+    let control = Arc::new(RunControl {
+        abort: Mutex::new(None),
+        out: Mutex::new(supervise::Outbound::default()),
+        wake: Mutex::new(Some(wake_w)),
+        replies: AtomicU64::new(0),
+    });
+    // The isolate's heap cap is the one its process was prepared with.
+    let run = RunConfig { heap_mb: pool.heap_mb, ..run_config(options) };
+    let config = Arc::new(ContainedConfig { memory_cap: memory_cap(run.heap_mb), run });
+    // Node's main thread reads the run's channel and calls `onEvent` directly with what it
+    // reads. The callback's strong references all live on this thread (this run's object and
+    // the poll handles), so it is released here.
+    let on_main = main_call::MainCallback::new(env.raw(), on_event_value).map(Arc::new);
+    // An idle process is taken at once, here; one the supervisor obtains later (spawned, or
+    // after a wait for admission) is handed to this thread through the event queue.
+    let taken = supervise::take_ready(&pool.pool, &config, &control, &host, |fd, reader| {
+        on_main.as_ref().is_some_and(|callback| uv::read_on_main(env.raw(), fd, reader, callback.clone()))
+    });
+    let attach = on_main.as_ref().map(|callback| attach_on_main(Arc::downgrade(callback), host.clone()));
+    let thread_pool = pool.pool.clone();
+    let thread_control = control.clone();
+    let thread = std::thread::Builder::new()
+        .name("code-runtime-supervisor".into())
+        .spawn(move || supervise::run(thread_pool, config, thread_control, wake_r, host, taken, attach))
+        .map_err(|e| napi::Error::from_reason(format!("failed to start the run's supervisor: {e}")))?;
+    Ok(ContainedIsolateRun { control, thread: Mutex::new(Some(thread)), _on_main: on_main })
+}
+
+/// Has Node's main thread read a channel the supervisor obtained: the work travels through the
+/// run's event queue and runs there with its `env`.
+fn attach_on_main(callback: Weak<main_call::MainCallback>, host: Host) -> supervise::Attach {
+    Box::new(move |fd, reader| {
+        let callback = callback.clone();
+        host.send(HostEvent::OnMain(Box::new(move |env| {
+            // The run's object holds the callback while the run is in flight.
+            let Some(callback) = callback.upgrade() else { return };
+            if uv::read_on_main(env, fd, reader.clone(), callback) {
+                reader.read_by_main();
+            }
+        })));
+    })
+}
+
+/// Runs one program on a sandbox process playing `scenario` (declared binding: `tools.echo`) and
+/// returns `{ result: { logs, value?, error? }, calls, streamed, processesLeft }` as JSON text.
+/// For the suite.
+#[napi]
+pub fn forge_contained_isolate_run(scenario: String, max_output_bytes: f64) -> napi::Result<String> {
+    forge::forged_run(scenario, max_output_bytes).map_err(napi::Error::from_reason)
+}

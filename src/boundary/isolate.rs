@@ -1,0 +1,294 @@
+//! The TypeScript backend's JavaScript boundary on the thread tier, and what both isolate tiers
+//! share there: the run options, the event callback's arguments, the typed final report.
+
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use napi::bindgen_prelude::{FnArgs, Function, ToNapiValue, TypeName, Utf16String};
+use napi::sys;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::Status;
+use napi_derive::napi;
+
+use crate::isolate::host::{Host, HostEvent, HostSink, RunReport, RunStats};
+use crate::isolate::run_shared::{IsolateEvent, RunShared, Terminal};
+use crate::isolate::{env_hook, globals, platform, run, source, strip};
+use crate::ledger::output::fresh_failure;
+use crate::ledger::text::Text;
+use crate::outcome::FailureKind;
+
+#[napi(object)]
+pub struct IsolateNamespace {
+    pub global: String,
+    /// The declared function names, in the order the program-side indices refer to.
+    pub names: Vec<String>,
+    pub error_class_name: Option<String>,
+    pub member_name_property: Option<String>,
+}
+
+#[napi(object)]
+pub struct IsolateRunOptions {
+    /// Every code unit kept (a raw lone surrogate in a string literal survives the strip).
+    pub program: Utf16String,
+    pub namespaces: Vec<IsolateNamespace>,
+    pub compute_ms: f64,
+    pub max_wall_ms: f64,
+    pub max_output_bytes: f64,
+    pub max_old_generation_size_mb: f64,
+    /// Whether admitted log entries are streamed to the host as they are emitted.
+    pub stream_logs: bool,
+    /// The Node major whose console output the isolate reproduces (the host's); absent or one the
+    /// console does not know (not 20, 22, 24 or 26): the newest LTS it supports.
+    pub node_major: Option<u32>,
+}
+
+/// A run in flight. Dropping it does not stop the run; `abort`/`dispose` do.
+#[napi]
+pub struct IsolateRun {
+    shared: Arc<RunShared>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+    /// Ends the run if its env is torn down first (a Worker that ends mid-run), as dispose does.
+    hook: Mutex<Option<env_hook::EnvHook>>,
+}
+
+#[napi]
+impl IsolateRun {
+    /// Ends the run with this message, unless it already ended: as `abort`, or as `kind` (the
+    /// JavaScript layer fails a run its own glue broke as `worker-exit`).
+    #[napi]
+    pub fn abort(&self, message: Utf16String, kind: Option<FailureKind>) {
+        self.shared.claim(Terminal::Failed(kind.unwrap_or(FailureKind::Abort), Text::Utf16(message.to_vec())));
+    }
+
+    /// Delivers a binding call's outcome: the JSON of its resolution (`ok`) or of its failure message.
+    #[napi]
+    pub fn reply(&self, id: f64, ok: bool, json: String) {
+        self.shared.send(IsolateEvent::Reply { id: id as u64, ok, json });
+    }
+
+    /// Waits for the run's thread to exit. Called after the Done event, so it returns at once.
+    #[napi]
+    pub fn join(&self) {
+        if let Some(hook) = self.hook.lock().unwrap().take() {
+            hook.remove();
+        }
+        if let Some(handle) = self.thread.lock().unwrap().take() {
+            let _ = handle.join();
+        }
+    }
+}
+
+/// A run's events to `onEvent(kind, id, ns, name, payload)` on Node's main thread, for runs on a
+/// thread here and for contained runs alike.
+pub fn event_sink(on_event: Function<EventArgs, ()>) -> napi::Result<Host> {
+    let host: HostFn =
+        on_event.build_threadsafe_function::<HostEvent>().callee_handled::<false>().build_callback(|ctx| {
+            if let HostEvent::OnMain(work) = ctx.value {
+                work(ctx.env.raw());
+                return Ok(none_args());
+            }
+            Ok(ctx.value.into_args())
+        })?;
+    Ok(Arc::new(host))
+}
+
+/// The declared namespaces as the run loop installs them.
+fn namespace_specs(namespaces: Vec<IsolateNamespace>) -> Vec<globals::NamespaceSpec> {
+    namespaces
+        .into_iter()
+        .map(|ns| globals::NamespaceSpec {
+            global: ns.global,
+            names: ns.names,
+            error_class: ns.error_class_name.zip(ns.member_name_property),
+        })
+        .collect()
+}
+
+/// The run as the isolate sees it, from the JavaScript layer's options.
+pub fn run_config(options: IsolateRunOptions) -> run::RunConfig {
+    run::RunConfig {
+        program: source::ProgramText::from_units(&options.program),
+        namespaces: namespace_specs(options.namespaces),
+        compute_ms: options.compute_ms,
+        max_wall_ms: options.max_wall_ms,
+        max_output_bytes: options.max_output_bytes as usize,
+        heap_mb: options.max_old_generation_size_mb,
+        stream_logs: options.stream_logs,
+        log_at_once: false,
+        node_major: options.node_major,
+    }
+}
+
+/// Starts a run on a new thread. Events arrive through `onEvent(kind, id, ns, name, payload)`.
+#[napi(
+    ts_args_type = "options: IsolateRunOptions, onEvent: (kind: IsolateEventKind, id: number, ns: number, name: number, payload: string | string[] | IsolateReport) => void"
+)]
+pub fn start_isolate_run(
+    env: napi::Env,
+    options: IsolateRunOptions,
+    on_event: Function<EventArgs, ()>,
+) -> napi::Result<IsolateRun> {
+    platform::platform();
+    let host = event_sink(on_event)?;
+    let (wake, events) = mpsc::channel();
+    let shared = Arc::new(RunShared::new(wake));
+    let config = run_config(options);
+    let thread_shared = shared.clone();
+    // The thread's stack is sized for the deepest nesting the program text could hold, so the
+    // type strip can never overflow it (programs past the token cap fail in `strip` unparsed).
+    let tokens = strip::token_bound(&config.program.text);
+    let stack = strip::stack_for(tokens).unwrap_or_else(|| strip::stack_for(0).unwrap_or(0));
+    let thread = std::thread::Builder::new()
+        .name("code-runtime-isolate".into())
+        .stack_size(stack)
+        .spawn(move || run::run_thread(config, thread_shared, events, host))
+        .map_err(|e| napi::Error::from_reason(format!("failed to start the isolate thread: {e}")))?;
+    let hook = env_hook::EnvHook::register(env.raw(), &shared, |shared| {
+        shared.claim(Terminal::Failed(FailureKind::Abort, Text::new(crate::outcome::DISPOSED)));
+    });
+    Ok(IsolateRun { shared, thread: Mutex::new(Some(thread)), hook: Mutex::new(hook) })
+}
+
+/// A result decided before any isolate exists (a pre-aborted signal), through a fresh ledger.
+#[napi]
+pub fn isolate_fresh_failure(kind: FailureKind, message: String, max_output_bytes: f64) -> IsolateReport {
+    let result = fresh_failure(max_output_bytes as usize, kind, Text::new(&message));
+    IsolateReport::from(RunReport {
+        result,
+        stats: RunStats { cpu_ms: 0.0, wall_ms: 0.0, heap_used_bytes: 0.0, heap_peak_bytes: 0.0 },
+    })
+}
+
+/// What an isolate run's event is, as the JavaScript callback's first argument.
+#[napi]
+pub enum IsolateEventKind {
+    /// Nothing for the callback (an `OnMain` event already did its work on the main thread).
+    None = 0,
+    /// A binding call: `(kind, id, ns, name, argJson)`.
+    Call = 1,
+    /// Log entries the ledger admitted: `(kind, 0, 0, 0, texts)`.
+    Logs = 2,
+    /// The final report: `(kind, 0, 0, 0, IsolateReport)`.
+    Done = 3,
+}
+
+/// The JavaScript callback's arguments: `(kind, id, ns, name, payload)`.
+pub type EventArgs = FnArgs<(IsolateEventKind, f64, u32, u32, Payload)>;
+
+pub type HostFn = ThreadsafeFunction<HostEvent, (), EventArgs, Status, false>;
+
+pub enum Payload {
+    Json(String),
+    Logs(Vec<Text>),
+    Report(Box<RunReport>),
+}
+
+impl HostEvent {
+    pub fn into_args(self) -> EventArgs {
+        match self {
+            HostEvent::Call { id, ns, name, arg_json } => {
+                (IsolateEventKind::Call, id as f64, ns, name, Payload::Json(arg_json))
+            }
+            HostEvent::Logs(logs) => (IsolateEventKind::Logs, 0.0, 0, 0, Payload::Logs(logs)),
+            HostEvent::Done(report) => (IsolateEventKind::Done, 0.0, 0, 0, Payload::Report(report)),
+            HostEvent::OnMain(_) => return none_args(),
+        }
+        .into()
+    }
+}
+
+/// The callback's arguments for an event that has nothing for it.
+pub fn none_args() -> EventArgs {
+    (IsolateEventKind::None, 0.0, 0, 0, Payload::Json(String::new())).into()
+}
+
+impl HostSink for HostFn {
+    fn send(&self, event: HostEvent) {
+        let _ = self.call(event, ThreadsafeFunctionCallMode::NonBlocking);
+    }
+}
+
+impl TypeName for Text {
+    fn type_name() -> &'static str {
+        "String"
+    }
+
+    fn value_type() -> napi::ValueType {
+        napi::ValueType::String
+    }
+}
+
+impl ToNapiValue for Text {
+    /// A JavaScript string with exactly the code units of the text (lone surrogates included).
+    unsafe fn to_napi_value(env: sys::napi_env, text: Self) -> napi::Result<sys::napi_value> {
+        let mut out = std::ptr::null_mut();
+        let status = match &text {
+            // SAFETY: pointers and lengths describe live buffers; napi copies them.
+            Text::Latin1(b) => unsafe {
+                sys::napi_create_string_latin1(env, b.as_ptr().cast(), b.len() as isize, &mut out)
+            },
+            Text::Utf16(u) => unsafe { sys::napi_create_string_utf16(env, u.as_ptr(), u.len() as isize, &mut out) },
+        };
+        if status != sys::Status::napi_ok {
+            return Err(napi::Error::new(Status::from(status), "could not create a string".to_string()));
+        }
+        Ok(out)
+    }
+}
+
+/// A run's failure as the report carries it.
+#[napi(object, object_from_js = false)]
+pub struct ReportError {
+    pub kind: FailureKind,
+    #[napi(ts_type = "string")]
+    pub message: Text,
+}
+
+#[napi(object, object_from_js = false)]
+pub struct ReportStats {
+    pub cpu_ms: f64,
+    pub wall_ms: f64,
+    pub heap_used_bytes: f64,
+    pub heap_peak_bytes: f64,
+}
+
+/// The final report of an isolate run: `value` is the completion's compact JSON text.
+#[napi(object, object_from_js = false)]
+pub struct IsolateReport {
+    #[napi(ts_type = "string[]")]
+    pub logs: Vec<Text>,
+    pub value: Option<String>,
+    pub error: Option<ReportError>,
+    pub stats: ReportStats,
+}
+
+impl From<RunReport> for IsolateReport {
+    fn from(report: RunReport) -> Self {
+        let RunReport { result, stats } = report;
+        IsolateReport {
+            logs: result.logs,
+            value: result.value_json,
+            error: result.error.map(|(kind, message)| ReportError { kind, message }),
+            stats: ReportStats {
+                cpu_ms: stats.cpu_ms,
+                wall_ms: stats.wall_ms,
+                heap_used_bytes: stats.heap_used_bytes,
+                heap_peak_bytes: stats.heap_peak_bytes,
+            },
+        }
+    }
+}
+
+impl ToNapiValue for Payload {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+        // SAFETY: called by napi-rs on the main thread with a live env.
+        unsafe {
+            match val {
+                Payload::Json(json) => String::to_napi_value(env, json),
+                Payload::Logs(logs) => Vec::<Text>::to_napi_value(env, logs),
+                Payload::Report(report) => IsolateReport::to_napi_value(env, IsolateReport::from(*report)),
+            }
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! The JavaScript boundary, one file per face: every `#[napi]` function and class, and the typed
+//! objects that cross (options, events, reports). The rooms behind it hold none, except
+//! `FailureKind` (src/outcome.rs), the shared vocabulary's enum, which napi spells as strings.
+
+#[cfg(target_os = "linux")]
+pub mod contained;
+pub mod isolate;
+#[cfg(unix)]
+pub mod python;
+pub mod seam;
