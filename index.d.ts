@@ -202,33 +202,6 @@ export interface BindingDecl {
 /** Whether this build and machine can contain isolates in processes (Linux, helper shipped). */
 export declare function containedIsolatesAvailable(): boolean
 
-/** A run's failure, its message exactly as the ledger holds it. */
-export interface EventError {
-  kind: FailureKind
-  message: string
-}
-
-/** `cpuMs` is absent when the kernel's accounting could not be read; `maxRssBytes` too. */
-export interface EventStats {
-  cpuMs?: number
-  wallMs: number
-  maxRssBytes?: number
-}
-
-/** What a run tells JavaScript. */
-export declare const enum EventType {
-  /** The run's child is up (the host may boot the next run's spare now). */
-  Spawned = 'spawned',
-  /** A validated binding call. */
-  Call = 'call',
-  /** A log entry the ledger admitted (when logs stream). */
-  Log = 'log',
-  /** The call-backlog barrier: answer it (id -1) once earlier calls ran their microtasks. */
-  Barrier = 'barrier',
-  /** The final event. */
-  Settled = 'settled',
-}
-
 /** How a run failed, as `error.kind` spells it. */
 export declare const enum FailureKind {
   Exception = 'exception',
@@ -245,18 +218,6 @@ export declare const enum FailureKind {
  * For the suite.
  */
 export declare function forgeContainedIsolateRun(scenario: string, maxOutputBytes: number): string
-
-/** What an isolate run's event is, as the JavaScript callback's first argument. */
-export declare const enum IsolateEventKind {
-  /** Nothing for the callback (an `OnMain` event already did its work on the main thread). */
-  None = 0,
-  /** A binding call: `(kind, id, ns, name, argJson)`. */
-  Call = 1,
-  /** Log entries the ledger admitted: `(kind, 0, 0, 0, texts)`. */
-  Logs = 2,
-  /** The final report: `(kind, 0, 0, 0, IsolateReport)`. */
-  Done = 3,
-}
 
 /** A result decided before any isolate exists (a pre-aborted signal), through a fresh ledger. */
 export declare function isolateFreshFailure(kind: FailureKind, message: string, maxOutputBytes: number): IsolateReport
@@ -322,23 +283,6 @@ export interface IsolateSandboxLayers {
  */
 export declare function probeContainedIsolate(allowlist: boolean): string
 
-/**
- * One event: the fields its `type` names are present, the others absent. `args` and `value`
- * are JSON texts the host validated.
- */
-export interface PythonEvent {
-  type: EventType
-  id?: number
-  ns?: number
-  fn?: number
-  args?: string
-  text?: string
-  logs?: Array<string>
-  value?: string
-  error?: EventError
-  stats?: EventStats
-}
-
 export interface PythonInterpreter {
   /** `pythonBin` resolved to an absolute path. */
   resolved: string
@@ -378,6 +322,17 @@ export interface PythonProtocolInfo {
   protocolFd: number
   /** `[frame, required, optional]` rows. */
   roster: Array<Array<string>>
+}
+
+/**
+ * A Python run's report (the `Done` event's payload): `value` is the completion's JSON text the
+ * host validated.
+ */
+export interface PythonReport {
+  logs: string[]
+  value?: string
+  error?: ReportError
+  stats: PythonStats
 }
 
 export interface PythonRunOptions {
@@ -424,10 +379,23 @@ export interface PythonSpareOptions {
   addressSpaceBytes: number
 }
 
-/** Starts a run; `on_event` receives its events (`spawned`, `call`, `log`, `barrier`, then one `settled`). */
-export declare function pythonStartRun(options: PythonRunOptions, pycache: PythonPycache | null | undefined, spare: PythonSpare | null | undefined, onEvent: (event: PythonEvent) => void): PythonRun
+/**
+ * Starts a run; `on_event` receives its events (`Spawned`, `Call`, `Logs`, `Barrier`, then one
+ * `Done`) as the isolate's do (src/boundary/events.rs).
+ */
+export declare function pythonStartRun(options: PythonRunOptions, pycache: PythonPycache | null | undefined, spare: PythonSpare | null | undefined, onEvent: (kind: RunEventKind, id: number, ns: number, name: number, payload: string | string[] | PythonReport | undefined) => void): PythonRun
 
-/** A run's failure as the report carries it. */
+/** `cpuMs` is absent when the kernel's accounting could not be read; `maxRssBytes` too. */
+export interface PythonStats {
+  cpuMs?: number
+  wallMs: number
+  maxRssBytes?: number
+}
+
+/**
+ * A run's failure as either backend's report carries it, its message exactly as the ledger
+ * holds it.
+ */
 export interface ReportError {
   kind: FailureKind
   message: string
@@ -451,11 +419,27 @@ export interface ReservedSets {
   dunderMember: string
 }
 
+/** What an event is, as the callback's first argument. */
+export declare const enum RunEventKind {
+  /** Nothing for the callback (the isolate's `OnMain` work already ran on the main thread). */
+  None = 0,
+  /** A binding call: `(kind, id, ns, name, argumentsJson)`. */
+  Call = 1,
+  /** Log entries the ledger admitted: `(kind, 0, 0, 0, texts)`. */
+  Logs = 2,
+  /** The run's last event: `(kind, 0, 0, 0, report)`. */
+  Done = 3,
+  /** Python: the run's child is up (the host may boot the next run's spare now). */
+  Spawned = 4,
+  /** Python: the call-backlog barrier; reply to id -1 once earlier calls ran their microtasks. */
+  Barrier = 5,
+}
+
 /** Starts a contained run; events arrive exactly as `startIsolateRun`'s. */
-export declare function startContainedIsolateRun(pool: IsolatePool, options: IsolateRunOptions, onEvent: (kind: IsolateEventKind, id: number, ns: number, name: number, payload: string | string[] | IsolateReport) => void): ContainedIsolateRun
+export declare function startContainedIsolateRun(pool: IsolatePool, options: IsolateRunOptions, onEvent: (kind: RunEventKind, id: number, ns: number, name: number, payload: string | string[] | IsolateReport | undefined) => void): ContainedIsolateRun
 
 /** Starts a run on a new thread. Events arrive through `onEvent(kind, id, ns, name, payload)`. */
-export declare function startIsolateRun(options: IsolateRunOptions, onEvent: (kind: IsolateEventKind, id: number, ns: number, name: number, payload: string | string[] | IsolateReport) => void): IsolateRun
+export declare function startIsolateRun(options: IsolateRunOptions, onEvent: (kind: RunEventKind, id: number, ns: number, name: number, payload: string | string[] | IsolateReport | undefined) => void): IsolateRun
 
 /**
  * Validates binding declarations; returns the exact rejection message, or `null` when usable.

@@ -7,6 +7,7 @@ import { renderReason, renderRejection } from '../lib/request.mjs'
 import { runSession, sessionState } from '../lib/session.mjs'
 
 const CAP = 1 << 20
+const { Logs, Done } = native.RunEventKind
 const options = (program) => ({
   program,
   namespaces: [],
@@ -29,8 +30,8 @@ const broken = {
   startErrorMessage: renderRejection,
   start: (state, plan, session) => {
     const run = native.startIsolateRun(options(plan.program), (kind, id, ns, name, payload) => session.guard(() => {
-      if (kind === 2) throw new TypeError('the log handler broke')
-      if (kind === 3) {
+      if (kind === Logs) throw new TypeError('the log handler broke')
+      if (kind === Done) {
         run.join()
         session.settle({ logs: payload.logs, error: payload.error, stats: payload.stats })
       }
@@ -59,7 +60,7 @@ describe('the session layer', () => {
   it('ends native isolate runs with the kind asked for, on both tiers', async () => {
     const ended = (start) => new Promise((resolve) => {
       const run = start((kind, id, ns, name, payload) => {
-        if (kind === 3) resolve({ run, error: payload.error })
+        if (kind === Done) resolve({ run, error: payload.error })
       })
       setTimeout(() => run.abort('glue', 'worker-exit'), 100)
     })

@@ -10,7 +10,6 @@ import { disposeSessions, runSession, sessionState } from './session.mjs'
 
 // The console in the isolate formats as this Node major's util.inspect does (src/isolate/js/console/README.md).
 const NODE_MAJOR = Number(process.versions.node.split('.')[0])
-const { Call: EVENT_CALL, Logs: EVENT_LOGS, Done: EVENT_DONE } = native.IsolateEventKind
 
 const JSONParse = JSON.parse
 
@@ -192,14 +191,12 @@ function startIsolate(state, plan, session) {
     nodeMajor: NODE_MAJOR,
   }
   let run
-  const onEvent = (kind, id, ns, name, payload) => session.guard(() => {
-    if (kind === EVENT_CALL) session.call(ns, name, JSONParse(payload), (ok, json) => run.reply(id, ok, json))
-    else if (kind === EVENT_LOGS) for (const text of payload) session.log(text)
-    else if (kind === EVENT_DONE) {
+  const onEvent = session.events(() => run, {
+    done(payload) {
       if (state.pool) joinLater(state, run)
       else run.join()
       session.settle(report(payload))
-    }
+    },
   })
   run = state.pool
     ? native.startContainedIsolateRun(state.pool, options, onEvent)

@@ -229,17 +229,15 @@ function startPython(state, plan, session) {
     abort: (message, kind) => run.abort(message, kind),
     kill: () => run.kill(),
   }
-  const onEvent = (event) => session.guard(() => {
-    if (event.type === 'call') session.call(event.ns, event.fn, JSON.parse(event.args), (ok, json) => run.reply(event.id, ok, json))
+  const onEvent = session.events(() => run, {
+    done(payload) {
+      liveRuns.delete(handle)
+      session.settle(report(payload))
+    },
+    spawned: () => prepareSpare(state),
     // The host's call-backlog barrier: answered (id -1) once every call dispatched before it
     // has run its microtasks, so bindings that settle at once are no longer in flight.
-    else if (event.type === 'barrier') setImmediate(() => run.reply(-1, true, ''))
-    else if (event.type === 'log') session.log(event.text)
-    else if (event.type === 'spawned') prepareSpare(state)
-    else if (event.type === 'settled') {
-      liveRuns.delete(handle)
-      session.settle(report(event))
-    }
+    barrier: () => setImmediate(() => run.reply(-1, true, '')),
   })
   const bootNamespaces = plan.namespaces.map(({ global, names, errorClass }) =>
     errorClass ? { global, names, errorClass: { name: errorClass.name, memberNameProperty: errorClass.memberNameProperty } } : { global, names },

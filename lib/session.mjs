@@ -5,6 +5,7 @@
 // start their native run and translate its events; what they must do differently is the
 // `Backend` below, in one place.
 import { losslessJson } from './lossless.mjs'
+import native from './native.mjs'
 import {
   PREFIX, afterDisposalError, readNamespaces, renderRejection, validateNamespaces,
 } from './request.mjs'
@@ -16,6 +17,8 @@ export const DISPOSED = 'runtime disposed'
 const ObjectHasOwn = Object.hasOwn
 const ObjectKeys = Object.keys
 const JSONStringify = JSON.stringify
+const JSONParse = JSON.parse
+const EVENT = native.RunEventKind
 
 /**
  * @typedef {object} Backend What differs between the backends, and only that.
@@ -146,6 +149,22 @@ class Session {
     } catch (error) {
       if (!this.settled) this.handle?.abort(`${PREFIX}internal error: ${renderRejection(error)}`, 'worker-exit')
     }
+  }
+
+  /**
+   * The native run's `onEvent(kind, id, ns, name, payload)` (src/boundary/events.rs), one
+   * protocol for both backends: binding calls and logs are handled here, `on.done(report)` ends
+   * the run, `on.spawned()` and `on.barrier()` are Python's. `run()` gives the native run, which
+   * exists before its first event arrives.
+   */
+  events(run, on) {
+    return (kind, id, ns, name, payload) => this.guard(() => {
+      if (kind === EVENT.Call) this.call(ns, name, JSONParse(payload), (ok, json) => run().reply(id, ok, json))
+      else if (kind === EVENT.Logs) for (const text of payload) this.log(text)
+      else if (kind === EVENT.Done) on.done(payload)
+      else if (kind === EVENT.Spawned) on.spawned()
+      else if (kind === EVENT.Barrier) on.barrier()
+    })
   }
 
   /**

@@ -177,7 +177,7 @@ impl ContainedIsolateRun {
 
 /// Starts a contained run; events arrive exactly as `startIsolateRun`'s.
 #[napi(
-    ts_args_type = "pool: IsolatePool, options: IsolateRunOptions, onEvent: (kind: IsolateEventKind, id: number, ns: number, name: number, payload: string | string[] | IsolateReport) => void"
+    ts_args_type = "pool: IsolatePool, options: IsolateRunOptions, onEvent: (kind: RunEventKind, id: number, ns: number, name: number, payload: string | string[] | IsolateReport | undefined) => void"
 )]
 pub fn start_contained_isolate_run(
     env: napi::Env,

@@ -5,12 +5,13 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use napi::bindgen_prelude::{FnArgs, Function, ToNapiValue, TypeName, Utf16String};
+use napi::bindgen_prelude::{Function, ToNapiValue, Utf16String};
 use napi::sys;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Status;
 use napi_derive::napi;
 
+use super::events::{self, Payload, ReportError, RunEventKind};
 use crate::isolate::host::{Host, HostEvent, HostSink, RunReport, RunStats};
 use crate::isolate::run_shared::{IsolateEvent, RunShared, Terminal};
 use crate::isolate::{env_hook, globals, platform, run, source, strip};
@@ -122,7 +123,7 @@ pub fn run_config(options: IsolateRunOptions) -> run::RunConfig {
 
 /// Starts a run on a new thread. Events arrive through `onEvent(kind, id, ns, name, payload)`.
 #[napi(
-    ts_args_type = "options: IsolateRunOptions, onEvent: (kind: IsolateEventKind, id: number, ns: number, name: number, payload: string | string[] | IsolateReport) => void"
+    ts_args_type = "options: IsolateRunOptions, onEvent: (kind: RunEventKind, id: number, ns: number, name: number, payload: string | string[] | IsolateReport | undefined) => void"
 )]
 pub fn start_isolate_run(
     env: napi::Env,
@@ -160,89 +161,32 @@ pub fn isolate_fresh_failure(kind: FailureKind, message: String, max_output_byte
     })
 }
 
-/// What an isolate run's event is, as the JavaScript callback's first argument.
-#[napi]
-pub enum IsolateEventKind {
-    /// Nothing for the callback (an `OnMain` event already did its work on the main thread).
-    None = 0,
-    /// A binding call: `(kind, id, ns, name, argJson)`.
-    Call = 1,
-    /// Log entries the ledger admitted: `(kind, 0, 0, 0, texts)`.
-    Logs = 2,
-    /// The final report: `(kind, 0, 0, 0, IsolateReport)`.
-    Done = 3,
-}
-
-/// The JavaScript callback's arguments: `(kind, id, ns, name, payload)`.
-pub type EventArgs = FnArgs<(IsolateEventKind, f64, u32, u32, Payload)>;
+/// An isolate run's callback arguments (src/boundary/events.rs); the report is converted on the
+/// main thread, when the event is delivered.
+pub type EventArgs = events::EventArgs<Box<RunReport>>;
 
 pub type HostFn = ThreadsafeFunction<HostEvent, (), EventArgs, Status, false>;
-
-pub enum Payload {
-    Json(String),
-    Logs(Vec<Text>),
-    Report(Box<RunReport>),
-}
 
 impl HostEvent {
     pub fn into_args(self) -> EventArgs {
         match self {
-            HostEvent::Call { id, ns, name, arg_json } => {
-                (IsolateEventKind::Call, id as f64, ns, name, Payload::Json(arg_json))
-            }
-            HostEvent::Logs(logs) => (IsolateEventKind::Logs, 0.0, 0, 0, Payload::Logs(logs)),
-            HostEvent::Done(report) => (IsolateEventKind::Done, 0.0, 0, 0, Payload::Report(report)),
-            HostEvent::OnMain(_) => return none_args(),
+            HostEvent::Call { id, ns, name, arg_json } => events::call(id as f64, ns, name, arg_json),
+            HostEvent::Logs(logs) => events::event(RunEventKind::Logs, Payload::Logs(logs)),
+            HostEvent::Done(report) => events::event(RunEventKind::Done, Payload::Report(report)),
+            HostEvent::OnMain(_) => none_args(),
         }
-        .into()
     }
 }
 
 /// The callback's arguments for an event that has nothing for it.
 pub fn none_args() -> EventArgs {
-    (IsolateEventKind::None, 0.0, 0, 0, Payload::Json(String::new())).into()
+    events::event(RunEventKind::None, Payload::Nothing)
 }
 
 impl HostSink for HostFn {
     fn send(&self, event: HostEvent) {
         let _ = self.call(event, ThreadsafeFunctionCallMode::NonBlocking);
     }
-}
-
-impl TypeName for Text {
-    fn type_name() -> &'static str {
-        "String"
-    }
-
-    fn value_type() -> napi::ValueType {
-        napi::ValueType::String
-    }
-}
-
-impl ToNapiValue for Text {
-    /// A JavaScript string with exactly the code units of the text (lone surrogates included).
-    unsafe fn to_napi_value(env: sys::napi_env, text: Self) -> napi::Result<sys::napi_value> {
-        let mut out = std::ptr::null_mut();
-        let status = match &text {
-            // SAFETY: pointers and lengths describe live buffers; napi copies them.
-            Text::Latin1(b) => unsafe {
-                sys::napi_create_string_latin1(env, b.as_ptr().cast(), b.len() as isize, &mut out)
-            },
-            Text::Utf16(u) => unsafe { sys::napi_create_string_utf16(env, u.as_ptr(), u.len() as isize, &mut out) },
-        };
-        if status != sys::Status::napi_ok {
-            return Err(napi::Error::new(Status::from(status), "could not create a string".to_string()));
-        }
-        Ok(out)
-    }
-}
-
-/// A run's failure as the report carries it.
-#[napi(object, object_from_js = false)]
-pub struct ReportError {
-    pub kind: FailureKind,
-    #[napi(ts_type = "string")]
-    pub message: Text,
 }
 
 #[napi(object, object_from_js = false)]
@@ -280,15 +224,9 @@ impl From<RunReport> for IsolateReport {
     }
 }
 
-impl ToNapiValue for Payload {
-    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+impl ToNapiValue for Box<RunReport> {
+    unsafe fn to_napi_value(env: sys::napi_env, report: Self) -> napi::Result<sys::napi_value> {
         // SAFETY: called by napi-rs on the main thread with a live env.
-        unsafe {
-            match val {
-                Payload::Json(json) => String::to_napi_value(env, json),
-                Payload::Logs(logs) => Vec::<Text>::to_napi_value(env, logs),
-                Payload::Report(report) => IsolateReport::to_napi_value(env, IsolateReport::from(*report)),
-            }
-        }
+        unsafe { IsolateReport::to_napi_value(env, IsolateReport::from(*report)) }
     }
 }

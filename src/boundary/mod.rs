@@ -4,6 +4,7 @@
 
 #[cfg(target_os = "linux")]
 pub mod contained;
+pub mod events;
 pub mod isolate;
 #[cfg(unix)]
 pub mod python;

@@ -8,11 +8,13 @@ use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 
+use super::events::{self, EventArgs, Payload, ReportError, RunEventKind};
+use crate::ledger::text::Text;
 use crate::outcome::FailureKind;
 use crate::python::process::interp::{self, CachedFile};
 use crate::python::process::roster::ROSTER;
 use crate::python::process::spare::{ChildSpec, Spare};
-use crate::python::protocol::events::Events;
+use crate::python::protocol::events::{Events, PythonEvent};
 use crate::python::protocol::logs::log_truncation_marker;
 use crate::python::run::handle::{self, Command, Control};
 use crate::python::run::RunSpec;
@@ -206,7 +208,7 @@ pub struct PythonRunOptions {
     pub stream_logs: bool,
 }
 
-type EventFn = ThreadsafeFunction<PythonEvent, (), PythonEvent, Status, false>;
+type EventFn = ThreadsafeFunction<PythonEvent, (), EventArgs<PythonReport>, Status, false>;
 
 struct JsEvents {
     tsfn: EventFn,
@@ -245,15 +247,16 @@ impl PythonRun {
     }
 }
 
-/// Starts a run; `on_event` receives its events (`spawned`, `call`, `log`, `barrier`, then one `settled`).
+/// Starts a run; `on_event` receives its events (`Spawned`, `Call`, `Logs`, `Barrier`, then one
+/// `Done`) as the isolate's do (src/boundary/events.rs).
 #[napi(
-    ts_args_type = "options: PythonRunOptions, pycache: PythonPycache | null | undefined, spare: PythonSpare | null | undefined, onEvent: (event: PythonEvent) => void"
+    ts_args_type = "options: PythonRunOptions, pycache: PythonPycache | null | undefined, spare: PythonSpare | null | undefined, onEvent: (kind: RunEventKind, id: number, ns: number, name: number, payload: string | string[] | PythonReport | undefined) => void"
 )]
 pub fn python_start_run(
     options: PythonRunOptions,
     pycache: Option<&PythonPycache>,
     spare: Option<&PythonSpare>,
-    on_event: EventFn,
+    on_event: Function<EventArgs<PythonReport>, ()>,
 ) -> Result<PythonRun> {
     let mut namespaces = Vec::with_capacity(options.dispatch.len());
     for row in &options.dispatch {
@@ -283,57 +286,43 @@ pub fn python_start_run(
     };
     let mut spec = spec;
     spec.spare = spare.and_then(|s| s.inner.take(&spec.child));
-    let events = JsEvents { tsfn: on_event };
+    let tsfn: EventFn = on_event
+        .build_threadsafe_function::<PythonEvent>()
+        .callee_handled::<false>()
+        .build_callback(|ctx| Ok(ctx.value.into_args()))?;
+    let events = JsEvents { tsfn };
     let control = handle::start(spec, Box::new(events))
         .map_err(|e| Error::from_reason(format!("{}could not start a run thread: {e}", crate::outcome::PREFIX)))?;
     Ok(PythonRun { control })
 }
 
-/// What a run tells JavaScript.
-#[napi(string_enum = "lowercase")]
-#[derive(Debug, PartialEq, Eq)]
-pub enum EventType {
-    /// The run's child is up (the host may boot the next run's spare now).
-    Spawned,
-    /// A validated binding call.
-    Call,
-    /// A log entry the ledger admitted (when logs stream).
-    Log,
-    /// The call-backlog barrier: answer it (id -1) once earlier calls ran their microtasks.
-    Barrier,
-    /// The final event.
-    Settled,
-}
-
-/// A run's failure, its message exactly as the ledger holds it.
-#[napi(object, object_from_js = false)]
-pub struct EventError {
-    pub kind: FailureKind,
-    pub message: Utf16String,
-}
-
 /// `cpuMs` is absent when the kernel's accounting could not be read; `maxRssBytes` too.
 #[napi(object, object_from_js = false)]
-pub struct EventStats {
+pub struct PythonStats {
     pub cpu_ms: Option<f64>,
     pub wall_ms: f64,
     pub max_rss_bytes: Option<f64>,
 }
 
-/// One event: the fields its `type` names are present, the others absent. `args` and `value`
-/// are JSON texts the host validated.
+/// A Python run's report (the `Done` event's payload): `value` is the completion's JSON text the
+/// host validated.
 #[napi(object, object_from_js = false)]
-pub struct PythonEvent {
-    #[napi(js_name = "type")]
-    pub kind: EventType,
-    pub id: Option<f64>,
-    pub ns: Option<u32>,
-    #[napi(js_name = "fn")]
-    pub function: Option<u32>,
-    pub args: Option<String>,
-    pub text: Option<Utf16String>,
-    pub logs: Option<Vec<Utf16String>>,
+pub struct PythonReport {
+    #[napi(ts_type = "string[]")]
+    pub logs: Vec<Text>,
     pub value: Option<String>,
-    pub error: Option<EventError>,
-    pub stats: Option<EventStats>,
+    pub error: Option<ReportError>,
+    pub stats: PythonStats,
+}
+
+impl PythonEvent {
+    fn into_args(self) -> EventArgs<PythonReport> {
+        match self {
+            PythonEvent::Spawned => events::event(RunEventKind::Spawned, Payload::Nothing),
+            PythonEvent::Call { id, ns, function, args } => events::call(id, ns, function, args),
+            PythonEvent::Log(text) => events::event(RunEventKind::Logs, Payload::Logs(vec![Text::Utf16(text)])),
+            PythonEvent::Barrier => events::event(RunEventKind::Barrier, Payload::Nothing),
+            PythonEvent::Settled(report) => events::event(RunEventKind::Done, Payload::Report(*report)),
+        }
+    }
 }

@@ -15,7 +15,7 @@ pub enum HostEvent {
     /// The run is over and its isolate is gone.
     Done(Box<RunReport>),
     /// Work for Node's main thread itself (a supervisor handing it a channel to read), done
-    /// there with its `env` before the callback is called with `IsolateEventKind::None`.
+    /// there with its `env` before the callback is called with `RunEventKind::None`.
     OnMain(Box<dyn FnOnce(sys::napi_env) + Send>),
 }
 

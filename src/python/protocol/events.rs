@@ -4,40 +4,23 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use napi::bindgen_prelude::Utf16String;
-
-use crate::boundary::python::{EventError, EventStats, EventType, PythonEvent};
+use crate::boundary::events::ReportError;
+use crate::boundary::python::{PythonReport, PythonStats};
+use crate::ledger::text::Text;
 use crate::outcome::FailureKind;
 
-impl PythonEvent {
-    pub fn of(kind: EventType) -> Self {
-        PythonEvent {
-            kind,
-            id: None,
-            ns: None,
-            function: None,
-            args: None,
-            text: None,
-            logs: None,
-            value: None,
-            error: None,
-            stats: None,
-        }
-    }
-
-    pub fn call(id: f64, ns: u32, function: u32, args: String) -> Self {
-        PythonEvent {
-            id: Some(id),
-            ns: Some(ns),
-            function: Some(function),
-            args: Some(args),
-            ..Self::of(EventType::Call)
-        }
-    }
-
-    pub fn log(text: &[u16]) -> Self {
-        PythonEvent { text: Some(Utf16String::from(text.to_vec())), ..Self::of(EventType::Log) }
-    }
+/// One event of a run, delivered as `onEvent(kind, id, ns, name, payload)` (src/boundary/events.rs).
+pub enum PythonEvent {
+    /// The run's child is up (the host may boot the next run's spare now).
+    Spawned,
+    /// A validated binding call: its id, namespace and member indices, the arguments' JSON.
+    Call { id: f64, ns: u32, function: u32, args: String },
+    /// A log entry the ledger admitted (when logs stream).
+    Log(Vec<u16>),
+    /// The call-backlog barrier: answered (id -1) once earlier calls ran their microtasks.
+    Barrier,
+    /// The final event.
+    Settled(Box<PythonReport>),
 }
 
 /// Where a run's events go (a threadsafe function into JavaScript).
@@ -53,7 +36,7 @@ pub struct Tracked {
 
 impl Events for Tracked {
     fn emit(&self, event: PythonEvent) {
-        if event.kind == EventType::Settled {
+        if matches!(event, PythonEvent::Settled(_)) {
             self.settled.store(true, Ordering::SeqCst);
         }
         self.inner.emit(event);
@@ -71,7 +54,7 @@ pub fn failure(kind: FailureKind, message: &str) -> Decided {
     Decided::Failure(kind, message.encode_utf16().collect())
 }
 
-/// The final event: `{ type: 'settled', logs, value? | error?, stats }`.
+/// The final event: the report `{ logs, value? | error?, stats }`.
 pub fn emit_settled(
     events: &dyn Events,
     logs: &[Vec<u16>],
@@ -79,16 +62,18 @@ pub fn emit_settled(
     stats: Option<(f64, f64, f64)>,
     began: Instant,
 ) {
-    let mut event = PythonEvent::of(EventType::Settled);
-    event.logs = Some(logs.iter().map(|entry| Utf16String::from(entry.clone())).collect());
-    match decided {
-        Decided::Success(value) => event.value = value.clone(),
+    let (value, error) = match decided {
+        Decided::Success(value) => (value.clone(), None),
         Decided::Failure(kind, message) => {
-            event.error = Some(EventError { kind: *kind, message: Utf16String::from(message.clone()) })
+            (None, Some(ReportError { kind: *kind, message: Text::Utf16(message.clone()) }))
         }
-    }
+    };
     let (cpu, wall, rss) = stats.unwrap_or((f64::NAN, began.elapsed().as_secs_f64() * 1000.0, f64::NAN));
     let known = |v: f64| v.is_finite().then_some(v);
-    event.stats = Some(EventStats { cpu_ms: known(cpu), wall_ms: wall, max_rss_bytes: known(rss) });
-    events.emit(event);
+    events.emit(PythonEvent::Settled(Box::new(PythonReport {
+        logs: logs.iter().map(|entry| Text::Utf16(entry.clone())).collect(),
+        value,
+        error,
+        stats: PythonStats { cpu_ms: known(cpu), wall_ms: wall, max_rss_bytes: known(rss) },
+    })));
 }

@@ -16,7 +16,6 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
-use crate::boundary::python::{EventType, PythonEvent};
 use crate::channel::codec::{decode_frame, ChildFrame};
 use crate::channel::lines::LineSplitter;
 use crate::channel::wire::{self, cap_message, str16, unknown_binding};
@@ -25,7 +24,7 @@ use crate::outcome::{self, FailureKind};
 use crate::python::process::spare::{boot, Booted, ChildSpec};
 use crate::python::process::spawn::{Spawned, Staging};
 use crate::python::process::teardown::{group_alive, signal_group};
-use crate::python::protocol::events::{emit_settled, failure, Decided, Events};
+use crate::python::protocol::events::{emit_settled, failure, Decided, Events, PythonEvent};
 use crate::python::protocol::logs::LogLedger;
 use crate::python::protocol::stray::Stray;
 use crate::python::protocol::writer::{WriteKind, Writer};
@@ -163,7 +162,7 @@ impl Run {
         *group.lock().unwrap_or_else(|p| p.into_inner()) = Some((pid, start_time, staging.dir.clone()));
         // The host boots the next run's spare only now, so its staging never competes with this
         // run's for descriptors or disk.
-        events.emit(PythonEvent::of(EventType::Spawned));
+        events.emit(PythonEvent::Spawned);
         let boot = wire::boot_frame(
             spec.child.cpu_seconds,
             spec.child.address_space_bytes,
@@ -214,7 +213,7 @@ impl Run {
             return;
         }
         for i in committed {
-            self.events.emit(PythonEvent::log(&self.ledger.logs()[i]));
+            self.events.emit(PythonEvent::Log(self.ledger.logs()[i].clone()));
         }
     }
 
@@ -274,7 +273,7 @@ impl Run {
                 match found {
                     Some((ni, fi)) => {
                         self.in_flight += 1;
-                        self.events.emit(PythonEvent::call(id, ni as u32, fi as u32, args));
+                        self.events.emit(PythonEvent::Call { id, ns: ni as u32, function: fi as u32, args });
                     }
                     None => {
                         let message = unknown_binding(&global, &name, self.spec.max_value_bytes);
@@ -317,7 +316,7 @@ impl Run {
     fn barrier_pending(&mut self) -> bool {
         if self.in_flight > BACKLOG_CAP && !self.barrier && self.decided.is_none() {
             self.barrier = true;
-            self.events.emit(PythonEvent::of(EventType::Barrier));
+            self.events.emit(PythonEvent::Barrier);
         }
         self.barrier
     }
