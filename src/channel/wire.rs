@@ -3,46 +3,16 @@
 //! does (well-formed: lone surrogates as `\uXXXX`), so nothing is lost crossing into JavaScript.
 
 use super::numbers::wire_number;
+use crate::ledger::json;
 
 /// Appends `JSON.stringify(units)`.
 pub fn push_str16(out: &mut String, units: &[u16]) {
-    out.push('"');
-    for r in char::decode_utf16(units.iter().copied()) {
-        match r {
-            Ok(c) => push_char(out, c),
-            Err(e) => out.push_str(&format!("\\u{:04x}", e.unpaired_surrogate())),
-        }
-    }
-    out.push('"');
+    out.push_str(&json::quote16(units));
 }
 
 /// Appends `JSON.stringify(s)`.
 pub fn push_str(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        push_char(out, c);
-    }
-    out.push('"');
-}
-
-fn push_char(out: &mut String, c: char) {
-    match c {
-        '"' => out.push_str("\\\""),
-        '\\' => out.push_str("\\\\"),
-        '\u{8}' => out.push_str("\\b"),
-        '\u{c}' => out.push_str("\\f"),
-        '\n' => out.push_str("\\n"),
-        '\r' => out.push_str("\\r"),
-        '\t' => out.push_str("\\t"),
-        c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-        c => out.push(c),
-    }
-}
-
-pub fn str16(units: &[u16]) -> String {
-    let mut s = String::new();
-    push_str16(&mut s, units);
-    s
+    out.push_str(&json::quote(s));
 }
 
 /// UTF-8 bytes of a code unit sequence as `Buffer.byteLength` counts them (a lone surrogate is
@@ -89,7 +59,7 @@ pub fn unknown_binding(global: &[u16], name: &[u16], max_value_bytes: usize) -> 
     joined.extend_from_slice(&name[..name.len().min(max_value_bytes)]);
     joined.truncate(1024);
     let mut message: Vec<u16> = "unknown binding ".encode_utf16().collect();
-    message.extend(str16(&joined).encode_utf16());
+    message.extend(json::quote16(&joined).encode_utf16());
     cap_message(&message, max_value_bytes)
 }
 
@@ -116,7 +86,7 @@ pub fn boot_frame(
 
 /// `{"type":"run","program":…}` with the program already a JSON string.
 pub fn run_frame(program: &[u16]) -> Vec<u8> {
-    format!("{{\"type\":\"run\",\"program\":{}}}\n", str16(program)).into_bytes()
+    format!("{{\"type\":\"run\",\"program\":{}}}\n", json::quote16(program)).into_bytes()
 }
 
 /// A reply, encoded when it is about to be written: `payload` is the value's JSON text, or the
@@ -136,8 +106,11 @@ mod tests {
 
     #[test]
     fn json_strings_match_json_stringify() {
-        assert_eq!(str16(&u("a\"\\\u{8}\u{c}\n\r\t\u{1}\u{1f}é😀")), "\"a\\\"\\\\\\b\\f\\n\\r\\t\\u0001\\u001fé😀\"");
-        assert_eq!(str16(&[0xd800, 0x61, 0xdc00]), "\"\\ud800a\\udc00\"");
+        assert_eq!(
+            json::quote16(&u("a\"\\\u{8}\u{c}\n\r\t\u{1}\u{1f}é😀")),
+            "\"a\\\"\\\\\\b\\f\\n\\r\\t\\u0001\\u001fé😀\""
+        );
+        assert_eq!(json::quote16(&[0xd800, 0x61, 0xdc00]), "\"\\ud800a\\udc00\"");
     }
 
     #[test]

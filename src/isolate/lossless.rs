@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 
+use crate::ledger::json::{write_latin1, write_utf16};
 use crate::ledger::meter::number_to_string;
 
 /// The realm's own prototypes, captured before the program ran.
@@ -336,103 +337,13 @@ impl<'a, 's> Walker<'a, 's> {
         }
         let view = v8::ValueView::new(tc, s);
         match view.data() {
-            v8::ValueViewData::OneByte(bytes) => write_json_latin1(&mut self.out, bytes),
-            v8::ValueViewData::TwoByte(units) => write_json_utf16(&mut self.out, units),
+            v8::ValueViewData::OneByte(bytes) => write_latin1(&mut self.out, bytes),
+            v8::ValueViewData::TwoByte(units) => write_utf16(&mut self.out, units),
         }
         drop(view);
         if self.over(0) {
             return Step::Fail(Snapshot::TooLarge);
         }
         Step::Done
-    }
-}
-
-const HEX: &[u8; 16] = b"0123456789abcdef";
-
-fn push_u_escape(out: &mut Vec<u8>, unit: u16) {
-    out.extend_from_slice(b"\\u");
-    for shift in [12, 8, 4, 0] {
-        out.push(HEX[((unit >> shift) & 0xf) as usize]);
-    }
-}
-
-/// Escapes one BMP code unit that is not a surrogate, as `JSON.stringify` does.
-#[inline]
-fn push_unit(out: &mut Vec<u8>, unit: u16) {
-    match unit {
-        0x22 => out.extend_from_slice(b"\\\""),
-        0x5c => out.extend_from_slice(b"\\\\"),
-        0x08 => out.extend_from_slice(b"\\b"),
-        0x0c => out.extend_from_slice(b"\\f"),
-        0x0a => out.extend_from_slice(b"\\n"),
-        0x0d => out.extend_from_slice(b"\\r"),
-        0x09 => out.extend_from_slice(b"\\t"),
-        0x00..=0x1f => push_u_escape(out, unit),
-        0x20..=0x7f => out.push(unit as u8),
-        _ => {
-            let c = char::from_u32(unit as u32).expect("not a surrogate");
-            let mut buf = [0u8; 4];
-            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-        }
-    }
-}
-
-/// Writes a quoted JSON string from Latin-1 code units.
-pub fn write_json_latin1(out: &mut Vec<u8>, bytes: &[u8]) {
-    out.reserve(bytes.len() + 2);
-    out.push(b'"');
-    for &b in bytes {
-        push_unit(out, b as u16);
-    }
-    out.push(b'"');
-}
-
-/// Writes a quoted JSON string from UTF-16 code units; lone surrogates become `\uXXXX`.
-pub fn write_json_utf16(out: &mut Vec<u8>, units: &[u16]) {
-    out.reserve(units.len() + 2);
-    out.push(b'"');
-    let mut i = 0;
-    while i < units.len() {
-        let u = units[i];
-        if (0xd800..=0xdbff).contains(&u) && i + 1 < units.len() && (0xdc00..=0xdfff).contains(&units[i + 1]) {
-            let cp = 0x10000 + (((u as u32) - 0xd800) << 10) + ((units[i + 1] as u32) - 0xdc00);
-            let mut buf = [0u8; 4];
-            out.extend_from_slice(char::from_u32(cp).expect("valid pair").encode_utf8(&mut buf).as_bytes());
-            i += 2;
-            continue;
-        }
-        if (0xd800..=0xdfff).contains(&u) {
-            push_u_escape(out, u);
-        } else {
-            push_unit(out, u);
-        }
-        i += 1;
-    }
-    out.push(b'"');
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::ledger::meter::json_string_cost;
-
-    #[test]
-    fn json_text_length_is_the_meter() {
-        let samples: Vec<Vec<u16>> = vec![
-            "plain".encode_utf16().collect(),
-            "\"quoted\\\"\u{8}\t\n\u{c}\r\u{0}\u{1f}\u{7f}é€\u{2028}😀".encode_utf16().collect(),
-            vec![0xd800, 0x41, 0xdc00, 0xdbff, 0xdfff],
-        ];
-        for s in samples {
-            let mut out = Vec::new();
-            write_json_utf16(&mut out, &s);
-            assert_eq!(out.len(), json_string_cost(&s[..]));
-        }
-        let mut out = Vec::new();
-        write_json_utf16(&mut out, &[0xd800]);
-        assert_eq!(out, b"\"\\ud800\"");
-        let mut out = Vec::new();
-        write_json_latin1(&mut out, &[0x22, 0xe9, 0x01]);
-        assert_eq!(String::from_utf8(out).unwrap(), "\"\\\"é\\u0001\"");
     }
 }

@@ -28,7 +28,7 @@ use crate::outcome::PREFIX;
 
 /// `JSON.stringify` of a string.
 pub fn json_quote(s: &str) -> String {
-    serde_json::to_string(s).expect("a string always serializes")
+    crate::ledger::json::quote(s)
 }
 
 /// The first violation, as the exact message `run()` rejects with, or `None` when the declarations are usable.

@@ -18,7 +18,8 @@ use nix::sys::signal::Signal;
 
 use crate::channel::codec::{decode_frame, ChildFrame};
 use crate::channel::lines::LineSplitter;
-use crate::channel::wire::{self, cap_message, str16, unknown_binding};
+use crate::channel::wire::{self, cap_message, unknown_binding};
+use crate::ledger::json;
 use crate::ledger::meter::number_to_string;
 use crate::outcome::{self, FailureKind};
 use crate::python::process::spare::{boot, Booted, ChildSpec};
@@ -277,7 +278,7 @@ impl Run {
                     }
                     None => {
                         let message = unknown_binding(&global, &name, self.spec.max_value_bytes);
-                        self.queue_reply(id, false, str16(&message));
+                        self.queue_reply(id, false, json::quote16(&message));
                     }
                 }
             }
