@@ -14,6 +14,7 @@ pub mod harden {
 }
 pub mod helper;
 pub mod plan;
+pub mod procfs;
 pub mod spawn;
 
 pub use plan::{Layers, Plan, RlimitKind};

@@ -241,16 +241,7 @@ impl SandboxProcess {
 
     /// CPU time of the isolate process so far (all its threads), in ms; 0 when it cannot be read.
     pub fn cpu_ms(&self) -> f64 {
-        let Some(pid) = self.program_pid else { return 0.0 };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return 0.0 };
-        // Fields after the command name (which may hold spaces) start after its closing paren.
-        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else { return 0.0 };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
-        // utime and stime are fields 14 and 15 of the whole line: 12 and 13 after the paren.
-        // SAFETY: sysconf is always safe.
-        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-        (ticks(11) + ticks(12)) * 1000.0 / hz
+        self.program_pid.and_then(crate::sandbox::procfs::cpu_ms).unwrap_or(0.0)
     }
 
     /// SIGKILL: the whole namespace through its init, or the process itself.

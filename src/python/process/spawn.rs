@@ -10,8 +10,8 @@ use nix::fcntl::OFlag;
 use crate::python::process::errors;
 use crate::python::process::interp::CachedFile;
 use crate::python::process::limits::LimitPlan;
-use crate::python::process::teardown::start_time;
 use crate::sandbox::child::{kill_init, nonblocking, pipe2, STATUS_FD};
+use crate::sandbox::procfs::start_time;
 use crate::sandbox::spawn::{launch as launch_child, Launch, LaunchError, Launched};
 use crate::sandbox::{Layers, Plan, RlimitKind};
 

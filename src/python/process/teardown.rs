@@ -5,24 +5,9 @@ use nix::errno::Errno;
 use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
 
-/// `/proc/<pid>/stat` fields after the command name (which may itself contain `)`), split on spaces.
+use crate::sandbox::procfs::start_time;
 #[cfg(target_os = "linux")]
-fn stat_fields(pid: i32) -> Option<Vec<String>> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after = &stat[stat.rfind(')')? + 1..];
-    Some(after.split_whitespace().map(str::to_string).collect())
-}
-
-/// The process's start time (field 22), read after the last `)`.
-#[cfg(target_os = "linux")]
-pub fn start_time(pid: i32) -> Option<u64> {
-    stat_fields(pid)?.get(19)?.parse().ok()
-}
-
-#[cfg(not(target_os = "linux"))]
-pub fn start_time(_pid: i32) -> Option<u64> {
-    None
-}
+use crate::sandbox::procfs::stat_fields;
 
 /// Signals the group led by `pid`, unless `/proc` shows that pid now names a different process.
 /// An absent entry (the leader was reaped) still signals: the group id stays reserved while any
@@ -75,14 +60,6 @@ fn live_member(_pgid: i32) -> bool {
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
-
-    #[test]
-    fn own_start_time_is_stable() {
-        let me = std::process::id() as i32;
-        let a = start_time(me).expect("own stat");
-        assert_eq!(start_time(me), Some(a));
-        assert_eq!(start_time(i32::MAX), None);
-    }
 
     #[test]
     fn pid_reuse_guard() {
