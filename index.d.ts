@@ -202,6 +202,9 @@ export interface BindingDecl {
 /** Whether this build and machine can contain isolates in processes (Linux, helper shipped). */
 export declare function containedIsolatesAvailable(): boolean
 
+/** The `abort` message of a run whose runtime was disposed while it was in flight. */
+export declare const DISPOSED: string
+
 /** How a run failed, as `error.kind` spells it. */
 export declare const enum FailureKind {
   Exception = 'exception',
@@ -275,6 +278,9 @@ export interface IsolateSandboxLayers {
   /** A memory cgroup caps the process (its resident memory is read by the supervisor anyway). */
   memoryCgroup: boolean
 }
+
+/** The prefix of every error message the runtime itself writes. */
+export declare const PREFIX: string
 
 /**
  * Starts one sandbox process in probe mode: hardened as a serving one, it makes the system calls

@@ -3,7 +3,10 @@
 import { types } from 'node:util'
 import native from './native.mjs'
 
-export const PREFIX = 'code-runtime-native: '
+/** The prefix of every error message the runtime itself writes (src/outcome.rs). */
+export const PREFIX = native.PREFIX
+/** The seam's message for a value that cannot be turned into a string (seam.md §6). */
+export const UNRENDERABLE = '<unrenderable rejection value>'
 
 /** Rejection of `run()` after dispose (seam.md §9). */
 export function afterDisposalError() {
@@ -65,7 +68,7 @@ export function renderReason(reason) {
   try {
     return String(reason)
   } catch {
-    return '<unrenderable rejection value>'
+    return UNRENDERABLE
   }
 }
 
@@ -77,6 +80,6 @@ export function renderRejection(err) {
   try {
     return String(err instanceof Error || types.isNativeError(err) ? err.message : err)
   } catch {
-    return '<unrenderable rejection value>'
+    return UNRENDERABLE
   }
 }

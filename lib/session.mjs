@@ -7,12 +7,11 @@
 import { losslessJson } from './lossless.mjs'
 import native from './native.mjs'
 import {
-  PREFIX, afterDisposalError, readNamespaces, renderRejection, validateNamespaces,
+  PREFIX, UNRENDERABLE, afterDisposalError, readNamespaces, renderRejection, validateNamespaces,
 } from './request.mjs'
 
-const UNRENDERABLE = '<unrenderable rejection value>'
 /** The abort message of every run in flight when its runtime is disposed. */
-export const DISPOSED = 'runtime disposed'
+export const DISPOSED = native.DISPOSED
 
 const ObjectHasOwn = Object.hasOwn
 const ObjectKeys = Object.keys

@@ -6,6 +6,7 @@
 pub mod contained;
 pub mod events;
 pub mod isolate;
+pub mod outcome;
 #[cfg(unix)]
 pub mod python;
 pub mod seam;

@@ -1,4 +1,5 @@
-//! `IsolateCodeRuntime`'s native side: each run on its own thread in a fresh V8 isolate.
+//! `IsolateCodeRuntime`'s native side: each run on its own thread in a fresh V8 isolate (or in a
+//! sandbox process, `contained`). Its JavaScript boundary is `src/boundary/isolate.rs`.
 
 mod bridge;
 mod budget;

@@ -1,0 +1,12 @@
+//! The outcome vocabulary's words the JavaScript layer writes too (src/outcome.rs), so they are
+//! spelled once.
+
+use napi_derive::napi;
+
+/// The prefix of every error message the runtime itself writes.
+#[napi]
+pub const PREFIX: &str = crate::outcome::PREFIX;
+
+/// The `abort` message of a run whose runtime was disposed while it was in flight.
+#[napi]
+pub const DISPOSED: &str = crate::outcome::DISPOSED;
