@@ -22,6 +22,7 @@ use crate::channel::wire::{self, cap_message, unknown_binding};
 use crate::ledger::json;
 use crate::ledger::meter::number_to_string;
 use crate::outcome::{self, FailureKind};
+use crate::python::process::limits::LimitPlan;
 use crate::python::process::spare::{boot, Booted, ChildSpec};
 use crate::python::process::spawn::{Spawned, Staging};
 use crate::python::process::teardown::{group_alive, signal_group};
@@ -35,6 +36,11 @@ use crate::sandbox::exit::{try_reap, Exit};
 /// Pending-reply and in-flight-call caps.
 pub const BACKLOG_CAP: usize = 1024;
 const CHUNK: usize = 64 * 1024;
+/// How far below the applied CPU limit a SIGXCPU may find the CPU time the host reads (the
+/// kernel checks its limit against a tick-based clock that runs ahead of rusage). A SIGXCPU
+/// further below came from a limit the program set itself. py/runner.py's post-check uses the
+/// same slack.
+const SIGXCPU_SLACK_MS: f64 = 50.0;
 const REAP_POLL: Duration = Duration::from_millis(50);
 const CLOSE_SLACK: Duration = Duration::from_millis(2000);
 /// Without a pidfd, exit is polled this often.
@@ -440,14 +446,17 @@ impl Run {
         // Reply write errors are swallowed: the close path settles the run.
     }
 
-    /// Whether the child's exit shows the CPU budget spent: killed by SIGXCPU, or its group's CPU
-    /// time (wait4 rusage, reaped descendants included) reached the soft limit, whatever it did
-    /// to its own signal handlers or `resource` module.
+    /// Whether the child's exit shows the CPU budget spent: its tree's CPU time as the kernel
+    /// reports it to the host (wait4 rusage, reaped descendants included) reached the soft limit
+    /// the host applied, whatever the program did to its own limits, handlers or `resource`. A
+    /// SIGXCPU alone proves nothing: a program may lower its own soft limit and die of it early.
+    /// A SIGXCPU counts when it came at the limit the host applied (give or take the kernel's
+    /// accounting, `SIGXCPU_SLACK_MS`).
     fn cpu_exhausted(&self) -> bool {
-        match &self.exit {
-            Some(exit) => exit.signal == Some(libc::SIGXCPU) || exit.cpu_ms >= self.spec.child.cpu_seconds * 1000.0,
-            None => false,
-        }
+        let soft_ms = LimitPlan::for_host(self.spec.child.cpu_seconds as u64, 0, 0).cpu.0 as f64 * 1000.0;
+        self.exit.as_ref().is_some_and(|exit| {
+            exit.cpu_ms >= soft_ms || (exit.signal == Some(libc::SIGXCPU) && exit.cpu_ms + SIGXCPU_SLACK_MS >= soft_ms)
+        })
     }
 
     fn cpu_timeout(&self) -> Decided {
