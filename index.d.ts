@@ -102,6 +102,18 @@ export interface IsolateCodeRuntimeConfig {
   maxProcesses?: number
   /** Runs one sandbox process serves before it is replaced (`'process'`). Default 100. */
   maxRunsPerProcess?: number
+  /** The ids a root host's sandbox processes have (`'process'`). Default nobody (README). */
+  runAs?: SandboxRunAs
+}
+
+/**
+ * The uid and gid a root host's sandboxed children have outside their namespaces, so nothing a
+ * run reaches sees the host's privilege (integers from 1 to 4294967294; default nobody, 65534).
+ * Unused on a host that is not root: its children have the host's own ids.
+ */
+export interface SandboxRunAs {
+  uid: number
+  gid: number
 }
 
 /** `PythonCodeRuntime` config (spec python-runtime.md §1); every key is optional. */
@@ -120,6 +132,8 @@ export interface PythonCodeRuntimeConfig {
   graceMs?: number
   /** Interpreter: absolute path, relative path, or a basename looked up on PATH. Default 'python3'. */
   pythonBin?: string
+  /** The ids a root host's children have. Default nobody (README). */
+  runAs?: SandboxRunAs
 }
 
 
@@ -238,6 +252,7 @@ export interface IsolatePoolOptions {
   maxOutputBytes: number
   maxProcesses: number
   maxRunsPerProcess: number
+  runAs?: RunAs
 }
 
 /** The final report of an isolate run: `value` is the completion's compact JSON text. */
@@ -277,6 +292,10 @@ export interface IsolateSandboxLayers {
   processCap: boolean
   /** A memory cgroup caps the process (its resident memory is read by the supervisor anyway). */
   memoryCgroup: boolean
+  /** The process runs in a root of its own (bind mounts of the loader's files and the addon). */
+  privateRoot: boolean
+  /** The uid the process has as the host's kernel sees it. */
+  uid?: number
 }
 
 /** The prefix of every error message the runtime itself writes. */
@@ -351,6 +370,7 @@ export interface PythonRunOptions {
   maxLogBytes: number
   maxValueBytes: number
   maxWallMs: number
+  runAs?: RunAs
   graceMs: number
   frameCap: number
   /** The boot frame's `namespaces`, as JSON. */
@@ -371,10 +391,17 @@ export interface PythonSandbox {
   seccomp: boolean
   /** A per-run process cap holds (RLIMIT_NPROC in the run's user namespace, or a cgroup). */
   processCap: boolean
+  /** The child runs in a root of its own (bind mounts of exactly what it needs). */
+  privateRoot: boolean
+  /** The uid the child has as the host's kernel sees it (absent without the helper). */
+  uid?: number
 }
 
-/** Spawns one child the way runs do, reads the helper's report, and kills it. */
-export declare function pythonSandboxLayers(executable: string, interpreterPaths: Array<string>, tmpdir: string): PythonSandbox
+/**
+ * Removes what dead hosts left in `tmpdir`, then spawns one child the way runs do, reads the
+ * helper's report, and kills it.
+ */
+export declare function pythonSandboxLayers(executable: string, interpreterPaths: Array<string>, tmpdir: string, runAs?: RunAs | undefined | null): PythonSandbox
 
 /** How a spare child is started: the run options it must match. */
 export interface PythonSpareOptions {
@@ -383,6 +410,7 @@ export interface PythonSpareOptions {
   tmpdir: string
   cpuSeconds: number
   addressSpaceBytes: number
+  runAs?: RunAs
 }
 
 /**
@@ -423,6 +451,15 @@ export interface ReservedSets {
   reservedErrorMembers: Array<string>
   /** Source of the `DUNDER_MEMBER` regular expression. */
   dunderMember: string
+}
+
+/**
+ * `runAs`: the uid and gid a run has outside its namespaces when the host runs as root
+ * (default `nobody`, 65534). Other hosts' runs have the host's own ids.
+ */
+export interface RunAs {
+  uid: number
+  gid: number
 }
 
 /** What an event is, as the callback's first argument. */

@@ -6,6 +6,7 @@
 // beneath hold on their own). Both as this process's user (root on CI) and as an unprivileged
 // user in a host process of its own, since users' machines vary and the layers differ for root.
 import fs from 'node:fs'
+import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -20,6 +21,7 @@ const EPERM = 1
 const ENOENT = 2
 const ESRCH = 3
 const EACCES = 13
+const EROFS = 30
 
 /** What a probe must show, with or without the allowlist. */
 function expectContained({ withAllowlist, without }) {
@@ -33,9 +35,11 @@ function expectContained({ withAllowlist, without }) {
   expect(beneath['open host mem']).toBe(ENOENT)
   expect(beneath['signal the host']).toBe(ESRCH)
   expect(beneath['signal everyone']).toBe(ESRCH)
-  // Landlock: no file access once V8 is loaded, no exec.
+  // A root of its own: read-only, and none of the host's tree (its /tmp socket is not there).
+  expect(beneath['create a file']).toBe(EROFS)
+  expect(beneath['connect a host Unix socket']).toBe(ENOENT)
+  // Landlock: no file access once V8 is loaded, no exec (both files exist in the root).
   expect(beneath['open /etc/passwd']).toBe(EACCES)
-  expect(beneath['create a file']).toBe(EACCES)
   expect(beneath['exec a shell']).toBe(EACCES)
   // The deny-list under it.
   expect(beneath['ptrace the host']).toBe(EPERM)
@@ -44,13 +48,20 @@ function expectContained({ withAllowlist, without }) {
 }
 
 const HOST_SCRIPT = `
+  import fs from 'node:fs'
+  import net from 'node:net'
   import { Context } from 'cordis'
   import native from './lib/native.mjs'
   import { IsolateCodeRuntime } from './lib/index.mjs'
+  const socket = '/tmp/code-runtime-native-probe-' + process.pid + '.sock'
+  fs.rmSync(socket, { force: true })
+  const server = net.createServer((s) => s.end())
+  await new Promise((resolve) => server.listen(socket, resolve))
   const ctx = new Context()
   await ctx.plugin(IsolateCodeRuntime, { containment: 'process' })
   const runtime = ctx.codeRuntime
   const out = {
+    hostUid: process.getuid(),
     sandbox: runtime.sandbox,
     withAllowlist: JSON.parse(native.probeContainedIsolate(true)),
     without: JSON.parse(native.probeContainedIsolate(false)),
@@ -58,6 +69,7 @@ const HOST_SCRIPT = `
     next: await runtime.run({ program: 'return 1', bindings: [] }),
   }
   await ctx.registry.get(IsolateCodeRuntime)?.dispose?.()
+  server.close()
   process.stdout.write(JSON.stringify(out))
   process.exit(0)
 `
@@ -73,6 +85,9 @@ function expectRuns(out) {
     processCap: true,
     // Root here has a memory cgroup to divide; an unprivileged user has none delegated.
     memoryCgroup: out.sandbox.memoryCgroup,
+    privateRoot: true,
+    // Never the host's root: a root host's processes are nobody, another host's its own uid.
+    uid: out.hostUid === 0 ? 65534 : out.hostUid,
   })
   expect(typeof out.sandbox.memoryCgroup).toBe('boolean')
   expect(out.sandbox.landlock).toBeGreaterThanOrEqual(6)
@@ -84,8 +99,14 @@ function expectRuns(out) {
 
 describe('a program that escaped V8 cannot reach the host from its sandbox process', () => {
   it(`as this process's user (uid ${process.getuid()})`, async () => {
+    // A Unix socket the host listens on in /tmp, where the probe tries to connect.
+    const socket = `/tmp/code-runtime-native-probe-${process.pid}.sock`
+    fs.rmSync(socket, { force: true })
+    const server = net.createServer((s) => s.end())
+    await new Promise((resolve) => server.listen(socket, resolve))
     const { runtime, fiber } = await loadIsolate({ containment: 'process' })
     const out = {
+      hostUid: process.getuid(),
       sandbox: runtime.sandbox,
       withAllowlist: JSON.parse(native.probeContainedIsolate(true)),
       without: JSON.parse(native.probeContainedIsolate(false)),
@@ -93,6 +114,7 @@ describe('a program that escaped V8 cannot reach the host from its sandbox proce
       next: await runtime.run({ program: 'return 1', bindings: [] }),
     }
     await fiber.dispose()
+    server.close()
     expectContained(out)
     expectRuns(out)
     // As root the host can make a memory cgroup for each process (CI runs as root).

@@ -412,8 +412,10 @@ describe('nothing left for the next run in the same sandbox process', () => {
 
 describe('runtime.sandbox', () => {
   const expectLayerFields = (sandbox) => {
-    expect(Object.keys(sandbox).sort()).toEqual(
-      ['helper', 'landlock', 'memoryCgroup', 'namespaces', 'process', 'processCap', 'seccomp', 'seccompAllowlist'],
+    // `uid` (the processes' uid outside their namespaces) only where there are processes.
+    const keys = ['helper', 'landlock', 'memoryCgroup', 'namespaces', 'privateRoot', 'process', 'processCap', 'seccomp', 'seccompAllowlist']
+    expect(Object.keys(sandbox).filter((k) => sandbox[k] !== undefined).sort()).toEqual(
+      sandbox.process ? [...keys, 'uid'].sort() : keys,
     )
     expect(typeof sandbox.namespaces).toBe('boolean')
     expect(typeof sandbox.landlock).toBe('number')

@@ -135,9 +135,9 @@ export function unprivilegedPackage(repo, dir, extra = []) {
   return { pkg, node }
 }
 
-/** Runs `script` with `node` as `uid`/`gid`; resolves `{ code, stdout, stderr }`. */
-export function runAs(node, script, { uid, gid, cwd, env }) {
-  const child = spawn(node, [script], { uid, gid, cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+/** Runs `script` (with `args`) with `node` as `uid`/`gid`; resolves `{ code, stdout, stderr }`. */
+export function runAs(node, script, { uid, gid, cwd, env, args = [] }) {
+  const child = spawn(node, [script, ...args], { uid, gid, cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (d) => (stdout += d))

@@ -6,20 +6,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, describe, expect, it, vi } from 'vitest'
 import { PythonCodeRuntime } from '../lib/index.mjs'
-import {
-  PYTHON,
-  TOOLS,
-  URLS,
-  childJson,
-  fakePython,
-  liveProcesses,
-  load,
-  privateTmpdir,
-  runNode,
-  script,
-  stagingDirs,
-  unreapedChildren,
-} from './python-helpers.mjs'
+import { PYTHON, TOOLS, URLS, childJson, fakePython, liveProcesses, load, privateTmpdir, runNode, script, stagingDirs, unreapedChildren, startTime } from './python-helpers.mjs'
 
 vi.setConfig({ testTimeout: 20_000, hookTimeout: 20_000 })
 const TMP = privateTmpdir('py-failures')
@@ -127,7 +114,9 @@ describe('staging failures (§7.1)', () => {
         logs: [],
         error: {
           kind: 'worker-exit',
-          message: `failed to stage the python bootstrap: ENOENT: no such file or directory, mkdtemp '${path.join(TMP, 'does-not-exist')}/code-runtime-native-python-XXXXXX'`,
+          // Staging directories are named after the host process (pid and start time), so a later
+          // host can remove what a dead one left.
+          message: `failed to stage the python bootstrap: ENOENT: no such file or directory, mkdtemp '${path.join(TMP, 'does-not-exist')}/code-runtime-native-python-${process.pid}-${startTime(process.pid)}-XXXXXX'`,
         },
       })
     } finally {
@@ -157,7 +146,7 @@ describe('staging failures (§7.1)', () => {
     const { r, left } = childJson(out)
     expect(r.error.kind).toBe('worker-exit')
     // The scripts come from the addon itself, written into each run's directory.
-    expect(r.error.message).toMatch(/^failed to stage the python bootstrap: EFBIG: file too large, write '.*\/code-runtime-native-python-\w{6}\/bootstrap\.py'$/)
+    expect(r.error.message).toMatch(/^failed to stage the python bootstrap: EFBIG: file too large, write '.*\/code-runtime-native-python-\d+-\d+-\w{6}\/bootstrap\.py'$/)
     expect(left).toEqual([])
   })
 })

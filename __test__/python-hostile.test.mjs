@@ -280,7 +280,17 @@ def fork_ready(child):
 `
 
   it('the layers are active on this machine', () => {
-    expect(R.sandbox).toEqual({ process: true, helper: true, namespaces: true, landlock: R.sandbox.landlock, seccomp: true, processCap: R.sandbox.processCap })
+    expect(R.sandbox).toEqual({
+      process: true,
+      helper: true,
+      namespaces: true,
+      landlock: R.sandbox.landlock,
+      seccomp: true,
+      processCap: R.sandbox.processCap,
+      privateRoot: true,
+      // A root host's children are nobody; any other host's have its own uid.
+      uid: process.getuid() === 0 ? 65534 : process.getuid(),
+    })
     expect(R.sandbox.landlock).toBeGreaterThanOrEqual(6)
   })
 

@@ -152,18 +152,20 @@ describe('staging (§7.1)', () => {
   })
 
   it('a program cannot rewrite its own bootstrap, and the next run is untouched (43)', async () => {
-    // The staging directory is read-only to the child (Landlock); only its scratch TMPDIR is writable.
+    // The staging directory is a read-only bind mount in the child's root (and read-only to
+    // Landlock too); only its scratch TMPDIR is writable.
     const r = await run(
-      'import sys, os\nd = os.path.dirname(sys.modules["__main__"].__file__)\nout = []\nfor n in ("bootstrap.py", "protocol.py", "tmp/mine.txt"):\n    try:\n        open(os.path.join(d, n), "w").write("raise SystemExit(9)")\n        out.append("wrote " + n)\n    except PermissionError:\n        out.append("denied " + n)\nreturn out',
+      'import errno, sys, os\nd = os.path.dirname(sys.modules["__main__"].__file__)\nout = []\nfor n in ("bootstrap.py", "protocol.py", "tmp/mine.txt"):\n    try:\n        open(os.path.join(d, n), "w").write("raise SystemExit(9)")\n        out.append("wrote " + n)\n    except OSError as e:\n        out.append("denied " + n + " " + errno.errorcode[e.errno])\nreturn out',
     )
-    expect(r).toEqual({ logs: [], value: ['denied bootstrap.py', 'denied protocol.py', 'wrote tmp/mine.txt'] })
+    expect(r).toEqual({ logs: [], value: ['denied bootstrap.py EROFS', 'denied protocol.py EROFS', 'wrote tmp/mine.txt'] })
     expect(await run('return "still fine"')).toEqual({ logs: [], value: 'still fine' })
   })
 
   it('the package directory is out of reach: the bootstrap comes from the addon itself (43)', async () => {
     const target = path.join(REPO, 'py', 'bootstrap.py')
-    const r = await run(`try:\n    open(${JSON.stringify(target)}, "a").write("#")\n    return "wrote"\nexcept PermissionError:\n    return "denied"`)
-    expect(r).toEqual({ logs: [], value: 'denied' })
+    const r = await run(`try:\n    open(${JSON.stringify(target)}, "a").write("#")\n    return "wrote"\nexcept FileNotFoundError:\n    return "absent"\nexcept PermissionError:\n    return "denied"`)
+    // Not even there: the child's root holds none of the host's tree but what it was granted.
+    expect(r).toEqual({ logs: [], value: 'absent' })
   })
 
   it('stages the sources and the modules precompiled at load', async () => {

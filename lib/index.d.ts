@@ -49,8 +49,9 @@ export declare class IsolateCodeRuntime extends Service implements CodeRuntime {
    * Which layers hold around the isolates, as the first sandbox process reported them (`'thread'`:
    * `process: false` and nothing else): the helper, new user/PID/mount/network/IPC namespaces, the
    * enforced Landlock ABI (0 when absent), the seccomp deny-list the helper applies, the seccomp
-   * allowlist the process applies to every thread once V8 runs, a process cap, and a memory cgroup
-   * (the supervisor reads each process's resident memory either way).
+   * allowlist the process applies to every thread once V8 runs, a process cap, a memory cgroup
+   * (the supervisor reads each process's resident memory either way), a root of its own (bind
+   * mounts of the loader's files and the addon only), and the uid it has outside its namespaces.
    */
   readonly sandbox: Readonly<{
     process: boolean
@@ -61,6 +62,8 @@ export declare class IsolateCodeRuntime extends Service implements CodeRuntime {
     seccompAllowlist: boolean
     processCap: boolean
     memoryCgroup: boolean
+    privateRoot: boolean
+    uid?: number
   }>
   run(request: CodeRunRequest): Promise<CodeRunResult>
   lastRunStats(): CodeRunStats | undefined
@@ -85,7 +88,9 @@ export declare class PythonCodeRuntime extends Service implements CodeRuntime {
   /**
    * Which kernel layers hold around each child on this machine, measured at load by one child
    * spawned as runs are: the sandbox helper was found, new user/PID/mount/network/IPC namespaces,
-   * the enforced Landlock ABI (0 when absent), the seccomp filter, and a per-run process cap.
+   * the enforced Landlock ABI (0 when absent), the seccomp filter, a per-run process cap, a root
+   * of its own (README: the filesystem a child sees), and the uid it has outside its namespaces
+   * (absent without the helper).
    */
   readonly sandbox: Readonly<{
     process: true
@@ -94,6 +99,8 @@ export declare class PythonCodeRuntime extends Service implements CodeRuntime {
     landlock: number
     seccomp: boolean
     processCap: boolean
+    privateRoot: boolean
+    uid?: number
   }>
   run(request: CodeRunRequest): Promise<CodeRunResult>
   lastRunStats(): CodeRunStats | undefined

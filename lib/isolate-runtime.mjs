@@ -4,6 +4,7 @@
 // isolate itself is Rust (src/isolate).
 import os from 'node:os'
 import Schema from 'schemastery'
+import { RUN_AS_SCHEMA, readRunAs } from './run-as.mjs'
 import native from './native.mjs'
 import { PREFIX, renderReason, renderRejection } from './request.mjs'
 import { disposeSessions, runSession, sessionState } from './session.mjs'
@@ -59,6 +60,7 @@ const Config = Schema.object({
     .description('Sandbox processes at most; runs beyond wait in FIFO order. Default max(2, cores).'),
   maxRunsPerProcess: Schema.number()
     .description('Runs one sandbox process serves before it is replaced. Default 100.'),
+  runAs: RUN_AS_SCHEMA,
 })
 
 /** The containment a runtime gets when its config names none. */
@@ -72,6 +74,7 @@ const THREAD_SANDBOX = Object.freeze({
   seccompAllowlist: false,
   processCap: false,
   memoryCgroup: false,
+  privateRoot: false,
 })
 
 /** The sandbox processes of a `'process'` runtime; the spare starts now, off any run's path. */
@@ -82,6 +85,7 @@ function startPool(config) {
       maxOutputBytes: config.maxOutputBytes,
       maxProcesses: config.maxProcesses,
       maxRunsPerProcess: config.maxRunsPerProcess,
+      runAs: config.runAs,
     })
   } catch (error) {
     throw new Error(`${PREFIX}${error?.message ?? String(error)}`)
@@ -108,6 +112,9 @@ export function defineIsolateRuntime(Base) {
         containment: config?.containment ?? DEFAULT_CONTAINMENT,
         maxProcesses: config?.maxProcesses ?? Math.max(2, os.availableParallelism?.() ?? os.cpus().length),
         maxRunsPerProcess: config?.maxRunsPerProcess ?? 100,
+        runAs: readRunAs(config?.runAs, (message) => {
+          throw new Error(`${PREFIX}${message}`)
+        }),
       }
       validateConfig(resolved)
       // Throws (so ctx.plugin rejects) where the process tier is not available.

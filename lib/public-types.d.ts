@@ -102,6 +102,18 @@ export interface IsolateCodeRuntimeConfig {
   maxProcesses?: number
   /** Runs one sandbox process serves before it is replaced (`'process'`). Default 100. */
   maxRunsPerProcess?: number
+  /** The ids a root host's sandbox processes have (`'process'`). Default nobody (README). */
+  runAs?: SandboxRunAs
+}
+
+/**
+ * The uid and gid a root host's sandboxed children have outside their namespaces, so nothing a
+ * run reaches sees the host's privilege (integers from 1 to 4294967294; default nobody, 65534).
+ * Unused on a host that is not root: its children have the host's own ids.
+ */
+export interface SandboxRunAs {
+  uid: number
+  gid: number
 }
 
 /** `PythonCodeRuntime` config (spec python-runtime.md §1); every key is optional. */
@@ -120,5 +132,7 @@ export interface PythonCodeRuntimeConfig {
   graceMs?: number
   /** Interpreter: absolute path, relative path, or a basename looked up on PATH. Default 'python3'. */
   pythonBin?: string
+  /** The ids a root host's children have. Default nobody (README). */
+  runAs?: SandboxRunAs
 }
 

@@ -6,6 +6,7 @@ import os from 'node:os'
 import v8 from 'node:v8'
 import { fileURLToPath } from 'node:url'
 import Schema from 'schemastery'
+import { RUN_AS_SCHEMA, readRunAs } from './run-as.mjs'
 import native from './native.mjs'
 import { PREFIX, renderRejection } from './request.mjs'
 import { exactDigits } from './lossless.mjs'
@@ -120,11 +121,13 @@ export function definePythonRuntime(Base) {
       maxValueBytes: Schema.number().default(32768).description('Byte budget of the completion value; also caps error messages.'),
       graceMs: Schema.number().default(3000).description('Delay between SIGTERM and SIGKILL.'),
       pythonBin: Schema.string().default('python3').description('Absolute path, relative path, or a basename looked up on PATH.'),
+      runAs: RUN_AS_SCHEMA,
     })
 
     constructor(ctx, config) {
       const resolved = PythonCodeRuntime.Config(config ?? {})
       const frameCap = validatePythonConfig(resolved)
+      const runAs = readRunAs(resolved.runAs, fail)
       const load = native.pythonLoadInterpreter(resolved.pythonBin, process.env.PATH, process.cwd(), os.tmpdir())
       if (load.error != null) fail(load.error)
       // Compile the child's modules once with that interpreter, so runs skip it (best effort).
@@ -133,10 +136,10 @@ export function definePythonRuntime(Base) {
       // What a sandboxed child may read of the interpreter's installation.
       const interpreterPaths = Object.freeze([...prefixes, executable])
       // One child spawned as runs are shows which kernel layers hold on this machine.
-      const sandbox = native.pythonSandboxLayers(executable, interpreterPaths, os.tmpdir())
+      const sandbox = native.pythonSandboxLayers(executable, interpreterPaths, os.tmpdir(), runAs)
       super(ctx, 'codeRuntime')
       const state = sessionState({
-        config: Object.freeze({ ...resolved }),
+        config: Object.freeze({ ...resolved, runAs }),
         frameCap,
         interpreter: Object.freeze({
           resolved: load.interpreter.resolved,
@@ -166,7 +169,8 @@ export function definePythonRuntime(Base) {
 
     /**
      * The kernel layers around each child, as measured at load: `{ process, helper, namespaces,
-     * landlock, seccomp, processCap }` (`landlock` is the enforced ABI, 0 when absent).
+     * landlock, seccomp, processCap, privateRoot, uid }` (`landlock` is the enforced ABI, 0 when
+     * absent; `uid` the child's uid outside its namespaces, absent without the helper).
      */
     get sandbox() {
       return this[STATE].sandbox
@@ -289,5 +293,6 @@ function childOptions({ config, interpreter, interpreterPaths }) {
     tmpdir: os.tmpdir(),
     cpuSeconds: config.cpuSeconds,
     addressSpaceBytes: config.addressSpaceMb * 1048576,
+    runAs: config.runAs,
   }
 }

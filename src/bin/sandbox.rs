@@ -22,6 +22,9 @@ mod landlock;
 #[path = "../sandbox/harden/namespaces.rs"]
 mod namespaces;
 #[cfg(target_os = "linux")]
+#[path = "../sandbox/harden/root.rs"]
+mod root;
+#[cfg(target_os = "linux")]
 #[path = "../sandbox/harden/seccomp.rs"]
 mod seccomp;
 // Shared with the addon, which uses the writing half.
@@ -65,8 +68,12 @@ mod linux {
     use nix::sys::wait::{waitpid, WaitStatus};
     use nix::unistd::{fork, setsid, ForkResult, Pid};
 
+    use super::namespaces::Cloned;
     use super::plan::{self, Layers, Plan, RlimitKind};
-    use super::{landlock, namespaces, seccomp};
+    use super::{landlock, namespaces, root, seccomp};
+
+    /// `nobody`: the ids a root host's runs have unless the plan names others.
+    const NOBODY: u32 = 65534;
 
     /// What the keeper learned before forking, inherited by its descendants.
     #[derive(Clone, Copy)]
@@ -74,10 +81,17 @@ mod linux {
         namespaces: bool,
         /// Init mounted a `/proc` of the run's own PID namespace.
         private_proc: bool,
+        /// Init built the program's own root and entered it.
+        root: bool,
         cgroup: bool,
-        /// The host runs as root: RLIMIT_NPROC never binds root's processes, namespace or not.
+        /// The host runs as root: its own ids are never the program's.
         host_root: bool,
+        /// The ids outside every namespace the program runs as.
+        ids: (u32, u32),
     }
+
+    /// The descriptor the host's lifeline arrives on (see `--lifeline`).
+    const LIFELINE_FD: i32 = plan::LIFELINE_FD;
 
     pub fn start(plan: Plan) -> ! {
         let cgroup = plan.cgroup.as_ref().is_some_and(|dir| join_cgroup(dir));
@@ -86,38 +100,91 @@ mod linux {
             join_cgroup(dir);
         }
         let host_root = nix::unistd::getuid().is_root();
-        let namespaces = plan.namespaces && namespaces::enter();
-        // SAFETY: the host passes this descriptor for this helper alone. Close-on-exec, so the
-        // program never inherits it and the host reads EOF the moment the program starts.
-        let status = unsafe {
+        // SAFETY: the host passes these descriptors for this helper alone. Close-on-exec, so the
+        // program never inherits them and the host reads EOF of the report the moment it starts.
+        let (status, lifeline) = unsafe {
             libc::fcntl(plan.status_fd, libc::F_SETFD, libc::FD_CLOEXEC);
-            OwnedFd::from_raw_fd(plan.status_fd)
+            let lifeline = plan.lifeline.then(|| {
+                libc::fcntl(LIFELINE_FD, libc::F_SETFD, libc::FD_CLOEXEC);
+                OwnedFd::from_raw_fd(LIFELINE_FD)
+            });
+            (OwnedFd::from_raw_fd(plan.status_fd), lifeline)
         };
-        let setup = Setup { namespaces, private_proc: false, cgroup, host_root };
-        if !namespaces {
-            program(&plan, status, setup);
+        // A root host lends a run none of its groups, and no uid of its own (below).
+        if host_root {
+            if let Err(e) = nix::unistd::setgroups(&[]) {
+                fail("setgroups", e);
+            }
         }
-        let (relay_r, relay_w) = match nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC) {
-            Ok(p) => p,
-            Err(e) => fail("pipe", e),
+        let ids = match (host_root, plan.run_as) {
+            (true, Some(ids)) => ids,
+            (true, None) => (NOBODY, NOBODY),
+            (false, _) => (nix::unistd::getuid().as_raw(), nix::unistd::getgid().as_raw()),
         };
-        // The keeper outlives a SIGTERM: init forwards it to the program, and the keeper then
-        // exits as the program did.
+        let setup = Setup { namespaces: false, private_proc: false, root: false, cgroup, host_root, ids };
+        // The keeper outlives a SIGTERM: init (or the host's group signal) reaches the program,
+        // and the keeper then exits as the program did.
         // SAFETY: installing SIG_IGN is always sound.
         unsafe { signal(Signal::SIGTERM, SigHandler::SigIgn) }.ok();
+        let (status, lifeline) = match plan.namespaces {
+            true => with_namespaces(&plan, status, lifeline, setup),
+            false => (status, lifeline),
+        };
+        without_namespaces(&plan, status, lifeline, setup)
+    }
+
+    /// The run in new namespaces: init is cloned into them, its ids mapped from here; returns
+    /// (the descriptors, untouched) only when the kernel refuses the namespaces.
+    fn with_namespaces(
+        plan: &Plan,
+        status: OwnedFd,
+        lifeline: Option<OwnedFd>,
+        mut setup: Setup,
+    ) -> (OwnedFd, Option<OwnedFd>) {
+        let (relay_r, relay_w) = pipe();
+        let (go_r, go_w) = pipe();
+        match namespaces::clone_init() {
+            Err(_) => (status, lifeline),
+            Ok(Cloned::Child) => {
+                drop((relay_r, go_w, lifeline));
+                if !namespaces::await_maps(&go_r) {
+                    std::process::exit(126);
+                }
+                drop(go_r);
+                setup.namespaces = true;
+                init(plan, status, relay_w, setup)
+            }
+            Ok(Cloned::Parent(child)) => {
+                drop((relay_w, go_r));
+                if let Err(e) = namespaces::map_ids(child, setup.ids.0, setup.ids.1) {
+                    let _ = nix::sys::signal::kill(child, Signal::SIGKILL);
+                    let _ = waitpid(child, None);
+                    fail("uid_map", nix::errno::Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)));
+                }
+                write_all(&go_w, b"1");
+                drop(go_w);
+                write_all(&status, format!("init {}\n", child.as_raw()).as_bytes());
+                drop(status);
+                close_program_fds(Some(&relay_r));
+                keep(child, Some(relay_r), lifeline, false)
+            }
+        }
+    }
+
+    /// The run without namespaces: the keeper forks the program, which stays in the keeper's
+    /// process group (the host signals that group), and dies if the keeper does.
+    fn without_namespaces(plan: &Plan, status: OwnedFd, lifeline: Option<OwnedFd>, setup: Setup) -> ! {
         // SAFETY: single-threaded process; the child only runs this crate's code until exec.
         match unsafe { fork() } {
             Err(e) => fail("fork", e),
             Ok(ForkResult::Child) => {
-                drop(relay_r);
-                init(&plan, status, relay_w, setup)
+                drop(lifeline);
+                program(plan, status, setup)
             }
             Ok(ForkResult::Parent { child }) => {
-                drop(relay_w);
-                write_all(&status, format!("init {}\n", child.as_raw()).as_bytes());
                 drop(status);
-                close_program_fds(&relay_r);
-                keep(child, relay_r)
+                close_program_fds(None);
+                keep(child, None, lifeline, true)
             }
         }
     }
@@ -178,25 +245,61 @@ mod linux {
         unsafe { libc::_exit(code) }
     }
 
-    /// Waits for init, then ends exactly as the program ended (code or signal), so the host's
-    /// wait status is the program's and its rusage covers the whole namespace.
-    fn keep(init: Pid, relay: OwnedFd) -> ! {
-        let init_status = loop {
-            match waitpid(init, None) {
+    /// Waits for `child` (init, or the program itself without namespaces), then ends exactly as
+    /// the program ended (code or signal), so the host's wait status is the program's and its
+    /// rusage covers the whole run. If the host dies first (its lifeline reads end-of-file), the
+    /// run is killed: init (the kernel then kills the whole namespace) or, without namespaces,
+    /// this process group.
+    fn keep(child: Pid, relay: Option<OwnedFd>, lifeline: Option<OwnedFd>, whole_group: bool) -> ! {
+        if let Some(lifeline) = &lifeline {
+            if host_died(child, lifeline) {
+                // SAFETY: plain kill calls; without namespaces this process dies with its group.
+                unsafe {
+                    match whole_group {
+                        true => libc::kill(0, libc::SIGKILL),
+                        false => libc::kill(child.as_raw(), libc::SIGKILL),
+                    }
+                };
+            }
+        }
+        let status = loop {
+            match waitpid(child, None) {
                 Ok(status) => break status,
                 Err(nix::errno::Errno::EINTR) => continue,
                 Err(e) => fail("waitpid", e),
             }
         };
         let mut raw = [0u8; 4];
-        let relayed = nix::unistd::read(&relay, &mut raw).ok() == Some(4);
-        if relayed {
+        if relay.is_some_and(|r| nix::unistd::read(&r, &mut raw).ok() == Some(4)) {
             mirror_raw(i32::from_ne_bytes(raw));
         }
-        match init_status {
+        match status {
             WaitStatus::Exited(_, code) => std::process::exit(code),
             WaitStatus::Signaled(_, sig, _) => die_by(sig as i32),
             _ => std::process::exit(125),
+        }
+    }
+
+    /// Blocks until `child` has exited (false) or the host's lifeline shows the host gone (true).
+    /// The host never writes to it: any event on it is its end.
+    fn host_died(child: Pid, lifeline: &OwnedFd) -> bool {
+        use std::os::fd::AsRawFd;
+        let pidfd = namespaces::pidfd(child);
+        loop {
+            let mut fds = [
+                libc::pollfd { fd: lifeline.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+                libc::pollfd { fd: pidfd.as_ref().map_or(-1, |f| f.as_raw_fd()), events: libc::POLLIN, revents: 0 },
+            ];
+            // Without pidfds (Linux < 5.3) the child's exit is checked ten times a second.
+            let timeout = if pidfd.is_some() { -1 } else { 100 };
+            // SAFETY: two valid pollfds (a negative fd is ignored).
+            unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout) };
+            if fds[0].revents != 0 {
+                return true;
+            }
+            if fds[1].revents != 0 || (pidfd.is_none() && namespaces::exited(child)) {
+                return false;
+            }
         }
     }
 
@@ -217,15 +320,25 @@ mod linux {
 
     /// PID 1 of the namespace.
     fn init(plan: &Plan, status: OwnedFd, relay: OwnedFd, mut setup: Setup) -> ! {
-        // SAFETY: plain prctl calls. Dying with the keeper takes the namespace down with it; not
-        // dumpable keeps the program (same uid) out of this process's memory.
+        // SAFETY: plain prctl calls. Dying with the keeper takes the namespace down with it (had
+        // the keeper died before this, the maps would never have come); not dumpable keeps the
+        // program out of this process's memory.
         unsafe {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
             libc::prctl(libc::PR_SET_DUMPABLE, 0);
         }
-        match namespaces::mount_private(plan.tmpfs.as_ref().map(|(dir, bytes)| (dir.as_path(), *bytes))) {
-            Some(mounted) => setup.private_proc = mounted.private_proc,
-            None => fail("mount", nix::errno::Errno::last()),
+        let scratch = plan.tmpfs.as_ref().map(|(dir, bytes)| (dir.as_path(), *bytes));
+        let grants = (plan.read_only.iter().map(|p| (p.as_path(), false)))
+            .chain(plan.read_write.iter().map(|p| (p.as_path(), true)))
+            .filter(|(p, _)| scratch.is_none_or(|(dir, _)| dir != *p))
+            .collect();
+        let layout = root::Layout { root: plan.root.as_deref(), grants, scratch, proc: plan.private_proc };
+        match root::mount_all(&layout) {
+            Ok(mounted) => {
+                setup.private_proc = mounted.private_proc;
+                setup.root = mounted.root;
+            }
+            Err(e) => fail("mount", e),
         }
         // SAFETY: as in `start`.
         match unsafe { fork() } {
@@ -236,7 +349,7 @@ mod linux {
             }
             Ok(ForkResult::Parent { child }) => {
                 drop(status);
-                close_program_fds(&relay);
+                close_program_fds(Some(&relay));
                 PROGRAM.store(child.as_raw(), Ordering::Relaxed);
                 // SAFETY: the handler only calls kill.
                 unsafe { signal(Signal::SIGTERM, SigHandler::Handler(forward_term)) }.ok();
@@ -262,14 +375,29 @@ mod linux {
         }
     }
 
-    /// The program process: its own session, limits, no_new_privs, Landlock, seccomp, the layer
-    /// report, then exec.
+    /// The program process: its own session (in namespaces), its ids, limits, no_new_privs,
+    /// Landlock, seccomp, the layer report, then exec.
     fn program(plan: &Plan, status: OwnedFd, setup: Setup) -> ! {
         if setup.namespaces {
             let _ = setsid();
         }
         // SAFETY: restoring the default disposition is always sound (exec keeps SIG_IGN).
         unsafe { signal(Signal::SIGTERM, SigHandler::SigDfl) }.ok();
+        if let Err(e) = take_ids(&setup) {
+            fail("setresuid", e);
+        }
+        // In the run's own root (or the scratch of a run without one), never the host's cwd.
+        if let Some(cwd) = &plan.cwd {
+            if let Err(e) = nix::unistd::chdir(cwd.as_path()) {
+                fail("chdir", e);
+            }
+        }
+        if !setup.namespaces {
+            // Dies with the keeper, which dies with the host (set after the ids: a change of
+            // credentials clears it).
+            // SAFETY: plain prctl on this process.
+            unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+        }
         let mut nproc = false;
         for (kind, soft, hard) in &plan.rlimits {
             // RLIMIT_NPROC counts the user's processes in its user namespace: only the run's own
@@ -293,17 +421,45 @@ mod linux {
         if plan.private_proc && setup.private_proc {
             read_only.push("/proc".into());
         }
-        let landlock = if no_new_privs { landlock::restrict(&read_only, &plan.read_write) } else { 0 };
+        if setup.root {
+            read_only.extend(root::IDENTITY_FILES.iter().map(std::path::PathBuf::from));
+        }
+        // In a root of its own, every directory may be listed: the root holds only what was granted.
+        let list_only: Vec<std::path::PathBuf> = if setup.root { vec!["/".into()] } else { Vec::new() };
+        let landlock = if no_new_privs { landlock::restrict(&read_only, &plan.read_write, &list_only) } else { 0 };
         let seccomp = no_new_privs && seccomp::apply();
-        // RLIMIT_NPROC counts per user namespace (so it caps this run alone only inside its own),
-        // and never binds the host's root.
-        let process_cap = setup.cgroup || (nproc && setup.namespaces && !setup.host_root);
-        let layers = Layers { namespaces: setup.namespaces, landlock, seccomp, process_cap, init_pid: 0 };
+        let uid = nix::unistd::geteuid().as_raw();
+        let outside_uid = if setup.namespaces { setup.ids.0 } else { uid };
+        // RLIMIT_NPROC counts per user namespace (so it caps this run alone only inside its own)
+        // and never binds root.
+        let process_cap = setup.cgroup || (nproc && setup.namespaces && outside_uid != 0);
+        let layers = Layers {
+            namespaces: setup.namespaces,
+            landlock,
+            seccomp,
+            process_cap,
+            root: setup.root,
+            uid: outside_uid,
+            init_pid: 0,
+        };
         write_all(&status, layers.line().as_bytes());
         let errno = exec(plan);
         // Still here: the host reports this as a spawn error (and sees the descriptor close).
         write_all(&status, plan::exec_error_line(errno as i32).as_bytes());
         std::process::exit(127);
+    }
+
+    /// The program's ids: in namespaces the inside id (mapped to the run's ids outside); without
+    /// them, a root host's program still drops to the run's ids.
+    fn take_ids(setup: &Setup) -> nix::Result<()> {
+        use nix::unistd::{setresgid, setresuid, Gid, Uid};
+        let (uid, gid) = match (setup.namespaces, setup.host_root) {
+            (true, _) => (namespaces::INSIDE_ID, namespaces::INSIDE_ID),
+            (false, true) => setup.ids,
+            (false, false) => return Ok(()),
+        };
+        setresgid(Gid::from_raw(gid), Gid::from_raw(gid), Gid::from_raw(gid))?;
+        setresuid(Uid::from_raw(uid), Uid::from_raw(uid), Uid::from_raw(uid))
     }
 
     /// Replaces this process with the program; returns only the errno of a failed exec.
@@ -329,9 +485,9 @@ mod linux {
 
     /// The keeper and init hold none of the program's descriptors, so the host sees the
     /// program's pipes close when the program and its descendants have gone.
-    fn close_program_fds(relay: &OwnedFd) {
+    fn close_program_fds(relay: Option<&OwnedFd>) {
         use std::os::fd::AsRawFd;
-        for fd in (0..=3).filter(|fd| *fd != relay.as_raw_fd()) {
+        for fd in (0..=3).filter(|fd| Some(*fd) != relay.map(|r| r.as_raw_fd())) {
             // SAFETY: closing descriptors this process no longer uses (never the relay pipe).
             unsafe { libc::close(fd) };
         }
@@ -369,6 +525,10 @@ mod linux {
                 Err(_) => return,
             }
         }
+    }
+
+    fn pipe() -> (OwnedFd, OwnedFd) {
+        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap_or_else(|e| fail("pipe", e))
     }
 
     fn fail(what: &str, err: nix::errno::Errno) -> ! {

@@ -8,6 +8,8 @@ use std::thread::JoinHandle;
 use napi::bindgen_prelude::{Function, JsValue, Utf16String};
 use napi_derive::napi;
 
+use super::identity::RunAs;
+
 use super::isolate::{event_sink, run_config, EventArgs, IsolateRunOptions};
 use crate::isolate::contained::{forge, main_call, memory_cap, pool, process, supervise, uv};
 use crate::isolate::env_hook::EnvHook;
@@ -25,6 +27,7 @@ pub struct IsolatePoolOptions {
     pub max_output_bytes: f64,
     pub max_processes: u32,
     pub max_runs_per_process: u32,
+    pub run_as: Option<RunAs>,
 }
 
 /// The hardening layers of the sandbox processes, as the first one reported them.
@@ -40,6 +43,10 @@ pub struct IsolateSandboxLayers {
     pub process_cap: bool,
     /// A memory cgroup caps the process (its resident memory is read by the supervisor anyway).
     pub memory_cgroup: bool,
+    /// The process runs in a root of its own (bind mounts of the loader's files and the addon).
+    pub private_root: bool,
+    /// The uid the process has as the host's kernel sees it.
+    pub uid: Option<u32>,
 }
 
 /// Whether this build and machine can contain isolates in processes (Linux, helper shipped).
@@ -56,7 +63,8 @@ pub fn probe_contained_isolate(allowlist: bool) -> napi::Result<String> {
     let Some((helper, addon)) = process::locate() else {
         return Err(napi::Error::from_reason("the sandbox helper is not beside the addon"));
     };
-    let spec = ProcessSpec { helper, addon, heap_mb: 64.0, memory_cap: memory_cap(64.0), forge: None };
+    let run_as = crate::sandbox::identity::run_as(None);
+    let spec = ProcessSpec { helper, addon, heap_mb: 64.0, memory_cap: memory_cap(64.0), forge: None, run_as };
     let pid = std::process::id() as i32;
     process::SandboxProcess::probe(&spec, if allowlist { pid } else { -pid }).map_err(napi::Error::from_reason)
 }
@@ -88,6 +96,7 @@ impl IsolatePool {
                 heap_mb: options.max_old_generation_size_mb,
                 memory_cap: memory_cap(options.max_old_generation_size_mb),
                 forge: None,
+                run_as: super::identity::run_as(options.run_as),
             },
             max_processes: options.max_processes.max(1) as usize,
             max_runs: options.max_runs_per_process.max(1),
@@ -112,6 +121,8 @@ impl IsolatePool {
             seccomp_allowlist: reported.allowlist,
             process_cap: layers.is_some_and(|l| l.process_cap),
             memory_cgroup: reported.memory_cgroup,
+            private_root: layers.is_some_and(|l| l.root),
+            uid: layers.map(|l| l.uid),
         }
     }
 

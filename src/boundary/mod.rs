@@ -5,6 +5,8 @@
 #[cfg(target_os = "linux")]
 pub mod contained;
 pub mod events;
+#[cfg(unix)]
+pub mod identity;
 pub mod isolate;
 pub mod outcome;
 #[cfg(unix)]

@@ -9,6 +9,7 @@ use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 
 use super::events::{self, EventArgs, Payload, ReportError, RunEventKind};
+use super::identity::{self, RunAs};
 use crate::ledger::text::Text;
 use crate::outcome::FailureKind;
 use crate::python::process::interp::{self, CachedFile};
@@ -88,19 +89,33 @@ pub struct PythonSandbox {
     pub seccomp: bool,
     /// A per-run process cap holds (RLIMIT_NPROC in the run's user namespace, or a cgroup).
     pub process_cap: bool,
+    /// The child runs in a root of its own (bind mounts of exactly what it needs).
+    pub private_root: bool,
+    /// The uid the child has as the host's kernel sees it (absent without the helper).
+    pub uid: Option<u32>,
 }
 
-/// Spawns one child the way runs do, reads the helper's report, and kills it.
+/// Removes what dead hosts left in `tmpdir`, then spawns one child the way runs do, reads the
+/// helper's report, and kills it.
 #[napi]
-pub fn python_sandbox_layers(executable: String, interpreter_paths: Vec<String>, tmpdir: String) -> PythonSandbox {
+pub fn python_sandbox_layers(
+    executable: String,
+    interpreter_paths: Vec<String>,
+    tmpdir: String,
+    run_as: Option<RunAs>,
+) -> PythonSandbox {
+    crate::python::process::spawn::sweep(&tmpdir);
     let paths: Vec<PathBuf> = interpreter_paths.into_iter().map(PathBuf::from).collect();
-    let layers = crate::python::process::spawn::probe_layers(Path::new(&executable), &paths, &tmpdir);
+    let run_as = identity::run_as(run_as);
+    let layers = crate::python::process::spawn::probe_layers(Path::new(&executable), &paths, &tmpdir, run_as);
     PythonSandbox {
         helper: crate::sandbox::helper::path().is_some(),
         namespaces: layers.is_some_and(|l| l.namespaces),
         landlock: layers.map_or(0, |l| l.landlock),
         seccomp: layers.is_some_and(|l| l.seccomp),
         process_cap: layers.is_some_and(|l| l.process_cap),
+        private_root: layers.is_some_and(|l| l.root),
+        uid: layers.map(|l| l.uid),
     }
 }
 
@@ -134,6 +149,7 @@ pub struct PythonSpareOptions {
     pub tmpdir: String,
     pub cpu_seconds: f64,
     pub address_space_bytes: f64,
+    pub run_as: Option<RunAs>,
 }
 
 /// A child booted ahead of the next run (behind the same sandbox and limits), never used by any
@@ -155,14 +171,15 @@ impl PythonSpare {
 /// Starts booting a spare child on a thread of its own.
 #[napi]
 pub fn python_prepare_spare(options: PythonSpareOptions, pycache: Option<&PythonPycache>) -> PythonSpare {
-    let PythonSpareOptions { executable, interpreter_paths, tmpdir, cpu_seconds, address_space_bytes } = options;
+    let PythonSpareOptions { executable, interpreter_paths, tmpdir, cpu_seconds, address_space_bytes, run_as } =
+        options;
     PythonSpare {
         inner: Spare::prepare(child_spec(
             executable,
             interpreter_paths,
             tmpdir,
-            cpu_seconds,
-            address_space_bytes,
+            (cpu_seconds, address_space_bytes),
+            run_as,
             pycache,
         )),
     }
@@ -173,8 +190,8 @@ fn child_spec(
     executable: String,
     interpreter_paths: Vec<String>,
     tmpdir: String,
-    cpu_seconds: f64,
-    address_space_bytes: f64,
+    (cpu_seconds, address_space_bytes): (f64, f64),
+    run_as: Option<RunAs>,
     pycache: Option<&PythonPycache>,
 ) -> ChildSpec {
     ChildSpec {
@@ -184,6 +201,7 @@ fn child_spec(
         tmpdir,
         cpu_seconds,
         address_space_bytes,
+        run_as: identity::run_as(run_as),
     }
 }
 
@@ -198,6 +216,7 @@ pub struct PythonRunOptions {
     pub max_log_bytes: f64,
     pub max_value_bytes: f64,
     pub max_wall_ms: f64,
+    pub run_as: Option<RunAs>,
     pub grace_ms: f64,
     pub frame_cap: f64,
     /// The boot frame's `namespaces`, as JSON.
@@ -267,8 +286,8 @@ pub fn python_start_run(
         options.executable,
         options.interpreter_paths,
         options.tmpdir,
-        options.cpu_seconds,
-        options.address_space_bytes,
+        (options.cpu_seconds, options.address_space_bytes),
+        options.run_as,
         pycache,
     );
     let spec = RunSpec {

@@ -13,8 +13,10 @@ pub mod harden {
     pub mod landlock;
 }
 pub mod helper;
+pub mod identity;
+pub mod lifeline;
 pub mod plan;
 pub mod procfs;
 pub mod spawn;
 
-pub use plan::{Layers, Plan, RlimitKind};
+pub use plan::{Layers, Plan, RlimitKind, LIFELINE_FD};

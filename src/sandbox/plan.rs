@@ -6,6 +6,10 @@ use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
 
+/// Where the helper finds the host's lifeline (`--lifeline`): the read end of a pipe whose write
+/// end only the host holds, so it reads end-of-file exactly when the host has died.
+pub const LIFELINE_FD: i32 = 5;
+
 /// One resource limit for the program process: `(resource, soft, hard)`.
 pub type Rlimit = (RlimitKind, u64, u64);
 
@@ -37,8 +41,22 @@ pub struct Plan {
     /// Try user, PID, mount, network and IPC namespaces (the run goes on without them if the
     /// kernel refuses, and the report says so).
     pub namespaces: bool,
-    /// A size-capped tmpfs mounted here inside the mount namespace (the directory must exist).
+    /// A size-capped tmpfs mounted here inside the mount namespace (the directory must exist),
+    /// with an inode cap that fits its size.
     pub tmpfs: Option<(PathBuf, u64)>,
+    /// Build the program's own root: a fresh tmpfs mounted on this (existing, host-chosen)
+    /// directory inside the mount namespace, holding bind mounts of exactly the `read_only` and
+    /// `read_write` paths at their own paths, then `pivot_root` into it. Nothing else of the
+    /// host's tree stays reachable.
+    pub root: Option<PathBuf>,
+    /// The program's working directory (inside its root); `None`: the helper's own.
+    pub cwd: Option<PathBuf>,
+    /// The ids outside the namespaces the program runs as when the host is root (a root host's
+    /// own uid is never lent to a run); ignored for other hosts, whose runs have their own uid.
+    pub run_as: Option<(u32, u32)>,
+    /// The host's lifeline is on `LIFELINE_FD`: when it reads end-of-file the host has died, and
+    /// the helper kills the run.
+    pub lifeline: bool,
     /// Read-only `/proc` for the program, granted only when the helper mounted a fresh one that
     /// shows nothing but the run's own PID namespace.
     pub private_proc: bool,
@@ -78,6 +96,18 @@ impl Plan {
         }
         if self.private_proc {
             push(&["--proc".into()]);
+        }
+        if let Some(dir) = &self.root {
+            push(&["--root".into(), path_arg(dir)]);
+        }
+        if let Some(dir) = &self.cwd {
+            push(&["--cwd".into(), path_arg(dir)]);
+        }
+        if let Some((uid, gid)) = self.run_as {
+            push(&["--as".into(), uid.to_string().into(), gid.to_string().into()]);
+        }
+        if self.lifeline {
+            push(&["--lifeline".into()]);
         }
         for p in &self.read_only {
             push(&["--ro".into(), path_arg(p)]);
@@ -121,6 +151,13 @@ impl Plan {
                 b"--ns" => plan.namespaces = true,
                 b"--tmpfs" => plan.tmpfs = Some((PathBuf::from(it.next()?), number(it.next()?)?)),
                 b"--proc" => plan.private_proc = true,
+                b"--root" => plan.root = Some(PathBuf::from(it.next()?)),
+                b"--cwd" => plan.cwd = Some(PathBuf::from(it.next()?)),
+                b"--as" => {
+                    let uid = u32::try_from(number(it.next()?)?).ok()?;
+                    plan.run_as = Some((uid, u32::try_from(number(it.next()?)?).ok()?));
+                }
+                b"--lifeline" => plan.lifeline = true,
                 b"--ro" => plan.read_only.push(PathBuf::from(it.next()?)),
                 b"--rw" => plan.read_write.push(PathBuf::from(it.next()?)),
                 b"--rlimit" => {
@@ -165,6 +202,10 @@ pub struct Layers {
     pub seccomp: bool,
     /// The process cap came from a cgroup (`pids.max`) or from `RLIMIT_NPROC` in a user namespace.
     pub process_cap: bool,
+    /// The program runs in a root of its own (a tmpfs with bind mounts, after `pivot_root`).
+    pub root: bool,
+    /// The program's uid as the host's kernel sees it (outside every namespace).
+    pub uid: u32,
     pub init_pid: i32,
 }
 
@@ -172,8 +213,14 @@ impl Layers {
     #[allow(dead_code)] // the helper's half
     pub fn line(&self) -> String {
         format!(
-            "layers namespaces={} landlock={} seccomp={} process_cap={} init={}\n",
-            self.namespaces as u8, self.landlock, self.seccomp as u8, self.process_cap as u8, self.init_pid
+            "layers namespaces={} landlock={} seccomp={} process_cap={} root={} uid={} init={}\n",
+            self.namespaces as u8,
+            self.landlock,
+            self.seccomp as u8,
+            self.process_cap as u8,
+            self.root as u8,
+            self.uid,
+            self.init_pid
         )
     }
 
@@ -191,6 +238,8 @@ impl Layers {
                 "landlock" => layers.landlock = u32::try_from(n).ok()?,
                 "seccomp" => layers.seccomp = n == 1,
                 "process_cap" => layers.process_cap = n == 1,
+                "root" => layers.root = n == 1,
+                "uid" => layers.uid = u32::try_from(n).ok()?,
                 "init" => layers.init_pid = i32::try_from(n).ok()?,
                 _ => return None,
             }
@@ -209,6 +258,10 @@ mod tests {
             namespaces: true,
             tmpfs: Some(("/tmp/x/tmp".into(), 1 << 26)),
             private_proc: true,
+            root: Some("/tmp".into()),
+            cwd: Some("/tmp/x/tmp".into()),
+            run_as: Some((65534, 65534)),
+            lifeline: true,
             read_only: vec!["/usr".into(), "/tmp/x".into()],
             read_write: vec!["/tmp/x/tmp".into()],
             rlimits: vec![(RlimitKind::Nproc, 1, 2), (RlimitKind::Fsize, 5, 5)],
@@ -225,7 +278,15 @@ mod tests {
 
     #[test]
     fn layer_lines() {
-        let layers = Layers { namespaces: true, landlock: 7, seccomp: true, process_cap: false, init_pid: 42 };
+        let layers = Layers {
+            namespaces: true,
+            landlock: 7,
+            seccomp: true,
+            process_cap: false,
+            root: true,
+            uid: 65534,
+            init_pid: 42,
+        };
         assert_eq!(Layers::parse(&layers.line()), Some(layers));
         assert_eq!(Layers::parse("layers bogus=1"), None);
     }

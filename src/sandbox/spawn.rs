@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use nix::fcntl::OFlag;
 
 use super::child::{cloexec_from, high_fd, pidfd_open, pipe2, place_fd, read_report, Report, STATUS_FD};
-use super::Layers;
+use super::{Layers, LIFELINE_FD};
 
 /// How to start one child.
 pub struct Launch<'a> {
@@ -24,7 +24,8 @@ pub struct Launch<'a> {
     pub env: Vec<(OsString, OsString)>,
     /// `None`: the host's own.
     pub cwd: Option<PathBuf>,
-    /// The executable is the helper, which writes its layer report to `STATUS_FD`.
+    /// The executable is the helper, which writes its layer report to `STATUS_FD` and watches
+    /// the host's lifeline on `LIFELINE_FD`.
     pub reports: bool,
     pub stdin: Stdio,
     pub stdout: Stdio,
@@ -75,6 +76,10 @@ pub fn launch(
     };
     let channel_raw = child_end.as_raw_fd();
     let report_raw = report.as_ref().map_or(-1, |(_, w)| w.as_raw_fd());
+    let lifeline_raw = match launch.reports {
+        true => super::lifeline::read_end().unwrap_or(-1),
+        false => -1,
+    };
     let mut cmd = Command::new(launch.executable);
     cmd.args(&launch.args).env_clear().envs(launch.env.iter().map(|(k, v)| (k, v)));
     if let Some(cwd) = &launch.cwd {
@@ -90,7 +95,10 @@ pub fn launch(
             if report_raw >= 0 {
                 place_fd(report_raw, STATUS_FD)?;
             }
-            cloexec_from(if report_raw >= 0 { STATUS_FD + 1 } else { 4 })
+            if lifeline_raw >= 0 {
+                place_fd(lifeline_raw, LIFELINE_FD)?;
+            }
+            cloexec_from(if report_raw >= 0 { LIFELINE_FD + 1 } else { 4 })
         });
     }
     let child = cmd.spawn().map_err(LaunchError::Spawn)?;

@@ -51,7 +51,14 @@ pub fn forged_run(scenario: String, max_output_bytes: f64) -> Result<String, Str
     };
     let heap_mb = 64.0;
     let memory_cap = super::memory_cap(heap_mb);
-    let spec = ProcessSpec { helper, addon, heap_mb, memory_cap, forge: Some(scenario) };
+    let spec = ProcessSpec {
+        helper,
+        addon,
+        heap_mb,
+        memory_cap,
+        forge: Some(scenario),
+        run_as: crate::sandbox::identity::run_as(None),
+    };
     let max_output_bytes = max_output_bytes as usize;
     let pool = Pool::new(PoolConfig {
         spec,

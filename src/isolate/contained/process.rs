@@ -36,6 +36,8 @@ pub struct ProcessSpec {
     /// The suite's forged-frame scenario: processes of this spec boot as serving ones, then send
     /// the scenario's frames instead of running the program (`isolate-forge`).
     pub forge: Option<String>,
+    /// The ids a root host's processes have (`None` for other hosts).
+    pub run_as: Option<(u32, u32)>,
 }
 
 /// How far above `memory_cap` the cgroup's hard limit sits: the supervisor's own reading
@@ -73,6 +75,10 @@ fn plan(spec: &ProcessSpec, mode: &[&str], cgroup: Option<&Path>, memory: Option
         namespaces: true,
         tmpfs: None,
         private_proc: false,
+        root: spec.helper.parent().map(Path::to_path_buf),
+        cwd: Some(PathBuf::from("/")),
+        run_as: spec.run_as,
+        lifeline: crate::sandbox::lifeline::read_end().is_some(),
         read_only,
         read_write: Vec::new(),
         rlimits: vec![(RlimitKind::Core, 0, 0), (RlimitKind::Fsize, 0, 0), (RlimitKind::Nproc, THREAD_CAP, THREAD_CAP)],

@@ -14,6 +14,34 @@ fn attempt(name: &str, result: libc::c_long) -> String {
     format!("[\"{name}\",{errno}]")
 }
 
+/// A Unix stream socket connected to `path`: -1 with errno set by whichever call failed.
+///
+/// # Safety
+/// Plain socket calls; the descriptor is closed either way.
+unsafe fn connect_unix(path: &str) -> libc::c_long {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let fd = libc::socket(libc::AF_UNIX, libc::SOCK_STREAM, 0);
+        if fd < 0 {
+            return -1;
+        }
+        let mut addr: libc::sockaddr_un = std::mem::zeroed();
+        addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+        for (dst, src) in addr.sun_path.iter_mut().zip(path.bytes().take(107)) {
+            *dst = src as libc::c_char;
+        }
+        let len = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
+        let r = libc::connect(fd, (&addr as *const libc::sockaddr_un).cast(), len);
+        let errno = std::io::Error::last_os_error();
+        libc::close(fd);
+        if r < 0 {
+            *libc::__errno_location() = errno.raw_os_error().unwrap_or(libc::EIO);
+            return -1;
+        }
+        0
+    }
+}
+
 /// `isolate-probe`: hardens itself exactly as a serving process does, then makes the calls a
 /// program that escaped V8 would make against `host_pid`, and reports each errno on the channel.
 /// Only the test suite starts it. A negative `host_pid` leaves the seccomp allowlist out, to show
@@ -34,8 +62,12 @@ pub unsafe extern "C" fn crn_isolate_probe(fd: RawFd, heap_mb: f64, host_pid: i3
     let environ = path(format!("/proc/{host_pid}/environ"));
     let mem = path(format!("/proc/{host_pid}/mem"));
     let passwd = path("/etc/passwd".into());
-    let tmp = path("/tmp/code-runtime-native-escape".into());
-    let sh = path("/bin/sh".into());
+    // In `/`: the root of the process's own, read-only (a path the root lacks would fail earlier).
+    let created = path("/code-runtime-native-escape".into());
+    // A socket the test's host listens on, in the host's /tmp.
+    let host_socket = format!("/tmp/code-runtime-native-probe-{host_pid}.sock");
+    // Under /usr, which the root binds (a merged-/usr system's /bin is only a link to it).
+    let sh = path("/usr/bin/sh".into());
     let mut results = Vec::new();
     // SAFETY: each call is made with valid arguments (or null pointers the kernel rejects); none
     // is expected to succeed, and one that does only proves the hole the report shows.
@@ -43,7 +75,9 @@ pub unsafe extern "C" fn crn_isolate_probe(fd: RawFd, heap_mb: f64, host_pid: i3
         results.push(attempt("open host environ", libc::open(environ.as_ptr(), libc::O_RDONLY) as _));
         results.push(attempt("open host mem", libc::open(mem.as_ptr(), libc::O_RDWR) as _));
         results.push(attempt("open /etc/passwd", libc::open(passwd.as_ptr(), libc::O_RDONLY) as _));
-        results.push(attempt("create a file", libc::open(tmp.as_ptr(), libc::O_CREAT | libc::O_WRONLY, 0o600) as _));
+        results
+            .push(attempt("create a file", libc::open(created.as_ptr(), libc::O_CREAT | libc::O_WRONLY, 0o600) as _));
+        results.push(attempt("connect a host Unix socket", connect_unix(&host_socket)));
         results.push(attempt("signal the host", libc::kill(host_pid, 0) as _));
         results.push(attempt("signal everyone", libc::kill(-1, 0) as _));
         results.push(attempt("ptrace the host", libc::ptrace(libc::PTRACE_ATTACH, host_pid, 0, 0)));

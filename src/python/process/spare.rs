@@ -21,6 +21,8 @@ pub struct ChildSpec {
     pub tmpdir: String,
     pub cpu_seconds: f64,
     pub address_space_bytes: f64,
+    /// The ids a root host's child has (`None` for other hosts).
+    pub run_as: Option<(u32, u32)>,
 }
 
 /// A spawned child with its staging directory and cgroup.
@@ -47,13 +49,14 @@ impl BootError {
 
 /// Stages and spawns one child.
 pub fn boot(spec: &ChildSpec) -> Result<Booted, BootError> {
-    let staging = Staging::create(&spec.tmpdir, &spec.pycache).map_err(BootError::Stage)?;
+    let staging = Staging::create(&spec.tmpdir, &spec.pycache, spec.run_as).map_err(BootError::Stage)?;
     let plan = LimitPlan::for_host(spec.cpu_seconds as u64, spec.address_space_bytes as u64, SCRATCH_BYTES);
     let cgroup = RunCgroup::create(PROCESS_CAP);
     let confine = Confinement {
         helper: crate::sandbox::helper::path(),
         interpreter_paths: &spec.interpreter_paths,
         cgroup: cgroup.as_ref().map(|c| c.path()),
+        run_as: spec.run_as,
     };
     match spawn(&spec.executable, &staging, plan, &confine) {
         Ok(spawned) => Ok(Booted { staging, cgroup, spawned }),
@@ -131,7 +134,8 @@ impl Spare {
             && self.spec.tmpdir == spec.tmpdir
             && self.spec.cpu_seconds == spec.cpu_seconds
             && self.spec.address_space_bytes == spec.address_space_bytes
-            && self.spec.interpreter_paths == spec.interpreter_paths;
+            && self.spec.interpreter_paths == spec.interpreter_paths
+            && self.spec.run_as == spec.run_as;
         let (lock, ready) = &*self.slot;
         let mut slot = lock.lock().unwrap_or_else(|p| p.into_inner());
         // Still spawning (milliseconds: the spawn returns once the interpreter has started): that

@@ -37,42 +37,54 @@ pub struct Staging {
 }
 
 impl Staging {
-    /// `mkdtemp(<tmpdir>/code-runtime-native-python-)`, the scripts written from the addon, the
-    /// precompiled modules when the load produced them, and the scratch directory.
-    pub fn create(tmpdir: &str, cache: &[CachedFile]) -> Result<Staging, String> {
-        let template = format!("{}/code-runtime-native-python-XXXXXX", tmpdir.trim_end_matches('/'));
+    /// `mkdtemp(<tmpdir>/code-runtime-native-python-<owner>-)`, the scripts written from the
+    /// addon, the precompiled modules when the load produced them, and the scratch directory.
+    /// Everything is readable by the run's ids (a root host's runs are `nobody`), and the scratch
+    /// directory is theirs.
+    pub fn create(tmpdir: &str, cache: &[CachedFile], run_as: Option<(u32, u32)>) -> Result<Staging, String> {
+        let template = format!("{}/{STAGING_PREFIX}{}-XXXXXX", tmpdir.trim_end_matches('/'), owner_tag());
         let dir = mkdtemp(&template).map_err(|e| errors::fs("mkdtemp", &template, &e))?;
         let mut staging = Staging { created: Vec::new(), dir };
-        for (name, text) in BOOTSTRAP_FILES {
-            let dst = staging.dir.join(name);
-            staging.created.push(dst.clone());
-            if let Err(e) = std::fs::write(&dst, text) {
-                staging.remove();
-                return Err(errors::fs("write", &dst.to_string_lossy(), &e));
-            }
-        }
-        staging.created.push(staging.scratch());
-        if let Err(e) = std::fs::create_dir(staging.scratch()) {
+        let result = staging.fill(cache, run_as);
+        if result.is_err() {
             staging.remove();
-            return Err(errors::fs("mkdir", &staging.scratch().to_string_lossy(), &e));
+        }
+        result.map(|()| staging)
+    }
+
+    fn fill(&mut self, cache: &[CachedFile], run_as: Option<(u32, u32)>) -> Result<(), String> {
+        use std::os::unix::fs::PermissionsExt;
+        let readable = |path: &Path, mode: u32| {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+                .map_err(|e| errors::fs("chmod", &path.to_string_lossy(), &e))
+        };
+        readable(&self.dir, 0o755)?;
+        for (name, text) in BOOTSTRAP_FILES {
+            let dst = self.dir.join(name);
+            self.created.push(dst.clone());
+            std::fs::write(&dst, text).map_err(|e| errors::fs("write", &dst.to_string_lossy(), &e))?;
+            readable(&dst, 0o644)?;
+        }
+        let scratch = self.scratch();
+        self.created.push(scratch.clone());
+        std::fs::create_dir(&scratch).map_err(|e| errors::fs("mkdir", &scratch.to_string_lossy(), &e))?;
+        if let Some((uid, gid)) = run_as {
+            std::os::unix::fs::chown(&scratch, Some(uid), Some(gid))
+                .map_err(|e| errors::fs("chown", &scratch.to_string_lossy(), &e))?;
         }
         if !cache.is_empty() {
-            let pycache = staging.dir.join("__pycache__");
-            staging.created.push(pycache.clone());
-            if let Err(e) = std::fs::create_dir(&pycache) {
-                staging.remove();
-                return Err(errors::fs("mkdir", &pycache.to_string_lossy(), &e));
-            }
+            let pycache = self.dir.join("__pycache__");
+            self.created.push(pycache.clone());
+            std::fs::create_dir(&pycache).map_err(|e| errors::fs("mkdir", &pycache.to_string_lossy(), &e))?;
+            readable(&pycache, 0o755)?;
             for (rel, bytes) in cache {
-                let dst = staging.dir.join(rel);
-                staging.created.push(dst.clone());
-                if let Err(e) = std::fs::write(&dst, bytes) {
-                    staging.remove();
-                    return Err(errors::fs("open", &dst.to_string_lossy(), &e));
-                }
+                let dst = self.dir.join(rel);
+                self.created.push(dst.clone());
+                std::fs::write(&dst, bytes).map_err(|e| errors::fs("open", &dst.to_string_lossy(), &e))?;
+                readable(&dst, 0o644)?;
             }
         }
-        Ok(staging)
+        Ok(())
     }
 
     pub fn bootstrap(&self) -> PathBuf {
@@ -94,6 +106,40 @@ impl Staging {
             let _ = std::fs::remove_file(path).or_else(|_| std::fs::remove_dir(path));
         }
         let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// Staging directories are named `<prefix><pid>-<start time>-XXXXXX` after the host process that
+/// made them, so a later host can tell which ones a dead host left.
+const STAGING_PREFIX: &str = "code-runtime-native-python-";
+
+fn owner_tag() -> String {
+    let pid = std::process::id() as i32;
+    format!("{pid}-{}", start_time(pid).unwrap_or(0))
+}
+
+/// Removes the staging directories in `tmpdir` whose host process has died (a pid that is gone,
+/// or reused by a process that started at another time). Best effort.
+pub fn sweep(tmpdir: &str) {
+    let Ok(entries) = std::fs::read_dir(tmpdir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(STAGING_PREFIX)) else { continue };
+        let mut parts = rest.splitn(3, '-');
+        let (Some(Ok(pid)), Some(Ok(start))) =
+            (parts.next().map(str::parse::<i32>), parts.next().map(str::parse::<u64>))
+        else {
+            continue;
+        };
+        let dead = match start_time(pid) {
+            Some(now) => now != start,
+            // No /proc to read: only a pid that is certainly gone counts.
+            // SAFETY: signal 0 only checks whether the process exists.
+            None => (unsafe { libc::kill(pid, 0) }) != 0 && nix::errno::Errno::last() == nix::errno::Errno::ESRCH,
+        };
+        if dead {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
     }
 }
 
@@ -136,15 +182,20 @@ pub struct Confinement<'a> {
     pub interpreter_paths: &'a [PathBuf],
     /// The run's own cgroup, when the host can make one.
     pub cgroup: Option<&'a Path>,
+    /// The ids a root host's run has (`None` for other hosts: runs have the host's uid).
+    pub run_as: Option<(u32, u32)>,
 }
 
-/// System files every dynamically linked interpreter reads, read-only.
+/// System files every dynamically linked interpreter reads, read-only, and `/bin` (where
+/// `os.system` and `subprocess(shell=True)` find `/bin/sh`; a link to `/usr/bin` on merged-/usr
+/// systems). The run's root holds these and nothing else of the host's (README: the filesystem a
+/// child sees).
 const SYSTEM_READ_ONLY: &[&str] =
-    &["/usr", "/lib", "/lib64", "/lib32", "/libx32", "/etc/ld.so.cache", "/etc/localtime", "/dev/urandom"];
+    &["/usr", "/bin", "/lib", "/lib64", "/lib32", "/libx32", "/etc/ld.so.cache", "/etc/localtime", "/dev/urandom"];
 /// Processes (and threads) one run may have at once inside its user namespace.
 pub const PROCESS_CAP: u64 = 256;
 
-fn sandbox_plan(confine: &Confinement, interpreter: &Path, staging: &Staging) -> Plan {
+fn sandbox_plan(confine: &Confinement, helper: &Path, interpreter: &Path, staging: &Staging) -> Plan {
     let scratch = staging.scratch();
     let mut read_only: Vec<PathBuf> = SYSTEM_READ_ONLY.iter().map(PathBuf::from).collect();
     read_only.extend(confine.interpreter_paths.iter().cloned());
@@ -153,6 +204,10 @@ fn sandbox_plan(confine: &Confinement, interpreter: &Path, staging: &Staging) ->
         namespaces: true,
         tmpfs: Some((scratch.clone(), SCRATCH_BYTES)),
         private_proc: true,
+        root: helper.parent().map(Path::to_path_buf),
+        cwd: Some(scratch.clone()),
+        run_as: confine.run_as,
+        lifeline: crate::sandbox::lifeline::read_end().is_some(),
         read_only,
         read_write: vec![scratch.clone(), PathBuf::from("/dev/null")],
         rlimits: vec![(RlimitKind::Nproc, PROCESS_CAP, PROCESS_CAP)],
@@ -173,7 +228,7 @@ pub fn spawn(interpreter: &Path, staging: &Staging, plan: LimitPlan, confine: &C
     let (out_r, out_w) = pipe2(OFlag::O_CLOEXEC).map_err(sys)?;
     let (err_r, err_w) = pipe2(OFlag::O_CLOEXEC).map_err(sys)?;
     let (executable, args, env) = match confine.helper {
-        Some(helper) => (helper, sandbox_plan(confine, interpreter, staging).to_args(), Vec::new()),
+        Some(helper) => (helper, sandbox_plan(confine, helper, interpreter, staging).to_args(), Vec::new()),
         None => (
             interpreter,
             vec!["-u".into(), "-I".into(), staging.bootstrap().into()],
@@ -219,11 +274,17 @@ pub fn spawn(interpreter: &Path, staging: &Staging, plan: LimitPlan, confine: &C
 }
 
 /// One child spawned exactly as a run's (then killed at once): the layers the helper reports.
-pub fn probe_layers(interpreter: &Path, interpreter_paths: &[PathBuf], tmpdir: &str) -> Option<Layers> {
+pub fn probe_layers(
+    interpreter: &Path,
+    interpreter_paths: &[PathBuf],
+    tmpdir: &str,
+    run_as: Option<(u32, u32)>,
+) -> Option<Layers> {
     let helper = crate::sandbox::helper::path()?;
-    let staging = Staging::create(tmpdir, &[]).ok()?;
+    let staging = Staging::create(tmpdir, &[], run_as).ok()?;
     let cgroup = crate::sandbox::cgroup::RunCgroup::create(PROCESS_CAP);
-    let confine = Confinement { helper: Some(helper), interpreter_paths, cgroup: cgroup.as_ref().map(|c| c.path()) };
+    let confine =
+        Confinement { helper: Some(helper), interpreter_paths, cgroup: cgroup.as_ref().map(|c| c.path()), run_as };
     let plan = LimitPlan::for_host(10, 1 << 30, SCRATCH_BYTES);
     let spawned = spawn(interpreter, &staging, plan, &confine);
     if let Ok(child) = &spawned {

@@ -1,61 +1,79 @@
-//! New user, PID, mount, network and IPC namespaces for a child, entered without privileges, and
-//! the mounts its init makes inside them.
+//! New user, PID, mount, network and IPC namespaces for a child: the helper clones the
+//! namespace's init into them and writes its id maps from outside, so a root host can map the
+//! run to an unprivileged uid (a process inside a new user namespace may map only its own).
 
-use std::path::Path;
+use std::os::fd::OwnedFd;
 
-use nix::mount::{mount, MsFlags};
-use nix::sched::{unshare, CloneFlags};
-use nix::unistd::{getgid, getuid};
+use nix::unistd::Pid;
 
-/// The unprivileged id the host's uid and gid map to inside: a program that runs as a non-zero id
+/// The id the program has inside its namespaces. Not 0: a program that runs as a non-zero id
 /// holds no capabilities in its namespace after exec.
-const INSIDE_ID: u32 = 1000;
+pub const INSIDE_ID: u32 = 1000;
 
-/// Unshares the namespaces and maps ids. The calling process stays in the host's PID namespace:
-/// its next child is the new namespace's init. False (nothing entered) when the kernel refuses,
-/// e.g. unprivileged user namespaces are switched off.
-pub fn enter() -> bool {
-    let (uid, gid) = (getuid().as_raw(), getgid().as_raw());
-    let flags = CloneFlags::CLONE_NEWUSER
-        | CloneFlags::CLONE_NEWPID
-        | CloneFlags::CLONE_NEWNS
-        | CloneFlags::CLONE_NEWNET
-        | CloneFlags::CLONE_NEWIPC;
-    if unshare(flags).is_err() {
-        return false;
+/// Where the clone landed.
+pub enum Cloned {
+    /// In the parent: the init's pid (in the host's PID namespace).
+    Parent(Pid),
+    /// In the new namespaces, as their init (PID 1).
+    Child,
+}
+
+/// `clone()` with new user, PID, mount, network and IPC namespaces; like `fork`, both sides
+/// return. An error (the kernel refuses unprivileged user namespaces, say) creates nothing.
+/// The raw system call, not glibc's `clone`, which wants a separate stack: with a null stack the
+/// child runs on a copy of this one, as after `fork`. The helper is single-threaded, so no lock
+/// of the C library can be held across it.
+pub fn clone_init() -> nix::Result<Cloned> {
+    let flags = libc::CLONE_NEWUSER
+        | libc::CLONE_NEWPID
+        | libc::CLONE_NEWNS
+        | libc::CLONE_NEWNET
+        | libc::CLONE_NEWIPC
+        | libc::SIGCHLD;
+    // SAFETY: clone without CLONE_VM or a new stack duplicates the process as fork does; both
+    // sides only run this crate's code afterwards.
+    let r = unsafe { libc::syscall(libc::SYS_clone, flags as libc::c_ulong, 0usize, 0usize, 0usize, 0usize) };
+    match r {
+        -1 => Err(nix::errno::Errno::last()),
+        0 => Ok(Cloned::Child),
+        pid => Ok(Cloned::Parent(Pid::from_raw(pid as i32))),
     }
-    // Without `setgroups` denied, an unprivileged process may not write its gid map.
-    std::fs::write("/proc/self/setgroups", "deny").is_ok()
-        && std::fs::write("/proc/self/uid_map", format!("{INSIDE_ID} {uid} 1")).is_ok()
-        && std::fs::write("/proc/self/gid_map", format!("{INSIDE_ID} {gid} 1")).is_ok()
 }
 
-/// What the init's mounts achieved.
-pub struct Mounted {
-    /// `/proc` now shows only this PID namespace.
-    pub private_proc: bool,
+/// Maps `INSIDE_ID` of the child's user namespace to `uid`/`gid` outside, written from the
+/// parent (the only side allowed to map an id other than its own, when it is root).
+/// Supplementary groups are denied in the namespace; a root host has dropped its own first.
+pub fn map_ids(child: Pid, uid: u32, gid: u32) -> std::io::Result<()> {
+    let proc = format!("/proc/{}", child.as_raw());
+    std::fs::write(format!("{proc}/setgroups"), "deny")?;
+    std::fs::write(format!("{proc}/uid_map"), format!("{INSIDE_ID} {uid} 1"))?;
+    std::fs::write(format!("{proc}/gid_map"), format!("{INSIDE_ID} {gid} 1"))
 }
 
-/// In the namespace's init: mounts stop propagating to the host, `/proc` shows only this PID
-/// namespace, and the program's scratch directory becomes a size-capped tmpfs. The `/proc` mount
-/// is best effort (a host whose own `/proc` is partly masked refuses it; the program then gets no
-/// `/proc` at all); the others are required.
-pub fn mount_private(tmpfs: Option<(&Path, u64)>) -> Option<Mounted> {
-    let none: Option<&str> = None;
-    mount(none, "/", none, MsFlags::MS_REC | MsFlags::MS_PRIVATE, none).ok()?;
-    let private_proc =
-        mount(Some("proc"), "/proc", Some("proc"), MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC, none)
-            .is_ok();
-    let scratch = match tmpfs {
-        Some((dir, bytes)) => mount(
-            Some("tmpfs"),
-            dir,
-            Some("tmpfs"),
-            MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
-            Some(format!("size={bytes},mode=0700").as_str()),
-        )
-        .is_ok(),
-        None => true,
-    };
-    scratch.then_some(Mounted { private_proc })
+/// In the child: waits until the parent has written the maps (one byte on `go`); false when the
+/// parent died first (end of file), and the child must give up.
+pub fn await_maps(go: &OwnedFd) -> bool {
+    let mut byte = [0u8; 1];
+    loop {
+        match nix::unistd::read(go, &mut byte) {
+            Ok(1) => return true,
+            Err(nix::errno::Errno::EINTR) => continue,
+            _ => return false,
+        }
+    }
+}
+
+/// A pidfd for `child` (`None` before Linux 5.3).
+pub fn pidfd(child: Pid) -> Option<OwnedFd> {
+    // SAFETY: pidfd_open returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, child.as_raw(), 0) };
+    // SAFETY: a descriptor just returned to us.
+    (fd >= 0).then(|| unsafe { std::os::fd::FromRawFd::from_raw_fd(fd as i32) })
+}
+
+/// Whether `child` has exited, without reaping it.
+pub fn exited(child: Pid) -> bool {
+    use nix::sys::wait::{waitid, Id, WaitPidFlag, WaitStatus};
+    let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+    !matches!(waitid(Id::Pid(child), flags), Ok(WaitStatus::StillAlive))
 }

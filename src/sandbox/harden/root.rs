@@ -1,0 +1,293 @@
+//! The mounts a namespace's init makes for its program: a root of the program's own (a fresh
+//! tmpfs holding bind mounts of exactly the paths the plan grants, at their own paths, a fresh
+//! `/proc` and the scratch tmpfs, then `pivot_root` into it), or, when no root is asked for or it
+//! cannot be built, the private mounts alone.
+//!
+//! Every source is opened (`O_PATH`) before anything is mounted, with the credentials the host
+//! started the helper with: a root host's installation under `/root` is reachable then, and the
+//! root's own tmpfs may cover the directory it is mounted on without hiding a source.
+
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::fs::{DirBuilderExt, FileTypeExt, OpenOptionsExt};
+use std::path::{Component, Path, PathBuf};
+
+use nix::errno::Errno;
+use nix::fcntl::OFlag;
+use nix::mount::{mount, umount2, MntFlags, MsFlags};
+use nix::sys::stat::Mode;
+use nix::sys::statvfs::FsFlags;
+use nix::unistd::{Gid, Uid};
+
+use super::namespaces::INSIDE_ID;
+
+/// The root tmpfs only holds the directories and files bind mounts need (read-only once built).
+/// Its files belong to the inside id, the only one init can create files as.
+const ROOT_OPTIONS: &str = "size=1m,nr_inodes=4096,mode=0755,uid=1000,gid=1000";
+/// Bytes of tmpfs per inode it may hold: a run that fills its scratch with empty files or
+/// directories pins at most about a kilobyte of kernel memory per 4 KiB of its size.
+const BYTES_PER_INODE: u64 = 4096;
+
+/// What the mounts achieved.
+pub struct Mounted {
+    /// `/proc` shows only this PID namespace.
+    pub private_proc: bool,
+    /// The program's root is its own.
+    pub root: bool,
+}
+
+/// What the init is asked to build.
+pub struct Layout<'a> {
+    /// The directory the root's tmpfs is mounted on (`None`: no root of its own).
+    pub root: Option<&'a Path>,
+    /// Granted paths and whether they are writable.
+    pub grants: Vec<(&'a Path, bool)>,
+    /// The scratch tmpfs: where, and its size in bytes.
+    pub scratch: Option<(&'a Path, u64)>,
+    /// Mount a fresh `/proc`.
+    pub proc: bool,
+}
+
+/// Makes mounts private, then builds the root (falling back to the private mounts alone when the
+/// kernel refuses its tmpfs). `Err` when not even the private mounts hold, or when the root was
+/// started but could not be finished (never a half-built root).
+pub fn mount_all(layout: &Layout) -> Result<Mounted, Errno> {
+    let none: Option<&str> = None;
+    mount(none, "/", none, MsFlags::MS_REC | MsFlags::MS_PRIVATE, none)?;
+    if let Some(dir) = layout.root {
+        let (sources, links) = resolve(&layout.grants);
+        if mount(Some("tmpfs"), dir, Some("tmpfs"), MsFlags::MS_NOSUID | MsFlags::MS_NODEV, Some(ROOT_OPTIONS)).is_ok()
+        {
+            return build(dir, layout, sources, links);
+        }
+    }
+    let private_proc = mount_proc(Path::new("/proc"));
+    if let Some((dir, bytes)) = layout.scratch {
+        mount_scratch(dir, bytes)?;
+    }
+    Ok(Mounted { private_proc, root: false })
+}
+
+fn mount_proc(at: &Path) -> bool {
+    let none: Option<&str> = None;
+    let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
+    mount(Some("proc"), at, Some("proc"), flags, none).is_ok()
+}
+
+fn mount_scratch(dir: &Path, bytes: u64) -> nix::Result<()> {
+    let options = format!("size={bytes},nr_inodes={},mode=0700,uid={INSIDE_ID},gid={INSIDE_ID}", inodes_for(bytes));
+    mount(Some("tmpfs"), dir, Some("tmpfs"), MsFlags::MS_NOSUID | MsFlags::MS_NODEV, Some(options.as_str()))
+}
+
+/// The scratch's inode cap for its size.
+pub fn inodes_for(bytes: u64) -> u64 {
+    (bytes / BYTES_PER_INODE).max(64)
+}
+
+/// One granted path, resolved and opened before anything was mounted.
+struct Source {
+    /// Its canonical path: where it is bound in the root.
+    real: PathBuf,
+    fd: OwnedFd,
+    dir: bool,
+    device: bool,
+    write: bool,
+    /// Flags of the mount it lives on that a bind in a user namespace must keep.
+    locked: MsFlags,
+}
+
+/// Symbolic links on the way to a granted path, recreated in the root so the path the plan
+/// names leads to the same place: `(link, absolute target)`.
+type Link = (PathBuf, PathBuf);
+
+/// Fills the root's tmpfs, just mounted on `dir`, and enters it.
+fn build(dir: &Path, layout: &Layout, sources: Vec<Source>, links: Vec<Link>) -> Result<Mounted, Errno> {
+    // Everything below is relative to the root, so no directory of the host's on the way to it is
+    // looked up again (the host may keep it private to its own uid).
+    nix::unistd::chdir(dir)?;
+    // From here on the files made in the root belong to the program's id inside (a root host's
+    // own uid has no mapping there, and the kernel refuses to create files for it).
+    own_files_as_inside_id()?;
+    for source in &sources {
+        bind(source)?;
+    }
+    for (link, target) in &links {
+        let at = inside(link);
+        if at.symlink_metadata().is_err() {
+            make_parents(&at)?;
+            std::os::unix::fs::symlink(target, &at).map_err(io_errno)?;
+        }
+    }
+    let private_proc = layout.proc && {
+        let at = inside(Path::new("/proc"));
+        make_dir(&at).is_ok() && mount_proc(&at)
+    };
+    if let Some((scratch, bytes)) = layout.scratch {
+        let at = inside(scratch);
+        if at.symlink_metadata().is_err() {
+            make_parents(&at)?;
+            make_dir(&at)?;
+        }
+        mount_scratch(&at, bytes)?;
+    }
+    write_identity(layout.scratch.map(|(s, _)| s))?;
+    drop(sources);
+    enter()?;
+    Ok(Mounted { private_proc, root: true })
+}
+
+/// Canonical, opened sources in bind order (parents first), without those a broader grant
+/// already covers, and the links that lead to them. Paths that do not exist are left out.
+fn resolve(grants: &[(&Path, bool)]) -> (Vec<Source>, Vec<Link>) {
+    let mut sources: Vec<Source> = Vec::new();
+    let mut links = Vec::new();
+    let mut found: Vec<(PathBuf, bool)> = grants
+        .iter()
+        .filter_map(|(path, write)| {
+            links.extend(links_to(path));
+            Some((std::fs::canonicalize(path).ok()?, *write))
+        })
+        .collect();
+    found.sort();
+    for (real, write) in found {
+        let covered = sources.iter().any(|s| real.starts_with(&s.real) && (s.write || !write));
+        if covered {
+            continue;
+        }
+        let Ok(meta) = std::fs::metadata(&real) else { continue };
+        let Ok(fd) = nix::fcntl::open(&real, OFlag::O_PATH | OFlag::O_CLOEXEC, Mode::empty()) else { continue };
+        let locked = nix::sys::statvfs::fstatvfs(&fd).map(|s| locked_flags(s.flags())).unwrap_or(MsFlags::empty());
+        let device = meta.file_type().is_char_device() || meta.file_type().is_block_device();
+        sources.push(Source { real, fd, dir: meta.is_dir(), device, write, locked });
+    }
+    (sources, links)
+}
+
+/// Each symbolic link met walking `path` from `/`, with the absolute path it resolves to.
+fn links_to(path: &Path) -> Vec<Link> {
+    let mut out = Vec::new();
+    let mut walked = PathBuf::from("/");
+    let mut rest: Vec<PathBuf> =
+        path.components().filter(|c| matches!(c, Component::Normal(_))).map(|c| PathBuf::from(c.as_os_str())).collect();
+    rest.reverse();
+    // Bounded like the kernel's own walk: a loop of links ends it.
+    for _ in 0..256 {
+        let Some(next) = rest.pop() else { break };
+        walked.push(next);
+        let is_link = walked.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink());
+        if !is_link {
+            continue;
+        }
+        let Ok(target) = std::fs::canonicalize(&walked) else { break };
+        out.push((walked.clone(), target.clone()));
+        walked = target;
+    }
+    out
+}
+
+/// The per-mount flags a bind of a mount with `flags` must keep: a user namespace may not clear
+/// what its creator's mounts set.
+fn locked_flags(flags: FsFlags) -> MsFlags {
+    let pairs = [
+        (FsFlags::ST_RDONLY, MsFlags::MS_RDONLY),
+        (FsFlags::ST_NOSUID, MsFlags::MS_NOSUID),
+        (FsFlags::ST_NODEV, MsFlags::MS_NODEV),
+        (FsFlags::ST_NOEXEC, MsFlags::MS_NOEXEC),
+        (FsFlags::ST_NOATIME, MsFlags::MS_NOATIME),
+        (FsFlags::ST_NODIRATIME, MsFlags::MS_NODIRATIME),
+        (FsFlags::ST_RELATIME, MsFlags::MS_RELATIME),
+    ];
+    pairs.iter().filter(|(st, _)| flags.contains(*st)).fold(MsFlags::empty(), |acc, (_, ms)| acc | *ms)
+}
+
+/// Binds one source at its own path in the root, read-only unless granted for writing.
+fn bind(source: &Source) -> Result<(), Errno> {
+    let at = inside(&source.real);
+    if at.symlink_metadata().is_err() {
+        make_parents(&at)?;
+        if source.dir {
+            make_dir(&at)?;
+        } else {
+            std::fs::OpenOptions::new().write(true).create_new(true).mode(0o644).open(&at).map_err(io_errno)?;
+        }
+    }
+    let from = format!("/proc/self/fd/{}", source.fd.as_raw_fd());
+    let none: Option<&str> = None;
+    mount(Some(from.as_str()), &at, none, MsFlags::MS_BIND | MsFlags::MS_REC, none)?;
+    // Devices keep their mount's flags (a device node on a `nodev` mount cannot be opened).
+    if source.device {
+        return Ok(());
+    }
+    let mut flags = MsFlags::MS_REMOUNT | MsFlags::MS_BIND | MsFlags::MS_NOSUID | MsFlags::MS_NODEV | source.locked;
+    if !source.write {
+        flags |= MsFlags::MS_RDONLY;
+    }
+    mount(none, &at, none, flags, none)
+}
+
+/// The files `write_identity` makes, for the program to read.
+pub const IDENTITY_FILES: [&str; 2] = ["/etc/passwd", "/etc/group"];
+
+/// A minimal `/etc/passwd` and `/etc/group` naming the program's id, unless the plan granted the
+/// host's own (libraries that look the user up then find one).
+fn write_identity(home: Option<&Path>) -> Result<(), Errno> {
+    let etc = inside(Path::new("/etc"));
+    make_dir(&etc)?;
+    let home = home.unwrap_or(Path::new("/")).display().to_string();
+    let files = [
+        ("passwd", format!("sandbox:x:{INSIDE_ID}:{INSIDE_ID}:sandbox:{home}:/bin/false\n")),
+        ("group", format!("sandbox:x:{INSIDE_ID}:\n")),
+    ];
+    for (name, text) in files {
+        let path = etc.join(name);
+        if path.symlink_metadata().is_err() {
+            std::fs::write(&path, text).map_err(io_errno)?;
+        }
+    }
+    Ok(())
+}
+
+/// `pivot_root` into the built root (the working directory), with the host's tree detached, the
+/// root read-only, and the working directory its top (never a directory of the host's).
+fn enter() -> Result<(), Errno> {
+    let none: Option<&str> = None;
+    nix::unistd::pivot_root(".", ".")?;
+    umount2(".", MntFlags::MNT_DETACH)?;
+    nix::unistd::chdir("/")?;
+    let read_only =
+        MsFlags::MS_REMOUNT | MsFlags::MS_BIND | MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV;
+    mount(none, "/", none, read_only, none)
+}
+
+/// Files this process creates from now on belong to `INSIDE_ID`.
+fn own_files_as_inside_id() -> Result<(), Errno> {
+    nix::unistd::setfsgid(Gid::from_raw(INSIDE_ID));
+    nix::unistd::setfsuid(Uid::from_raw(INSIDE_ID));
+    // setfsuid reports the previous id whatever happens: asking again shows the current one.
+    match nix::unistd::setfsuid(Uid::from_raw(INSIDE_ID)).as_raw() == INSIDE_ID {
+        true => Ok(()),
+        false => Err(Errno::EPERM),
+    }
+}
+
+/// `path` (absolute) inside the root, relative to it (the working directory while it is built).
+fn inside(path: &Path) -> PathBuf {
+    Path::new(".").join(path.strip_prefix("/").unwrap_or(path))
+}
+
+fn make_parents(path: &Path) -> Result<(), Errno> {
+    match path.parent() {
+        Some(parent) => std::fs::DirBuilder::new().recursive(true).mode(0o755).create(parent).map_err(io_errno),
+        None => Ok(()),
+    }
+}
+
+fn make_dir(path: &Path) -> Result<(), Errno> {
+    match std::fs::DirBuilder::new().mode(0o755).create(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(io_errno(e)),
+        _ => Ok(()),
+    }
+}
+
+fn io_errno(e: std::io::Error) -> Errno {
+    Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO))
+}
