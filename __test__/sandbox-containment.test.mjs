@@ -1,0 +1,185 @@
+// What the kernel keeps from a run (issue 22), with real children, as this process's user (root on
+// CI) and as an unprivileged user: a host process (__test__/sandbox-host.mjs) plays each scenario.
+// - Unix sockets the host listens on (in /tmp, its TMPDIR, /run, /var/tmp, and the abstract
+//   namespace) are out of reach, and nobody connected to them.
+// - `/` inside a run holds exactly what README "The filesystem a child sees" lists.
+// - A root host's runs are nobody as the host's kernel sees them; another host's runs have its uid.
+// - A host SIGKILLed with two Python and two isolate runs in flight takes every child with it
+//   within a second, and the next load removes the staging directories it left.
+// - Filling the scratch tmpfs with directories stops at its inode cap, with the host's slab moved
+//   by a bounded amount.
+// - A program that lowers its own CPU limit gets what its real CPU use earns.
+import { spawn } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, describe, expect, it, vi } from 'vitest'
+import { descendants, runAs, unprivilegedPackage, waitFor } from './process-helpers.mjs'
+import { PYTHON, privateTmpdir, stagingDirs } from './python-helpers.mjs'
+
+vi.setConfig({ testTimeout: 120_000 })
+const REPO = fileURLToPath(new URL('..', import.meta.url))
+const TMP = privateTmpdir('sandbox-containment')
+const ROOT = process.getuid() === 0
+
+/** The scratch tmpfs: 64 MiB, one inode per 4 KiB (src/sandbox/harden/root.rs). */
+const SCRATCH_INODES = (64 << 20) / 4096
+/** What filling the scratch with directories may add to the host's slab (about 1 KiB each). */
+const SLAB_BOUND = 64 << 20
+
+afterAll(() => fs.rmSync(TMP, { recursive: true, force: true }))
+
+/** Where each pass runs its host: this checkout as itself, or a copy the other user can read. */
+function passes() {
+  const uid = ROOT ? 65534 : process.getuid()
+  const gid = ROOT ? 65534 : process.getgid()
+  return [
+    { name: `as this process's user (uid ${process.getuid()})`, uid: process.getuid(), gid: process.getgid(), own: true },
+    { name: 'as an unprivileged user, in a host process of its own', uid, gid, own: false },
+  ]
+}
+
+/** A private directory for one pass, its package, and how to start its host. */
+function stage(pass) {
+  const dir = fs.mkdtempSync(path.join(TMP, 'pass-'))
+  fs.chmodSync(TMP, 0o711)
+  fs.chownSync(dir, pass.uid, pass.gid)
+  if (pass.own) {
+    return { dir, node: process.execPath, script: path.join(REPO, '__test__', 'sandbox-host.mjs'), python: PYTHON }
+  }
+  const { pkg, node } = unprivilegedPackage(REPO, dir, ['__test__/sandbox-host.mjs'])
+  // That user cannot reach an interpreter under /root: the system's.
+  return { dir, node, script: path.join(pkg, '__test__', 'sandbox-host.mjs'), python: '/usr/bin/python3' }
+}
+
+function env(dir) {
+  return { PATH: '/usr/bin:/bin', TMPDIR: dir }
+}
+
+async function play(pass, where, scenario) {
+  const { code, stdout, stderr } = await runAs(where.node, where.script, {
+    uid: pass.uid,
+    gid: pass.gid,
+    cwd: where.dir,
+    env: env(where.dir),
+    args: [scenario, JSON.stringify({ python: where.python })],
+  })
+  expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
+  return JSON.parse(stdout)
+}
+
+/** The first path component of every entry README lists for a Python child's root. */
+function expectedRoot(out) {
+  const top = (p) => p.split('/')[1]
+  const system = ['/usr', '/bin', '/lib', '/lib64', '/lib32', '/libx32'].filter((p) => {
+    try {
+      fs.lstatSync(p)
+      return true
+    } catch {
+      return false
+    }
+  })
+  return [...new Set(['dev', 'etc', 'proc', ...system.map(top), top(fs.realpathSync(out.interpreter)), top(out.tmpdir)])].sort()
+}
+
+/** Cgroup directories (any controller, a few levels deep) a host process named `pid` made. */
+function cgroupsOf(pid) {
+  const found = []
+  const walk = (dir, depth) => {
+    let entries
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true })
+    } catch {
+      return
+    }
+    for (const e of entries) {
+      if (!e.isDirectory()) continue
+      if (e.name.startsWith(`code-runtime-native-${pid}-`)) found.push(path.join(dir, e.name))
+      else if (depth > 0) walk(path.join(dir, e.name), depth - 1)
+    }
+  }
+  walk('/sys/fs/cgroup', 4)
+  return found
+}
+
+function isLive(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]
+    return state !== 'Z' && state !== 'X'
+  } catch {
+    return false
+  }
+}
+
+describe.each(passes())('a run reaches nothing of its host $name', (pass) => {
+  it('sockets, files, ids, kernel memory and the CPU verdict', async () => {
+    const where = stage(pass)
+    const out = await play(pass, where, 'reach')
+    // Every socket directory this user could listen in, and the abstract namespace.
+    expect(out.sockets).toEqual(ROOT && pass.own ? ['/tmp', 'TMPDIR', '/run', '/var/tmp', 'abstract'] : expect.arrayContaining(['/tmp', 'TMPDIR', '/var/tmp', 'abstract']))
+    expect(out.connects).toEqual(out.sockets.map((place) => (place === 'abstract' ? 'ConnectionRefusedError' : 'FileNotFoundError')))
+    expect(out.accepted).toEqual(out.sockets.map(() => 0))
+    // The root README documents: the system directories, the interpreter's, the staging
+    // directory's, and a /dev, /etc and /proc of the run's own.
+    const etc = ['group', 'ld.so.cache', ...(fs.existsSync('/etc/localtime') ? ['localtime'] : []), 'passwd'].sort()
+    expect(out.listing).toEqual({
+      logs: [],
+      value: { '/': expectedRoot(out), '/dev': ['null', 'urandom'], '/etc': etc, uid: [1000, 1000], cwd: expect.stringMatching(/\/code-runtime-native-python-[^/]+\/tmp$/) },
+    })
+    // Never the host's root: the run's processes, as the host's kernel sees them.
+    const uid = pass.uid === 0 ? 65534 : pass.uid
+    expect(out.sandbox).toMatchObject({ namespaces: true, privateRoot: true, uid })
+    expect(out.isolateSandbox).toMatchObject({ namespaces: true, privateRoot: true, uid })
+    expect(out.selfUid.value.length).toBeGreaterThan(0)
+    for (const uids of out.selfUid.value) expect(uids).toEqual([uid, uid, uid, uid])
+    // The inode cap of the scratch stops the flood; the slab grows by a bounded amount.
+    const [made, error, slabAtPeak] = out.flood.value
+    expect(error).toBe('OSError')
+    expect(made).toBeLessThanOrEqual(SCRATCH_INODES)
+    expect(made).toBeGreaterThan(SCRATCH_INODES / 2)
+    expect(slabAtPeak - out.slabBefore).toBeLessThan(SLAB_BOUND)
+    // Lowering its own limit earns nothing: a short run returns, a long one dies of its own
+    // SIGXCPU at 1 s of the configured 10 s (a crash, not the CPU budget).
+    expect(out.loweredLimitShortRun).toEqual({ logs: [], value: 'done' })
+    expect(out.loweredLimitLongRun).toEqual({ logs: [], error: { kind: 'worker-exit', message: 'python exited (code=null, signal=SIGXCPU) before completing' } })
+    expect(out.isolate).toEqual({ logs: [], value: 1 })
+  })
+
+  it('a host SIGKILLed mid-run takes every child with it, and the next load removes what it left', async () => {
+    const where = stage(pass)
+    const host = spawn(where.node, [where.script, 'inflight', JSON.stringify({ python: where.python })], {
+      uid: pass.uid,
+      gid: pass.gid,
+      cwd: where.dir,
+      env: env(where.dir),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    let stderr = ''
+    host.stdout.on('data', (d) => (stdout += d))
+    host.stderr.on('data', (d) => (stderr += d))
+    const ready = await waitFor(() => stdout.includes('"ready":true') || host.exitCode !== null, 60_000)
+    if (!stdout.includes('"ready":true')) host.kill('SIGKILL')
+    expect({ ready, stdout, stderr }).toEqual({ ready: true, stdout: '{"ready":true}\n', stderr: '' })
+    const children = descendants(host.pid).map((p) => p.pid)
+    // Keepers, inits, interpreters, their `sleep`s and the isolate processes.
+    expect(children.length).toBeGreaterThanOrEqual(10)
+    expect(stagingDirs(where.dir).length).toBeGreaterThanOrEqual(2)
+    host.kill('SIGKILL')
+    await new Promise((r) => host.on('close', r))
+    const killedAt = performance.now()
+    const left = await waitFor(() => children.filter(isLive).length === 0, 1000)
+    expect({ left: children.filter(isLive), within: performance.now() - killedAt < 1100 }).toEqual({ left: [], within: true })
+    expect(left).toBe(true)
+    // The dead host's staging directories are still there until the next start of the addon.
+    const dead = stagingDirs(where.dir).filter((n) => n.startsWith(`code-runtime-native-python-${host.pid}-`))
+    expect(dead.length).toBeGreaterThanOrEqual(2)
+    // A root host made cgroups for its runs; they outlive it until the next start too.
+    if (pass.uid === 0) expect(cgroupsOf(host.pid).length).toBeGreaterThan(0)
+    const next = await play(pass, where, 'load')
+    expect(next).toEqual({ python: { logs: [], value: 1 }, isolate: { logs: [], value: 1 } })
+    expect(stagingDirs(where.dir)).toEqual([])
+    expect(cgroupsOf(host.pid)).toEqual([])
+  })
+})

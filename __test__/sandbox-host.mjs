@@ -1,0 +1,195 @@
+// A host process for __test__/sandbox-containment.test.mjs: it loads both runtimes the way a user
+// does and plays one scenario, so the suite can run it as this process's user and as another, and
+// SIGKILL it. `node sandbox-host.mjs <scenario> <json options>`; results are one JSON line on
+// stdout. Plain module (no test framework), copied with the package for the unprivileged pass.
+import fs from 'node:fs'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { Context } from 'cordis'
+import { IsolateCodeRuntime, PythonCodeRuntime } from '../lib/index.mjs'
+
+const [scenario, json] = process.argv.slice(2)
+const options = JSON.parse(json ?? '{}')
+
+async function load(Class, config = {}) {
+  const ctx = new Context()
+  await ctx.plugin(Class, config)
+  return { ctx, runtime: ctx.get('codeRuntime') }
+}
+
+const python = () => load(PythonCodeRuntime, { pythonBin: options.python, cpuSeconds: options.cpuSeconds ?? 10, graceMs: 300 })
+
+/** The host's kernel slab, in bytes (`Slab:` of /proc/meminfo). */
+function slabBytes() {
+  return Number(/^Slab:\s+(\d+) kB/m.exec(fs.readFileSync('/proc/meminfo', 'utf8'))[1]) * 1024
+}
+
+/** `Uid:` of /proc/<pid>/status: real, effective, saved, fs. */
+function uidsOf(pid) {
+  return /^Uid:\s+(.*)$/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1].split(/\s+/).map(Number)
+}
+
+/** Live processes whose command line names `marker` (the run's staging directory is in argv). */
+function processesNaming(marker) {
+  const found = []
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const cmdline = fs.readFileSync(`/proc/${name}/cmdline`, 'utf8')
+      // The helper's keeper and init are the host's own (trusted) processes: the program is not.
+      const helper = cmdline.split('\0')[0].endsWith('code-runtime-native-sandbox')
+      if (cmdline.includes(marker) && !helper && !cmdline.includes('sandbox-host.mjs')) found.push(Number(name))
+    } catch {}
+  }
+  return found
+}
+
+/**
+ * Unix socket servers where hosts usually keep them: /tmp, the host's TMPDIR, /run and /var/tmp
+ * (where this user may create one), and the abstract namespace. Each counts the peers it accepted.
+ */
+async function socketServers() {
+  const tag = `code-runtime-native-test-${process.pid}`
+  const places = [
+    ['/tmp', path.join('/tmp', `${tag}.sock`)],
+    ['TMPDIR', path.join(os.tmpdir(), `${tag}.sock`)],
+    ['/run', path.join('/run', `${tag}.sock`)],
+    ['/var/tmp', path.join('/var/tmp', `${tag}.sock`)],
+    ['abstract', `\0${tag}`],
+  ]
+  const servers = []
+  for (const [place, address] of places) {
+    const server = { place, address, accepted: 0 }
+    server.net = net.createServer((s) => {
+      server.accepted++
+      s.end()
+    })
+    const listening = await new Promise((resolve) => {
+      server.net.once('error', () => resolve(false))
+      server.net.listen(address, () => resolve(true))
+    })
+    if (listening) servers.push(server)
+  }
+  return servers
+}
+
+const REACH_SOCKETS = (addresses) => `
+import socket
+out = []
+for address in ${JSON.stringify(addresses)}:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(address)
+        out.append("connected")
+    except OSError as e:
+        out.append(type(e).__name__)
+    finally:
+        s.close()
+return out`
+
+const LIST_ROOT = `
+import os
+def ls(p):
+    try:
+        return sorted(os.listdir(p))
+    except OSError as e:
+        return type(e).__name__
+return {"/": ls("/"), "/dev": ls("/dev"), "/etc": ls("/etc"), "uid": [os.getuid(), os.getgid()], "cwd": os.getcwd()}`
+
+/** Creates empty directories in its scratch until the kernel refuses; the host's slab at the peak. */
+const INODE_FLOOD = `
+import os
+base = os.environ["TMPDIR"]
+n, err = 0, None
+try:
+    while n < 400000:
+        os.mkdir(os.path.join(base, str(n)))
+        n += 1
+except OSError as e:
+    err = type(e).__name__
+return [n, err, await tools.slab({})]`
+
+const LOWERED_CPU_LIMIT = (seconds) => `
+import resource, time
+resource.setrlimit(resource.RLIMIT_CPU, (1, resource.getrlimit(resource.RLIMIT_CPU)[1]))
+t = time.process_time()
+while time.process_time() - t < ${seconds}:
+    pass
+return "done"`
+
+const SELF_UID = `
+import os
+return await tools.uids({"tmp": os.environ["TMPDIR"]})`
+
+const scenarios = {
+  /** Everything a run could reach of the host, measured from inside and from the host. */
+  async reach() {
+    const { runtime } = await python()
+    const servers = await socketServers()
+    const out = { hostUid: process.getuid(), sandbox: runtime.sandbox, interpreter: runtime.interpreter.executable }
+    out.sockets = servers.map((s) => s.place)
+    const reached = await runtime.run({ program: REACH_SOCKETS(servers.map((s) => s.address)), bindings: [] })
+    out.connects = reached.value ?? reached
+    out.accepted = servers.map((s) => s.accepted)
+    for (const s of servers) s.net.close()
+    out.listing = await runtime.run({ program: LIST_ROOT, bindings: [] })
+    out.tmpdir = os.tmpdir()
+    const tools = {
+      global: 'tools',
+      functions: {
+        slab: async () => slabBytes(),
+        // The uids of the run's processes as this host's kernel sees them.
+        uids: async ({ tmp }) => processesNaming(path.dirname(tmp)).map(uidsOf),
+      },
+    }
+    out.selfUid = await runtime.run({ program: SELF_UID, bindings: [tools] })
+    const before = slabBytes()
+    out.flood = await runtime.run({ program: INODE_FLOOD, bindings: [tools] })
+    out.slabBefore = before
+    out.loweredLimitShortRun = await runtime.run({ program: LOWERED_CPU_LIMIT(0.135), bindings: [] })
+    out.loweredLimitLongRun = await runtime.run({ program: LOWERED_CPU_LIMIT(3), bindings: [] })
+    const isolates = await load(IsolateCodeRuntime, { containment: 'process' })
+    out.isolateSandbox = isolates.runtime.sandbox
+    out.isolate = await isolates.runtime.run({ program: 'return 1', bindings: [] })
+    return out
+  },
+
+  /** Two Python runs (each with a descendant) and two isolate runs in flight, then waits. */
+  async inflight() {
+    const py = await python()
+    const isolates = await load(IsolateCodeRuntime, { containment: 'process' })
+    const started = []
+    const ready = { global: "tools", functions: { ready: async () => started.push(1) } }
+    const hang = `
+import subprocess, time
+subprocess.Popen(["sleep", "1000"])
+await tools.ready({})
+time.sleep(1000)`
+    for (let i = 0; i < 2; i++) {
+      py.runtime.run({ program: hang, bindings: [ready] })
+      isolates.runtime.run({ program: 'await tools.ready({}); for (;;) {}', bindings: [ready] })
+    }
+    while (started.length < 4) await new Promise((r) => setTimeout(r, 20))
+    // The runtimes keep no handle alive on their own: this host waits to be killed.
+    setInterval(() => {}, 1 << 30)
+    return { ready: true }
+  },
+
+  /** A fresh load of both runtimes and one run each: what the next start of the addon does. */
+  async load() {
+    const py = await python()
+    const isolates = await load(IsolateCodeRuntime, { containment: 'process' })
+    const out = {
+      python: await py.runtime.run({ program: 'return 1', bindings: [] }),
+      isolate: await isolates.runtime.run({ program: 'return 1', bindings: [] }),
+    }
+    await py.ctx.registry.get(PythonCodeRuntime)?.dispose?.()
+    await isolates.ctx.registry.get(IsolateCodeRuntime)?.dispose?.()
+    return out
+  },
+}
+
+const result = await scenarios[scenario]()
+process.stdout.write(`${JSON.stringify(result)}\n`)
+if (scenario !== 'inflight') process.exit(0)
