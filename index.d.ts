@@ -441,6 +441,9 @@ export declare const enum RunEventKind {
   Barrier = 5,
 }
 
+/** The helper's path beside the addon file this process loaded; `null` where no helper ships. */
+export declare function sandboxHelperPath(): string | null
+
 /** Starts a contained run; events arrive exactly as `startIsolateRun`'s. */
 export declare function startContainedIsolateRun(pool: IsolatePool, options: IsolateRunOptions, onEvent: (kind: RunEventKind, id: number, ns: number, name: number, payload: string | string[] | IsolateReport | undefined) => void): ContainedIsolateRun
 

@@ -5,6 +5,7 @@
 #[cfg(target_os = "linux")]
 pub mod contained;
 pub mod events;
+pub mod helper;
 pub mod isolate;
 pub mod outcome;
 #[cfg(unix)]
