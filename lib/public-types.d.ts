@@ -102,6 +102,14 @@ export interface IsolateCodeRuntimeConfig {
   maxProcesses?: number
   /** Runs one sandbox process serves before it is replaced (`'process'`). Default 100. */
   maxRunsPerProcess?: number
+  /**
+   * Where the platform ships the sandbox helper (Linux), loading fails when it is missing or
+   * unusable (not executable, does not start), with the repair in the message. `true` loads
+   * anyway when no containment is configured: isolates then run on host threads, as with
+   * `'thread'`, and `sandbox` says so. An explicit `containment: 'process'` still needs the
+   * helper. Default false.
+   */
+  allowUnsandboxed?: boolean
 }
 
 /** `PythonCodeRuntime` config (spec python-runtime.md §1); every key is optional. */
@@ -120,5 +128,12 @@ export interface PythonCodeRuntimeConfig {
   graceMs?: number
   /** Interpreter: absolute path, relative path, or a basename looked up on PATH. Default 'python3'. */
   pythonBin?: string
+  /**
+   * Where the platform ships the sandbox helper (Linux), loading fails when it is missing or
+   * unusable (not executable, does not start), with the repair in the message. `true` loads
+   * anyway: children then run without the helper's layers, and `sandbox` says which hold.
+   * Default false.
+   */
+  allowUnsandboxed?: boolean
 }
 
