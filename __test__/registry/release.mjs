@@ -62,12 +62,20 @@ export function pathWithoutRust(path = process.env.PATH) {
   return kept.join(delimiter)
 }
 
-/** Stages the root package as `npm pack` ships it, plus npm/, in `dir`. */
-export function stageRelease(dir) {
+/**
+ * Stages the root package as `npm pack` ships it, plus npm/, in `dir`; `version` (default the
+ * checkout's) is written into the root and every platform package, as `npm version` would.
+ */
+export function stageRelease(dir, { version } = {}) {
   mkdirSync(dir, { recursive: true })
   const tarball = npm(['pack', '--silent', '--ignore-scripts', '--pack-destination', dir], repo).trim().split('\n').pop()
   execFileSync('tar', ['xzf', join(dir, tarball), '-C', dir, '--strip-components=1'])
   cpSync(join(repo, 'npm'), join(dir, 'npm'), { recursive: true })
+  if (version) {
+    for (const manifest of [join(dir, 'package.json'), ...readdirSync(join(dir, 'npm')).map((t) => join(dir, 'npm', t, 'package.json'))]) {
+      writeFileSync(manifest, `${JSON.stringify({ ...JSON.parse(readFileSync(manifest, 'utf8')), version }, null, 2)}\n`)
+    }
+  }
   const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))
   const config = join(dir, 'napi-release-here.json')
   writeFileSync(config, JSON.stringify({ ...pkg.napi, targets: [TRIPLE] }))
@@ -109,10 +117,14 @@ export function transferArtifact(from, to) {
   return names
 }
 
-/** Runs the publish job's steps in a staged release against `registry`. */
-export function publishRelease(stage, artifacts, registry) {
+/**
+ * Runs the publish job's steps in a staged release against `registry`, under dist-tag `tag`.
+ * `tamper(platformDir)` runs between filling this target's platform package and publishing it.
+ */
+export function publishRelease(stage, artifacts, registry, { tag = 'latest', tamper } = {}) {
   fillPlatformPackages({ root: stage.dir, artifacts, configPath: stage.config, quiet: true })
-  const env = registryEnv(registry)
+  tamper?.(join(stage.dir, 'npm', TARGET))
+  const env = { ...registryEnv(registry), NPM_CONFIG_TAG: tag }
   try {
     execFileSync(process.execPath, [napi, 'prepublish', '--cwd', stage.dir, '--config-path', stage.config, '-t', 'npm', '--no-gh-release'], {
       cwd: stage.dir,
