@@ -131,8 +131,9 @@ export interface PythonCodeRuntimeConfig {
   /**
    * Where the platform ships the sandbox helper (Linux), loading fails when it is missing or
    * unusable (not executable, does not start), with the repair in the message. `true` loads
-   * anyway: children then run without the helper's layers, and `sandbox` says which hold.
-   * Default false.
+   * anyway: children then run without the helper's layers, and `sandbox` says which hold. An
+   * executable file there that does not start still fails the load (every run would start
+   * through it): remove it. Default false.
    */
   allowUnsandboxed?: boolean
 }
@@ -455,6 +456,12 @@ export declare const enum RunEventKind {
   /** Python: the call-backlog barrier; reply to id -1 once earlier calls ran their microtasks. */
   Barrier = 5,
 }
+
+/**
+ * The helper children are actually started through (`sandbox::helper::path()`: an executable
+ * file beside the addon); `null` when there is none, and children start without it.
+ */
+export declare function sandboxHelperInUse(): string | null
 
 /** The helper's path beside the addon file this process loaded; `null` where no helper ships. */
 export declare function sandboxHelperPath(): string | null

@@ -857,6 +857,7 @@ module.exports.pythonSandboxLayers = nativeBinding.pythonSandboxLayers
 module.exports.pythonStartRun = nativeBinding.pythonStartRun
 module.exports.reservedSets = nativeBinding.reservedSets
 module.exports.RunEventKind = nativeBinding.RunEventKind
+module.exports.sandboxHelperInUse = nativeBinding.sandboxHelperInUse
 module.exports.sandboxHelperPath = nativeBinding.sandboxHelperPath
 module.exports.startContainedIsolateRun = nativeBinding.startContainedIsolateRun
 module.exports.startIsolateRun = nativeBinding.startIsolateRun

@@ -127,6 +127,27 @@ describe.runIf(linux)('a source checkout whose helper is unusable', () => {
     })
   })
 
+  it('allowUnsandboxed cannot help Python while an executable file that does not start is there: the addon would start every child through it', () => {
+    const { dir, helper } = stageCheckout('opt-out-impostor')
+    fs.writeFileSync(helper, '#!/bin/sh\nexit 127\n')
+    const out = load(dir, { isolate: { allowUnsandboxed: true }, python: { allowUnsandboxed: true } })
+    expect(out.isolate).toEqual({ containment: 'thread', sandbox: THREAD_SANDBOX, result: ANSWER })
+    expect(out.python).toEqual({
+      error: {
+        message:
+          `code-runtime-native: the sandbox helper ${helper} does not start as the helper does (run with no arguments it must exit with 125; it exited with 127), ` +
+          'so every Python run would fail: the addon starts each child through that file, which `allowUnsandboxed` cannot change. ' +
+          'Repair the install: rebuild it with `npm run build`. To run without the sandbox on purpose, remove that file and keep `allowUnsandboxed: true`.',
+        code: 'ERR_CODE_RUNTIME_NATIVE_SANDBOX_HELPER',
+        path: helper,
+        problem: 'fails-to-start',
+      },
+    })
+    // Removed, as the message says: Python runs unsandboxed, as allowed.
+    fs.rmSync(helper)
+    expect(load(dir, { isolate: { allowUnsandboxed: true }, python: { allowUnsandboxed: true } }).python).toEqual({ sandbox: UNSANDBOXED_PYTHON, result: ANSWER })
+  })
+
   it("containment: 'thread' needs no helper; an explicit 'process' needs it even with allowUnsandboxed", () => {
     const { dir, helper } = stageCheckout('containment')
     fs.rmSync(helper)
@@ -171,19 +192,26 @@ describe.runIf(linux)('a helper the loading user may not execute', () => {
     const { pkg, node } = unprivilegedPackage(REPO, dir, ['py'])
     const helper = path.join(pkg, HELPER)
     fs.chmodSync(helper, root ? 0o744 : 0o644)
-    const script = path.join(pkg, 'host.mjs')
-    fs.writeFileSync(script, hostScript({ isolate: {}, python: { pythonBin: '/usr/bin/python3' } }))
-    const { code, stdout, stderr } = await runAs(node, script, { uid, gid, cwd: pkg, env: { PATH: '/usr/bin:/bin', TMPDIR: dir } })
-    expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
+    const host = async (allowUnsandboxed) => {
+      const script = path.join(pkg, `host-${allowUnsandboxed}.mjs`)
+      fs.writeFileSync(script, hostScript({ isolate: { allowUnsandboxed }, python: { pythonBin: '/usr/bin/python3', allowUnsandboxed } }))
+      const { code, stdout, stderr } = await runAs(node, script, { uid, gid, cwd: pkg, env: { PATH: '/usr/bin:/bin', TMPDIR: dir } })
+      expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
+      return JSON.parse(stdout)
+    }
     const mode = root ? '0744' : '0644'
-    expect(JSON.parse(stdout)).toEqual(
-      refusal(
-        helper,
-        'not-executable',
-        `is not executable (mode ${mode}, owner uid ${process.getuid()}; this process runs as uid ${uid})`,
-        `put the ${HELPER} built with this addon at ${helper}, executable (\`chmod +x ${helper}\`).`,
-      ),
-    )
+    const says = `is not executable (mode ${mode}, owner uid ${process.getuid()}; this process runs as uid ${uid})`
+    const repair = `put the ${HELPER} built with this addon at ${helper}, executable (\`chmod +x ${helper}\`).`
+    expect(await host(false)).toEqual(refusal(helper, 'not-executable', says, repair))
+    const allowed = await host(true)
+    expect(allowed.isolate).toEqual({ containment: 'thread', sandbox: THREAD_SANDBOX, result: ANSWER })
+    if (root) {
+      // Its owner's execute bit makes it the addon's helper still, and this user cannot run it.
+      expect(allowed.python.error).toMatchObject({ path: helper, problem: 'not-executable' })
+      expect(allowed.python.error.message).toContain(`${says}, so every Python run would fail: the addon starts each child through that file`)
+    } else {
+      expect(allowed.python).toEqual({ sandbox: UNSANDBOXED_PYTHON, result: ANSWER })
+    }
   })
 })
 

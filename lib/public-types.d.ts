@@ -131,8 +131,9 @@ export interface PythonCodeRuntimeConfig {
   /**
    * Where the platform ships the sandbox helper (Linux), loading fails when it is missing or
    * unusable (not executable, does not start), with the repair in the message. `true` loads
-   * anyway: children then run without the helper's layers, and `sandbox` says which hold.
-   * Default false.
+   * anyway: children then run without the helper's layers, and `sandbox` says which hold. An
+   * executable file there that does not start still fails the load (every run would start
+   * through it): remove it. Default false.
    */
   allowUnsandboxed?: boolean
 }

@@ -100,6 +100,10 @@ const PYTHON_WITHOUT_HELPER = {
   consequence: 'Python programs would run without the sandbox (no namespaces, Landlock, seccomp or process cap)',
   optOut: 'To run them without it on purpose, set `allowUnsandboxed: true` in the runtime\'s config.',
 }
+const PYTHON_STILL_USES_IT = {
+  consequence: 'every Python run would fail: the addon starts each child through that file, which `allowUnsandboxed` cannot change',
+  optOut: 'To run without the sandbox on purpose, remove that file and keep `allowUnsandboxed: true`.',
+}
 
 /** Live runs of every runtime in this realm: if the process exits under them, their groups die too. */
 const liveRuns = new Set()
@@ -136,6 +140,9 @@ export function definePythonRuntime(Base) {
       const frameCap = validatePythonConfig(resolved)
       const helper = inspectSandboxHelper()
       if (helper?.problem && !resolved.allowUnsandboxed) throw sandboxHelperError(helper, PYTHON_WITHOUT_HELPER)
+      // Allowed to run without it, but the native side starts children through any executable
+      // file there (one that does not start, or that this user may not run): every run would fail.
+      if (helper?.problem && native.sandboxHelperInUse() === helper.path) throw sandboxHelperError(helper, PYTHON_STILL_USES_IT)
       const load = native.pythonLoadInterpreter(resolved.pythonBin, process.env.PATH, process.cwd(), os.tmpdir())
       if (load.error != null) fail(load.error)
       // Compile the child's modules once with that interpreter, so runs skip it (best effort).

@@ -1,7 +1,8 @@
 //! Where this addon's sandbox helper must be, for the load-time check (lib/sandbox-helper.mjs): a
 //! platform whose package ships the helper (Linux) must not run children without it unless the
 //! host chose to, so the check needs the path even when the file is absent or unusable, which
-//! `sandbox::helper::path()` (the usable helper, or none) does not say.
+//! `sandbox::helper::path()` (the usable helper, or none) does not say; and which file the native
+//! side will start children through, which `allowUnsandboxed` cannot change.
 
 use napi_derive::napi;
 
@@ -24,4 +25,16 @@ pub fn sandbox_helper_path() -> napi::Result<Option<String>> {
     }
     #[cfg(not(target_os = "linux"))]
     Ok(None)
+}
+
+/// The helper children are actually started through (`sandbox::helper::path()`: an executable
+/// file beside the addon); `null` when there is none, and children start without it.
+#[napi]
+pub fn sandbox_helper_in_use() -> Option<String> {
+    #[cfg(unix)]
+    {
+        crate::sandbox::helper::path().map(|p| p.to_string_lossy().into_owned())
+    }
+    #[cfg(not(unix))]
+    None
 }
