@@ -104,6 +104,14 @@ export interface IsolateCodeRuntimeConfig {
   maxRunsPerProcess?: number
   /** The ids a root host's sandbox processes have (`'process'`). Default nobody (README). */
   runAs?: SandboxRunAs
+  /**
+   * Where the platform ships the sandbox helper (Linux), loading fails when it is missing or
+   * unusable (not executable, does not start), with the repair in the message. `true` loads
+   * anyway when no containment is configured: isolates then run on host threads, as with
+   * `'thread'`, and `sandbox` says so. An explicit `containment: 'process'` still needs the
+   * helper. Default false.
+   */
+  allowUnsandboxed?: boolean
 }
 
 /**
@@ -134,6 +142,14 @@ export interface PythonCodeRuntimeConfig {
   pythonBin?: string
   /** The ids a root host's children have. Default nobody (README). */
   runAs?: SandboxRunAs
+  /**
+   * Where the platform ships the sandbox helper (Linux), loading fails when it is missing or
+   * unusable (not executable, does not start), with the repair in the message. `true` loads
+   * anyway: children then run without the helper's layers, and `sandbox` says which hold. An
+   * executable file there that does not start still fails the load (every run would start
+   * through it): remove it. Default false.
+   */
+  allowUnsandboxed?: boolean
 }
 
 
@@ -477,6 +493,15 @@ export declare const enum RunEventKind {
   /** Python: the call-backlog barrier; reply to id -1 once earlier calls ran their microtasks. */
   Barrier = 5,
 }
+
+/**
+ * The helper children are actually started through (`sandbox::helper::path()`: an executable
+ * file beside the addon); `null` when there is none, and children start without it.
+ */
+export declare function sandboxHelperInUse(): string | null
+
+/** The helper's path beside the addon file this process loaded; `null` where no helper ships. */
+export declare function sandboxHelperPath(): string | null
 
 /** Starts a contained run; events arrive exactly as `startIsolateRun`'s. */
 export declare function startContainedIsolateRun(pool: IsolatePool, options: IsolateRunOptions, onEvent: (kind: RunEventKind, id: number, ns: number, name: number, payload: string | string[] | IsolateReport | undefined) => void): ContainedIsolateRun

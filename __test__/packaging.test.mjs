@@ -1,19 +1,40 @@
 // Packaging: the package as users install it, from a real registry. The release flow
-// (__test__/registry/release.mjs: napi artifacts, napi prepublish, npm publish) publishes the root
-// package and its linux-x64-gnu platform package to a verdaccio started on 127.0.0.1; then fresh
-// projects run `npm install code-runtime-native cordis` with no Rust toolchain on PATH, exactly as
-// a user would, and plain Node (no build tools, no flags) runs programs through ctx.codeRuntime.
+// (__test__/registry/release.mjs: the build job's artifact moved between jobs as Actions moves it,
+// modes dropped; napi artifacts, napi prepublish, npm publish) publishes the root package and its
+// linux-x64-gnu platform package to a verdaccio started on 127.0.0.1; then fresh projects run
+// `npm install code-runtime-native cordis` with no Rust toolchain on PATH, exactly as a user
+// would, and plain Node (no build tools, no flags) runs programs through ctx.codeRuntime with every
+// sandbox layer, as this user and as an unprivileged one. Two more releases are published as the
+// release looked before its modes were restored (the helper not executable) and with no helper at
+// all: installing either, both runtimes refuse to load with the repair, unless allowed to run
+// unsandboxed.
 import { execFileSync, spawnSync } from 'node:child_process'
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { runAs } from './process-helpers.mjs'
 import { npm, pathWithoutRust, publishRelease, registryEnv, repo, stageArtifacts, stageRelease, TARGET } from './registry/release.mjs'
 import { startRegistry } from './registry/verdaccio.mjs'
-import { platformFiles } from '../scripts/platform-files.mjs'
+import { ANSWER, THREAD_SANDBOX, UNSANDBOXED_PYTHON, expectEveryLayer, hostScript, refusal } from './sandbox-helper-host.mjs'
+import { SANDBOX_HELPER, platformFiles } from '../scripts/platform-files.mjs'
 
 const PLATFORM_PACKAGE = `code-runtime-native-${TARGET}`
 const { version } = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8'))
+const HELPER = SANDBOX_HELPER.name
+/** The releases whose platform package ships an unusable helper, by what is wrong with it. */
+const BROKEN = {
+  'not-executable': { version: `${version}-helper-mode-0644`, tamper: (dir) => chmodSync(join(dir, HELPER), 0o644) },
+  absent: { version: `${version}-helper-absent`, tamper: withoutHelper },
+}
+
+/** A platform package that neither holds nor lists the helper (napi prepublish checks `files`). */
+function withoutHelper(dir) {
+  rmSync(join(dir, HELPER))
+  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ ...manifest, files: manifest.files.filter((f) => f !== HELPER) }, null, 2))
+}
+const PYTHON = spawnSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).stdout.trim()
 
 let work
 let registry
@@ -35,10 +56,28 @@ function runNode(dir, file, source) {
   return spawnSync(process.execPath, [file], { cwd: dir, encoding: 'utf8', timeout: 30000, env: { ...process.env, ...userEnv } })
 }
 
+/** Loads both runtimes from the installed package in `dir` with `configs` (sandbox-helper-host.mjs). */
+function loadInstalled(dir, { isolate = {}, python = {} } = {}) {
+  const child = runNode(dir, 'runtimes.mjs', hostScript({ isolate, python: { pythonBin: PYTHON, ...python } }, 'code-runtime-native'))
+  expect(child.stderr).toBe('')
+  return JSON.parse(child.stdout)
+}
+
+/** The installed platform package's folder and its helper, as the addon finds them (real paths). */
+function installedHelper(dir) {
+  const pkg = realpathSync(join(dir, 'node_modules', PLATFORM_PACKAGE))
+  return { pkg, helper: join(pkg, HELPER) }
+}
+
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'crn-pack-'))
+  chmodSync(work, 0o711) // the unprivileged pass reaches its project through here
   registry = await startRegistry(join(work, 'registry'))
-  publishRelease(stageRelease(join(work, 'release')), stageArtifacts(join(work, 'artifacts')), registry)
+  const artifacts = stageArtifacts(join(work, 'artifacts'))
+  publishRelease(stageRelease(join(work, 'release')), artifacts, registry)
+  for (const [problem, { version: broken, tamper }] of Object.entries(BROKEN)) {
+    publishRelease(stageRelease(join(work, `release-${problem}`), { version: broken }), artifacts, registry, { tag: `broken-${problem}`, tamper })
+  }
   userEnv = { ...registryEnv(registry), PATH: pathWithoutRust() }
   project = userProject('project', ['code-runtime-native', 'cordis'])
 }, 600_000)
@@ -49,6 +88,15 @@ afterAll(async () => {
 })
 
 describe('the published packages', () => {
+  it('the platform package holds the helper executable (-rwxr-xr-x), though the artifact it came from arrived 0644', () => {
+    expect(statSync(join(work, 'artifacts', `bindings-${TARGET}`, HELPER)).mode & 0o777).toBe(0o644)
+    const tarballs = join(work, 'tarballs')
+    mkdirSync(tarballs)
+    const tarball = npm(['pack', `${PLATFORM_PACKAGE}@${version}`, '--pack-destination', tarballs, '--silent'], work, userEnv).trim()
+    const listing = execFileSync('tar', ['tvzf', join(tarballs, tarball)], { encoding: 'utf8' }).split('\n')
+    expect(listing.find((line) => line.endsWith(` package/${HELPER}`))).toMatch(/^-rwxr-xr-x /)
+  })
+
   it('the root declares its platform packages in optionalDependencies, as napi prepublish wrote them', () => {
     const view = (spec, field) => JSON.parse(npm(['view', spec, field, '--json'], work, userEnv))
     expect(view(`code-runtime-native@${version}`, 'optionalDependencies')).toEqual({ [PLATFORM_PACKAGE]: version })
@@ -96,11 +144,30 @@ describe('npm install code-runtime-native cordis, with no Rust on PATH', () => {
     // The platform package: the addon, plus the files scripts/platform-files.mjs lists for it
     // (the sandbox helper on Linux), executable as installed.
     expect(readdirSync(join(project, 'node_modules', PLATFORM_PACKAGE)).sort()).toEqual(
-      ['README.md', `code-runtime-native.${TARGET}.node`, 'package.json', ...platformFiles(TARGET)].sort(),
+      ['README.md', `code-runtime-native.${TARGET}.node`, 'package.json', ...platformFiles(TARGET).map(({ name }) => name)].sort(),
     )
-    for (const file of platformFiles(TARGET)) {
-      expect(statSync(join(project, 'node_modules', PLATFORM_PACKAGE, file)).mode & 0o111).not.toBe(0)
+    for (const { name, mode } of platformFiles(TARGET)) {
+      expect(statSync(join(project, 'node_modules', PLATFORM_PACKAGE, name)).mode & 0o111).toBe(mode & 0o111)
     }
+  })
+
+  it(`both runtimes load with every sandbox layer, as this process's user (uid ${process.getuid()})`, () => {
+    expectEveryLayer(loadInstalled(project), expect)
+  })
+
+  it('both runtimes load with every sandbox layer as an unprivileged user, in a host process of its own', async () => {
+    // Root drops to nobody for this pass; a non-root suite runs it as itself, with the system's
+    // python3 (the suite's own may live under a private home).
+    const uid = process.getuid() === 0 ? 65534 : process.getuid()
+    const gid = process.getuid() === 0 ? 65534 : process.getgid()
+    const tmp = join(work, 'unprivileged-tmp')
+    mkdirSync(tmp)
+    chownSync(tmp, uid, gid)
+    const script = join(project, 'unprivileged.mjs')
+    writeFileSync(script, hostScript({ isolate: {}, python: { pythonBin: '/usr/bin/python3' } }, 'code-runtime-native'))
+    const { code, stdout, stderr } = await runAs(process.execPath, script, { uid, gid, cwd: project, env: { PATH: '/usr/bin:/bin', TMPDIR: tmp } })
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
+    expectEveryLayer(JSON.parse(stdout), expect)
   })
 
   it('runs a TypeScript program through ctx.codeRuntime under plain Node', () => {
@@ -188,4 +255,80 @@ describe('npm install --omit=optional code-runtime-native cordis', () => {
     expect(message).toContain(`npm install ${PLATFORM_PACKAGE}@${version}`)
     expect(message).not.toMatch(/wasm32-wasi|wasi\.cjs|npm\/cli\/issues\/4828/)
   })
+})
+
+describe('a platform package published with its helper not executable (the release before its modes were restored)', () => {
+  const { version: broken } = BROKEN['not-executable']
+  let dir
+  beforeAll(() => {
+    dir = userProject('helper-mode-0644', [`code-runtime-native@${broken}`, 'cordis'])
+  }, 120_000)
+
+  it('installs the helper without any execute bit', () => {
+    const { helper } = installedHelper(dir)
+    expect(statSync(helper).mode & 0o111).toBe(0)
+  })
+
+  it('both runtimes refuse to load, with the path, the mode and the repair', () => {
+    const { pkg, helper } = installedHelper(dir)
+    const { uid, mode } = statSync(helper)
+    expect(loadInstalled(dir)).toEqual(
+      refusal(
+        helper,
+        'not-executable',
+        `is not executable (mode 0${(mode & 0o777).toString(8)}, owner uid ${uid}; this process runs as uid ${process.getuid()})`,
+        `\`chmod +x ${helper}\`, or reinstall ${PLATFORM_PACKAGE}@${broken} (delete ${pkg} and run \`npm install\` again).`,
+      ),
+    )
+  })
+
+  it('allowUnsandboxed: true loads both as before, and sandbox says no layer holds', () => {
+    expect(loadInstalled(dir, { isolate: { allowUnsandboxed: true }, python: { allowUnsandboxed: true } })).toEqual({
+      isolate: { containment: 'thread', sandbox: THREAD_SANDBOX, result: ANSWER },
+      python: { sandbox: UNSANDBOXED_PYTHON, result: ANSWER },
+    })
+  })
+
+  it('the repair the message names works: after `chmod +x` both load with every layer', () => {
+    const { helper } = installedHelper(dir)
+    execFileSync('chmod', ['+x', helper])
+    expectEveryLayer(loadInstalled(dir), expect)
+  })
+})
+
+describe('a platform package published without its helper', () => {
+  const { version: broken } = BROKEN.absent
+  let dir
+  beforeAll(() => {
+    dir = userProject('helper-absent', [`code-runtime-native@${broken}`, 'cordis'])
+  }, 120_000)
+
+  it('both runtimes refuse to load, saying it is missing and to reinstall the platform package', () => {
+    const { pkg, helper } = installedHelper(dir)
+    expect(readdirSync(pkg)).not.toContain(HELPER)
+    expect(loadInstalled(dir)).toEqual(
+      refusal(helper, 'absent', 'is missing', `reinstall ${PLATFORM_PACKAGE}@${broken} (delete ${pkg} and run \`npm install\` again).`),
+    )
+  })
+
+  it('allowUnsandboxed: true loads both as before, and sandbox says no layer holds', () => {
+    expect(loadInstalled(dir, { isolate: { allowUnsandboxed: true }, python: { allowUnsandboxed: true } })).toEqual({
+      isolate: { containment: 'thread', sandbox: THREAD_SANDBOX, result: ANSWER },
+      python: { sandbox: UNSANDBOXED_PYTHON, result: ANSWER },
+    })
+  })
+})
+
+describe('a sound install whose helper was deleted afterwards', () => {
+  it('both runtimes refuse; the reinstall the message names brings the helper and every layer back', () => {
+    const dir = userProject('helper-deleted', ['code-runtime-native', 'cordis'])
+    const { pkg, helper } = installedHelper(dir)
+    rmSync(helper)
+    expect(loadInstalled(dir)).toEqual(
+      refusal(helper, 'absent', 'is missing', `reinstall ${PLATFORM_PACKAGE}@${version} (delete ${pkg} and run \`npm install\` again).`),
+    )
+    rmSync(pkg, { recursive: true })
+    npm(['install', '--no-audit', '--no-fund'], dir, userEnv)
+    expectEveryLayer(loadInstalled(dir), expect)
+  }, 120_000)
 })

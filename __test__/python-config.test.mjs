@@ -40,6 +40,7 @@ describe('descriptors and schema', () => {
       maxValueBytes: 32768,
       graceMs: 3000,
       pythonBin: 'python3',
+      allowUnsandboxed: false,
     })
   })
 

@@ -75,6 +75,7 @@ describe('cordis registration', () => {
       maxWallMs: 600000,
       maxOutputBytes: 67108864,
       maxOldGenerationSizeMb: 512,
+      allowUnsandboxed: false,
     })
   })
 })

@@ -7,6 +7,7 @@ import Schema from 'schemastery'
 import { RUN_AS_SCHEMA, readRunAs } from './run-as.mjs'
 import native from './native.mjs'
 import { PREFIX, renderReason, renderRejection } from './request.mjs'
+import { inspectSandboxHelper, sandboxHelperError } from './sandbox-helper.mjs'
 import { disposeSessions, runSession, sessionState } from './session.mjs'
 
 // The console in the isolate formats as this Node major's util.inspect does (src/isolate/js/console/README.md).
@@ -29,7 +30,7 @@ function validateConfig(config) {
   if (!Number.isSafeInteger(config.maxOutputBytes) || config.maxOutputBytes < 4) {
     throw new Error(`${PREFIX}config.maxOutputBytes must be a safe integer of at least 4, got ${config.maxOutputBytes}`)
   }
-  if (config.containment !== 'process' && config.containment !== 'thread') {
+  if (config.containment !== undefined && config.containment !== 'process' && config.containment !== 'thread') {
     throw new Error(`${PREFIX}config.containment must be 'process' or 'thread', got ${String(config.containment)}`)
   }
   for (const key of ['maxProcesses', 'maxRunsPerProcess']) {
@@ -37,6 +38,9 @@ function validateConfig(config) {
     if (!(Number.isSafeInteger(value) && value >= 1 && value <= 4096)) {
       throw new Error(`${PREFIX}config.${key} must be an integer from 1 to 4096, got ${String(value)}`)
     }
+  }
+  if (typeof config.allowUnsandboxed !== 'boolean') {
+    throw new Error(`${PREFIX}config.allowUnsandboxed must be true or false, got ${String(config.allowUnsandboxed)}`)
   }
   if (config.maxWallMs > MAX_TIMER_MS) {
     throw new Error(
@@ -61,10 +65,34 @@ const Config = Schema.object({
   maxRunsPerProcess: Schema.number()
     .description('Runs one sandbox process serves before it is replaced. Default 100.'),
   runAs: RUN_AS_SCHEMA,
+  allowUnsandboxed: Schema.boolean().default(false)
+    .description("Load even when the sandbox helper this platform ships is missing or unusable: isolates then run on host threads, as with containment 'thread'."),
 })
 
-/** The containment a runtime gets when its config names none. */
-const DEFAULT_CONTAINMENT = native.containedIsolatesAvailable?.() ? 'process' : 'thread'
+/**
+ * The containment in effect. `'thread'` needs no helper; otherwise, where the platform ships one
+ * (Linux), a missing or unusable helper is a load-time error, unless the config names no
+ * containment and allows running unsandboxed (then `'thread'`, which `sandbox` reports).
+ */
+function chooseContainment(requested, allowUnsandboxed) {
+  if (requested === 'thread') return 'thread'
+  const helper = inspectSandboxHelper()
+  if (helper === undefined) return requested ?? 'thread'
+  if (helper.problem === undefined) return 'process'
+  if (requested === undefined && allowUnsandboxed) return 'thread'
+  throw sandboxHelperError(helper, requested === 'process' ? EXPLICIT_PROCESS : ISOLATES_WITHOUT_HELPER)
+}
+
+/** The load-time error's words for this backend (lib/sandbox-helper.mjs). */
+const ISOLATES_WITHOUT_HELPER = {
+  consequence: 'isolates cannot run in sandbox processes',
+  optOut:
+    "To run them on the host's threads on purpose, set `containment: 'thread'`, or `allowUnsandboxed: true` to do so only while the helper is unusable.",
+}
+const EXPLICIT_PROCESS = {
+  consequence: "containment 'process' cannot start sandbox processes",
+  optOut: "To run isolates on the host's threads instead, set `containment: 'thread'`.",
+}
 const THREAD_SANDBOX = Object.freeze({
   process: false,
   helper: false,
@@ -109,14 +137,16 @@ export function defineIsolateRuntime(Base) {
         maxWallMs: config?.maxWallMs ?? 600000,
         maxOutputBytes: config?.maxOutputBytes ?? 67108864,
         maxOldGenerationSizeMb: config?.maxOldGenerationSizeMb ?? 512,
-        containment: config?.containment ?? DEFAULT_CONTAINMENT,
+        containment: config?.containment,
         maxProcesses: config?.maxProcesses ?? Math.max(2, os.availableParallelism?.() ?? os.cpus().length),
         maxRunsPerProcess: config?.maxRunsPerProcess ?? 100,
         runAs: readRunAs(config?.runAs, (message) => {
           throw new Error(`${PREFIX}${message}`)
         }),
+        allowUnsandboxed: config?.allowUnsandboxed ?? false,
       }
       validateConfig(resolved)
+      resolved.containment = chooseContainment(resolved.containment, resolved.allowUnsandboxed)
       // Throws (so ctx.plugin rejects) where the process tier is not available.
       const pool = resolved.containment === 'process' ? startPool(resolved) : undefined
       // cordis hands out services through a Proxy, so state lives in a symbol-keyed property

@@ -104,6 +104,14 @@ export interface IsolateCodeRuntimeConfig {
   maxRunsPerProcess?: number
   /** The ids a root host's sandbox processes have (`'process'`). Default nobody (README). */
   runAs?: SandboxRunAs
+  /**
+   * Where the platform ships the sandbox helper (Linux), loading fails when it is missing or
+   * unusable (not executable, does not start), with the repair in the message. `true` loads
+   * anyway when no containment is configured: isolates then run on host threads, as with
+   * `'thread'`, and `sandbox` says so. An explicit `containment: 'process'` still needs the
+   * helper. Default false.
+   */
+  allowUnsandboxed?: boolean
 }
 
 /**
@@ -134,5 +142,13 @@ export interface PythonCodeRuntimeConfig {
   pythonBin?: string
   /** The ids a root host's children have. Default nobody (README). */
   runAs?: SandboxRunAs
+  /**
+   * Where the platform ships the sandbox helper (Linux), loading fails when it is missing or
+   * unusable (not executable, does not start), with the repair in the message. `true` loads
+   * anyway: children then run without the helper's layers, and `sandbox` says which hold. An
+   * executable file there that does not start still fails the load (every run would start
+   * through it): remove it. Default false.
+   */
+  allowUnsandboxed?: boolean
 }
 

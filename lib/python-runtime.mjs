@@ -10,6 +10,7 @@ import { RUN_AS_SCHEMA, readRunAs } from './run-as.mjs'
 import native from './native.mjs'
 import { PREFIX, renderRejection } from './request.mjs'
 import { exactDigits } from './lossless.mjs'
+import { inspectSandboxHelper, sandboxHelperError } from './sandbox-helper.mjs'
 import { disposeSessions, runSession, sessionState } from './session.mjs'
 
 /** Where the bootstrap scripts ship inside the package. */
@@ -95,6 +96,16 @@ export function validatePythonConfig(config, platform = process.platform, heapSi
 
 const STATE = Symbol('code-runtime-native.python')
 
+/** The load-time error's words for this backend (lib/sandbox-helper.mjs). */
+const PYTHON_WITHOUT_HELPER = {
+  consequence: 'Python programs would run without the sandbox (no namespaces, Landlock, seccomp or process cap)',
+  optOut: 'To run them without it on purpose, set `allowUnsandboxed: true` in the runtime\'s config.',
+}
+const PYTHON_STILL_USES_IT = {
+  consequence: 'every Python run would fail: the addon starts each child through that file, which `allowUnsandboxed` cannot change',
+  optOut: 'To run without the sandbox on purpose, remove that file and keep `allowUnsandboxed: true`.',
+}
+
 /** Live runs of every runtime in this realm: if the process exits under them, their groups die too. */
 const liveRuns = new Set()
 /** Runtime states holding a spare child, killed the same way. */
@@ -122,12 +133,19 @@ export function definePythonRuntime(Base) {
       graceMs: Schema.number().default(3000).description('Delay between SIGTERM and SIGKILL.'),
       pythonBin: Schema.string().default('python3').description('Absolute path, relative path, or a basename looked up on PATH.'),
       runAs: RUN_AS_SCHEMA,
+      allowUnsandboxed: Schema.boolean().default(false)
+        .description('Load even when the sandbox helper this platform ships is missing or unusable; children then run without its layers (`sandbox` says which hold).'),
     })
 
     constructor(ctx, config) {
       const resolved = PythonCodeRuntime.Config(config ?? {})
       const frameCap = validatePythonConfig(resolved)
       const runAs = readRunAs(resolved.runAs, fail)
+      const helper = inspectSandboxHelper()
+      if (helper?.problem && !resolved.allowUnsandboxed) throw sandboxHelperError(helper, PYTHON_WITHOUT_HELPER)
+      // Allowed to run without it, but the native side starts children through any executable
+      // file there (one that does not start, or that this user may not run): every run would fail.
+      if (helper?.problem && native.sandboxHelperInUse() === helper.path) throw sandboxHelperError(helper, PYTHON_STILL_USES_IT)
       const load = native.pythonLoadInterpreter(resolved.pythonBin, process.env.PATH, process.cwd(), os.tmpdir())
       if (load.error != null) fail(load.error)
       // Compile the child's modules once with that interpreter, so runs skip it (best effort).

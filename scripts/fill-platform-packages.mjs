@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Fills npm/<target>/ for publishing: `napi artifacts` copies each downloaded `.node` into its
-// platform package, then the extra files of scripts/platform-files.mjs are copied next to it and
-// added to that package's `files`. Run after `napi create-npm-dirs`, before `napi prepublish`.
+// platform package, then the extra files of scripts/platform-files.mjs are copied next to it, given
+// the mode that table states (the downloaded artifact has none: every file is 0644), and added to
+// that package's `files`. Run after `napi create-npm-dirs`, before `napi prepublish`.
 //
 //   node scripts/fill-platform-packages.mjs [--artifacts <dir>] [--config-path <napi config>]
 //
@@ -14,7 +15,7 @@ import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { PLATFORM_FILES, platformFiles } from './platform-files.mjs'
+import { PLATFORM_FILES, applyModes, platformFiles } from './platform-files.mjs'
 
 const require = createRequire(import.meta.url)
 
@@ -43,7 +44,7 @@ export function fillPlatformPackages({ root, artifacts, configPath, table = PLAT
     if (extras.length === 0) continue
     const manifestPath = join(dir, 'package.json')
     const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'))
-    for (const file of extras) {
+    for (const { name: file } of extras) {
       const source = join(artifacts, `bindings-${target}`, file)
       if (!existsSync(source)) {
         throw new Error(
@@ -55,6 +56,7 @@ export function fillPlatformPackages({ root, artifacts, configPath, table = PLAT
       if (!manifest.files.includes(file)) manifest.files.push(file)
       filled.push(`${target}/${file}`)
     }
+    applyModes(target, dir, table)
     writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`)
   }
   return filled

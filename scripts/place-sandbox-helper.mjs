@@ -1,15 +1,16 @@
 // After `napi build`: puts the sandbox helper executable (src/bin/sandbox.rs, built by the same
-// cargo invocation) beside the addon, where the addon looks for it. Linux only; elsewhere the
-// runtimes start children without it and report that no sandbox layers are active.
+// cargo invocation) beside the addon, where the addon looks for it. Linux only: elsewhere no helper
+// ships, and the runtimes start children without it. On Linux a runtime refuses to load without a
+// usable helper there (lib/sandbox-helper.mjs) unless its config says `allowUnsandboxed: true`.
 import { copyFileSync, chmodSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { builtFile } from './platform-files.mjs'
+import { SANDBOX_HELPER, builtFile, cargoTargetDir } from './platform-files.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
-const name = 'code-runtime-native-sandbox'
+const { name, mode } = SANDBOX_HELPER
 const profile = process.argv.includes('--debug') ? 'debug' : 'release'
-const targetDir = process.env.CARGO_TARGET_DIR ?? process.env.CARGO_BUILD_TARGET_DIR ?? join(root, 'target')
+const targetDir = cargoTargetDir(root)
 const triples = { x64: 'x86_64-unknown-linux-gnu', arm64: 'aarch64-unknown-linux-gnu' }
 const { found: built, candidates } = builtFile(targetDir, triples[process.arch] ?? '', name, profile)
 
@@ -19,5 +20,5 @@ if (process.platform === 'linux') {
     process.exit(1)
   }
   copyFileSync(built, join(root, name))
-  chmodSync(join(root, name), 0o755)
+  chmodSync(join(root, name), mode)
 }

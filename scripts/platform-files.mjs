@@ -1,25 +1,56 @@
 // The files each platform package (npm/<target>/) carries besides its `.node` addon, by napi
-// target name. The release workflow's build job collects them next to the `.node`
-// (scripts/collect-platform-artifact.mjs); its publish job copies them into the platform package
-// and its `files` (scripts/fill-platform-packages.mjs).
+// target name, each with the mode it must have. The release workflow's build job collects them
+// next to the `.node` (scripts/collect-platform-artifact.mjs); its publish job copies them into the
+// platform package and its `files` (scripts/fill-platform-packages.mjs), and its test jobs run
+// them where they were downloaded (scripts/restore-platform-modes.mjs).
+//
+// The mode is stated here, never taken from the file: an Actions artifact keeps no modes (every
+// downloaded file is 0644), so the sandbox helper would otherwise ship without its execute bit and
+// every sandboxed child would start without its layers.
 //
 // The Linux sandbox helper (src/bin/sandbox.rs) sits beside the addon, which looks for it there.
 // It is built by the same `napi build` (cargo builds every target of the package); the collect
 // script looks for it in target/<triple>/release/ and target/release/.
-import { existsSync, statSync } from 'node:fs'
+import { chmodSync, existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 
+export const SANDBOX_HELPER = Object.freeze({ name: 'code-runtime-native-sandbox', mode: 0o755 })
+
 export const PLATFORM_FILES = {
-  'linux-x64-gnu': ['code-runtime-native-sandbox'],
-  'linux-arm64-gnu': ['code-runtime-native-sandbox'],
+  'linux-x64-gnu': [SANDBOX_HELPER],
+  'linux-arm64-gnu': [SANDBOX_HELPER],
   'darwin-x64': [],
   'darwin-arm64': [],
   'win32-x64-msvc': [],
 }
 
-/** The extra files of one platform package (none for an unknown target). */
+/** The extra files of one platform package, `{ name, mode }` each (none for an unknown target). */
 export function platformFiles(target, table = PLATFORM_FILES) {
-  return table[target] ?? []
+  const files = table[target] ?? []
+  for (const file of files) {
+    if (typeof file?.name !== 'string' || !Number.isInteger(file.mode)) {
+      throw new Error(`${target}: every entry of scripts/platform-files.mjs needs a name and an explicit mode, got ${JSON.stringify(file)}`)
+    }
+  }
+  return files
+}
+
+/** Gives each platform file of `target` in `dir` its stated mode; throws when one is missing. */
+export function applyModes(target, dir, table = PLATFORM_FILES) {
+  const files = platformFiles(target, table)
+  for (const { name, mode } of files) {
+    const file = join(dir, name)
+    if (!existsSync(file)) {
+      throw new Error(`${target}: ${name} (scripts/platform-files.mjs) is not in ${dir}, so its mode cannot be set`)
+    }
+    chmodSync(file, mode)
+  }
+  return files
+}
+
+/** Cargo's target directory for a checkout at `root`, as cargo itself picks it. */
+export function cargoTargetDir(root, env = process.env) {
+  return env.CARGO_TARGET_DIR ?? env.CARGO_BUILD_TARGET_DIR ?? join(root, 'target')
 }
 
 /**

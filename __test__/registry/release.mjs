@@ -6,7 +6,7 @@
 // Only this machine's target (linux-x64-gnu here) is built, so the napi targets are restricted to it through a
 // napi config file (`--config-path`); the workflow runs the same steps with all five targets.
 import { execFileSync } from 'node:child_process'
-import { chmodSync, copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { delimiter, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { platformSuffix } from '../../lib/missing-binary.mjs'
@@ -62,12 +62,20 @@ export function pathWithoutRust(path = process.env.PATH) {
   return kept.join(delimiter)
 }
 
-/** Stages the root package as `npm pack` ships it, plus npm/, in `dir`. */
-export function stageRelease(dir) {
+/**
+ * Stages the root package as `npm pack` ships it, plus npm/, in `dir`; `version` (default the
+ * checkout's) is written into the root and every platform package, as `npm version` would.
+ */
+export function stageRelease(dir, { version } = {}) {
   mkdirSync(dir, { recursive: true })
   const tarball = npm(['pack', '--silent', '--ignore-scripts', '--pack-destination', dir], repo).trim().split('\n').pop()
   execFileSync('tar', ['xzf', join(dir, tarball), '-C', dir, '--strip-components=1'])
   cpSync(join(repo, 'npm'), join(dir, 'npm'), { recursive: true })
+  if (version) {
+    for (const manifest of [join(dir, 'package.json'), ...readdirSync(join(dir, 'npm')).map((t) => join(dir, 'npm', t, 'package.json'))]) {
+      writeFileSync(manifest, `${JSON.stringify({ ...JSON.parse(readFileSync(manifest, 'utf8')), version }, null, 2)}\n`)
+    }
+  }
   const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))
   const config = join(dir, 'napi-release-here.json')
   writeFileSync(config, JSON.stringify({ ...pkg.napi, targets: [TRIPLE] }))
@@ -75,27 +83,48 @@ export function stageRelease(dir) {
 }
 
 /**
- * The build job's artifact for this machine's target, gathered as the workflow gathers it
- * (scripts/collect-platform-artifact.mjs: the release `.node` and the platform's extra files such
- * as the sandbox helper), plus `extras`.
+ * The build job's artifact for this machine's target as the publish job downloads it: gathered as
+ * the workflow gathers it (scripts/collect-platform-artifact.mjs: the release `.node` and the
+ * platform's extra files such as the sandbox helper), plus `extras`, then moved between jobs as
+ * actions/upload-artifact and download-artifact move it (transferArtifact: modes dropped).
  */
 export function stageArtifacts(dir, extras = {}) {
-  const folder = join(dir, `bindings-${TARGET}`)
-  execFileSync(process.execPath, [join(repo, 'scripts', 'collect-platform-artifact.mjs'), TARGET, TRIPLE, folder], {
+  const collected = join(dir, 'collected')
+  execFileSync(process.execPath, [join(repo, 'scripts', 'collect-platform-artifact.mjs'), TARGET, TRIPLE, collected], {
     cwd: repo,
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   for (const [name, { content, mode }] of Object.entries(extras)) {
-    writeFileSync(join(folder, name), content)
-    chmodSync(join(folder, name), mode)
+    writeFileSync(join(collected, name), content)
+    chmodSync(join(collected, name), mode)
   }
+  transferArtifact(collected, join(dir, `bindings-${TARGET}`))
+  rmSync(collected, { recursive: true })
   return dir
 }
 
-/** Runs the publish job's steps in a staged release against `registry`. */
-export function publishRelease(stage, artifacts, registry) {
+/**
+ * What an Actions artifact keeps of a folder: the bytes of each file, no modes. Every file
+ * arrives as a new file of mode 0644, as download-artifact writes it. Returns the files' names.
+ */
+export function transferArtifact(from, to) {
+  mkdirSync(to, { recursive: true })
+  const names = readdirSync(from)
+  for (const name of names) {
+    writeFileSync(join(to, name), readFileSync(join(from, name)), { mode: 0o644 })
+    chmodSync(join(to, name), 0o644)
+  }
+  return names
+}
+
+/**
+ * Runs the publish job's steps in a staged release against `registry`, under dist-tag `tag`.
+ * `tamper(platformDir)` runs between filling this target's platform package and publishing it.
+ */
+export function publishRelease(stage, artifacts, registry, { tag = 'latest', tamper } = {}) {
   fillPlatformPackages({ root: stage.dir, artifacts, configPath: stage.config, quiet: true })
-  const env = registryEnv(registry)
+  tamper?.(join(stage.dir, 'npm', TARGET))
+  const env = { ...registryEnv(registry), NPM_CONFIG_TAG: tag }
   try {
     execFileSync(process.execPath, [napi, 'prepublish', '--cwd', stage.dir, '--config-path', stage.config, '-t', 'npm', '--no-gh-release'], {
       cwd: stage.dir,

@@ -7,6 +7,7 @@ pub mod contained;
 pub mod events;
 #[cfg(unix)]
 pub mod identity;
+pub mod helper;
 pub mod isolate;
 pub mod outcome;
 #[cfg(unix)]

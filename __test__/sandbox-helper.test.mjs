@@ -1,0 +1,233 @@
+// The sandbox helper checked at load (lib/sandbox-helper.mjs): where the platform ships one
+// (Linux), a helper that is missing, not executable, not a file or does not start makes both
+// runtimes refuse to load, with the path, what is wrong and the repair for the layout the addon was
+// loaded from; `allowUnsandboxed: true` (and, for isolates, `containment: 'thread'`) loads anyway
+// and `sandbox` reports what holds. Each case stages the source-checkout layout (the addon beside
+// index.js, the helper beside the addon) with a real addon and a helper made hostile, and loads it
+// in a Node process of its own. The installed layout (a platform package from a registry) is in
+// packaging.test.mjs.
+import { spawnSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import os from 'node:os'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { Context } from 'cordis'
+import { afterAll, describe, expect, it } from 'vitest'
+import { IsolateCodeRuntime } from '../lib/index.mjs'
+import { runAs, unprivilegedPackage } from './process-helpers.mjs'
+import { ANSWER, THREAD_SANDBOX, UNSANDBOXED_PYTHON, expectEveryLayer, hostScript, refusal } from './sandbox-helper-host.mjs'
+
+const REPO = fileURLToPath(new URL('..', import.meta.url))
+const linux = process.platform === 'linux'
+// The Python suites' interpreter; their helpers probe it at import, so only where one is needed
+// (the Windows job has no python3 and no Python backend).
+const { PYTHON } = process.platform === 'win32' ? {} : await import('./python-helpers.mjs')
+// Every staging directory and run of this file under one private TMPDIR.
+const TMP = fs.mkdtempSync(path.join(fs.realpathSync(os.tmpdir()), 'crn-sandbox-helper-'))
+process.env.TMPDIR = TMP
+const HELPER = 'code-runtime-native-sandbox'
+const ADDON = fs.readdirSync(REPO).find((f) => f.endsWith('.node'))
+
+afterAll(() => fs.rmSync(TMP, { recursive: true, force: true }))
+
+/** The checkout's layout in a fresh folder: its JavaScript, Cargo.toml, the addon and the real helper. */
+function stageCheckout(name) {
+  const dir = path.join(TMP, name)
+  fs.mkdirSync(dir)
+  for (const entry of ['package.json', 'index.js', 'lib', 'py', 'Cargo.toml']) {
+    fs.cpSync(path.join(REPO, entry), path.join(dir, entry), { recursive: true })
+  }
+  fs.linkSync(path.join(REPO, ADDON), path.join(dir, ADDON))
+  fs.copyFileSync(path.join(REPO, HELPER), path.join(dir, HELPER))
+  fs.chmodSync(path.join(dir, HELPER), 0o755)
+  fs.symlinkSync(path.join(REPO, 'node_modules'), path.join(dir, 'node_modules'))
+  return { dir, helper: path.join(dir, HELPER) }
+}
+
+function load(dir, { isolate = {}, python = {} } = {}, lib = undefined) {
+  const script = path.join(dir, 'host.mjs')
+  fs.writeFileSync(script, hostScript({ isolate, python: { pythonBin: PYTHON, ...python } }, lib))
+  const child = spawnSync(process.execPath, [script], { cwd: dir, encoding: 'utf8', timeout: 60_000, env: { ...process.env, TMPDIR: TMP } })
+  expect(child.stderr).toBe('')
+  return JSON.parse(child.stdout)
+}
+
+const BUILD = 'it is not built in this source checkout: run `npm run build`, which builds it with the addon and places it beside the addon (scripts/place-sandbox-helper.mjs).'
+
+describe.runIf(linux)('a source checkout whose helper is unusable', () => {
+  it('a built checkout loads both runtimes with every layer (the staging itself is sound)', () => {
+    const { dir } = stageCheckout('built')
+    expectEveryLayer(load(dir), expect)
+  })
+
+  it('not built (absent): both refuse, saying to build it', () => {
+    const { dir, helper } = stageCheckout('absent')
+    fs.rmSync(helper)
+    expect(load(dir)).toEqual(refusal(helper, 'absent', 'is missing', BUILD))
+  })
+
+  it('not executable (mode 0644): both refuse with the mode and `chmod +x`', () => {
+    const { dir, helper } = stageCheckout('not-executable')
+    fs.chmodSync(helper, 0o644)
+    expect(load(dir)).toEqual(
+      refusal(
+        helper,
+        'not-executable',
+        `is not executable (mode 0644, owner uid ${process.getuid()}; this process runs as uid ${process.getuid()})`,
+        `\`chmod +x ${helper}\`, or place it again with \`node scripts/place-sandbox-helper.mjs\`.`,
+      ),
+    )
+  })
+
+  it('a directory in its place: both refuse', () => {
+    const { dir, helper } = stageCheckout('directory')
+    fs.rmSync(helper)
+    fs.mkdirSync(helper)
+    expect(load(dir)).toEqual(refusal(helper, 'not-a-file', 'is not a file', 'rebuild it with `npm run build`.'))
+  })
+
+  it('cut short (a truncated copy): both refuse, saying how it ended', () => {
+    const { dir, helper } = stageCheckout('truncated')
+    fs.truncateSync(helper, 65536)
+    const out = load(dir)
+    for (const name of ['isolate', 'python']) {
+      expect(out[name].error).toMatchObject({ code: 'ERR_CODE_RUNTIME_NATIVE_SANDBOX_HELPER', path: helper, problem: 'fails-to-start' })
+      expect(out[name].error.message).toMatch(
+        /the sandbox helper \S+ does not start as the helper does \(run with no arguments it must exit with 125; it was killed by SIG(SEGV|BUS)\), so .* Repair the install: rebuild it with `npm run build`\./,
+      )
+    }
+  })
+
+  it('whose loader is missing (ENOENT from exec): both refuse, saying it does not start', () => {
+    const { dir, helper } = stageCheckout('no-loader')
+    fs.writeFileSync(helper, '#!/nonexistent/ld.so\n')
+    expect(load(dir)).toEqual(refusal(helper, 'fails-to-start', `does not start (spawnSync ${helper} ENOENT)`, 'rebuild it with `npm run build`.'))
+  })
+
+  it('a program that is not the helper: both refuse with its exit status and first line', () => {
+    const { dir, helper } = stageCheckout('impostor')
+    fs.writeFileSync(helper, '#!/bin/sh\necho "error while loading shared libraries: libfoo.so" >&2\nexit 127\n')
+    expect(load(dir)).toEqual(
+      refusal(
+        helper,
+        'fails-to-start',
+        'does not start as the helper does (run with no arguments it must exit with 125; it exited with 127: error while loading shared libraries: libfoo.so)',
+        'rebuild it with `npm run build`.',
+      ),
+    )
+  })
+
+  it('allowUnsandboxed: true loads both without it, and sandbox says nothing holds', () => {
+    const { dir, helper } = stageCheckout('opt-out')
+    fs.chmodSync(helper, 0o644)
+    const out = load(dir, { isolate: { allowUnsandboxed: true }, python: { allowUnsandboxed: true } })
+    expect(out).toEqual({
+      isolate: { containment: 'thread', sandbox: THREAD_SANDBOX, result: ANSWER },
+      python: { sandbox: UNSANDBOXED_PYTHON, result: ANSWER },
+    })
+  })
+
+  it('allowUnsandboxed cannot help Python while an executable file that does not start is there: the addon would start every child through it', () => {
+    const { dir, helper } = stageCheckout('opt-out-impostor')
+    fs.writeFileSync(helper, '#!/bin/sh\nexit 127\n')
+    const out = load(dir, { isolate: { allowUnsandboxed: true }, python: { allowUnsandboxed: true } })
+    expect(out.isolate).toEqual({ containment: 'thread', sandbox: THREAD_SANDBOX, result: ANSWER })
+    expect(out.python).toEqual({
+      error: {
+        message:
+          `code-runtime-native: the sandbox helper ${helper} does not start as the helper does (run with no arguments it must exit with 125; it exited with 127), ` +
+          'so every Python run would fail: the addon starts each child through that file, which `allowUnsandboxed` cannot change. ' +
+          'Repair the install: rebuild it with `npm run build`. To run without the sandbox on purpose, remove that file and keep `allowUnsandboxed: true`.',
+        code: 'ERR_CODE_RUNTIME_NATIVE_SANDBOX_HELPER',
+        path: helper,
+        problem: 'fails-to-start',
+      },
+    })
+    // Removed, as the message says: Python runs unsandboxed, as allowed.
+    fs.rmSync(helper)
+    expect(load(dir, { isolate: { allowUnsandboxed: true }, python: { allowUnsandboxed: true } }).python).toEqual({ sandbox: UNSANDBOXED_PYTHON, result: ANSWER })
+  })
+
+  it("containment: 'thread' needs no helper; an explicit 'process' needs it even with allowUnsandboxed", () => {
+    const { dir, helper } = stageCheckout('containment')
+    fs.rmSync(helper)
+    const thread = load(dir, { isolate: { containment: 'thread' }, python: { allowUnsandboxed: true } })
+    expect(thread).toEqual({
+      isolate: { containment: 'thread', sandbox: THREAD_SANDBOX, result: ANSWER },
+      python: { sandbox: UNSANDBOXED_PYTHON, result: ANSWER },
+    })
+    const process = load(dir, { isolate: { containment: 'process', allowUnsandboxed: true }, python: { allowUnsandboxed: true } })
+    expect(process.isolate).toEqual({
+      error: {
+        message:
+          `code-runtime-native: the sandbox helper ${helper} is missing, so containment 'process' cannot start sandbox processes. ` +
+          `Repair the install: ${BUILD} To run isolates on the host's threads instead, set \`containment: 'thread'\`.`,
+        code: 'ERR_CODE_RUNTIME_NATIVE_SANDBOX_HELPER',
+        path: helper,
+        problem: 'absent',
+      },
+    })
+  })
+
+  it('refuses a non-boolean allowUnsandboxed: the schemas through cordis, the isolate runtime when constructed directly', () => {
+    const { dir } = stageCheckout('config')
+    const out = load(dir, { isolate: { allowUnsandboxed: 'yes' }, python: { allowUnsandboxed: 'yes' } })
+    expect(out.isolate.error.message).toMatch(/\$\.allowUnsandboxed expected boolean but got yes/)
+    expect(out.python.error.message).toMatch(/\$\.allowUnsandboxed expected boolean but got yes/)
+    expect(() => new IsolateCodeRuntime(new Context(), { allowUnsandboxed: 'yes' })).toThrow(
+      'code-runtime-native: config.allowUnsandboxed must be true or false, got yes',
+    )
+  })
+})
+
+describe.runIf(linux)('a helper the loading user may not execute', () => {
+  it('refuses, naming the owner and the uid this process runs as; outside a checkout the repair is to place it', async () => {
+    // Root drops to nobody for this case; a non-root suite loads as itself a helper it may not run.
+    const root = process.getuid() === 0
+    const uid = root ? 65534 : process.getuid()
+    const gid = root ? 65534 : process.getgid()
+    const dir = fs.mkdtempSync(path.join(TMP, 'other-user-'))
+    fs.chownSync(dir, uid, gid)
+    fs.chmodSync(TMP, 0o711)
+    const { pkg, node } = unprivilegedPackage(REPO, dir, ['py'])
+    const helper = path.join(pkg, HELPER)
+    fs.chmodSync(helper, root ? 0o744 : 0o644)
+    const host = async (allowUnsandboxed) => {
+      const script = path.join(pkg, `host-${allowUnsandboxed}.mjs`)
+      fs.writeFileSync(script, hostScript({ isolate: { allowUnsandboxed }, python: { pythonBin: '/usr/bin/python3', allowUnsandboxed } }))
+      const { code, stdout, stderr } = await runAs(node, script, { uid, gid, cwd: pkg, env: { PATH: '/usr/bin:/bin', TMPDIR: dir } })
+      expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
+      return JSON.parse(stdout)
+    }
+    const mode = root ? '0744' : '0644'
+    const says = `is not executable (mode ${mode}, owner uid ${process.getuid()}; this process runs as uid ${uid})`
+    const repair = `put the ${HELPER} built with this addon at ${helper}, executable (\`chmod +x ${helper}\`).`
+    expect(await host(false)).toEqual(refusal(helper, 'not-executable', says, repair))
+    const allowed = await host(true)
+    expect(allowed.isolate).toEqual({ containment: 'thread', sandbox: THREAD_SANDBOX, result: ANSWER })
+    if (root) {
+      // Its owner's execute bit makes it the addon's helper still, and this user cannot run it.
+      expect(allowed.python.error).toMatchObject({ path: helper, problem: 'not-executable' })
+      expect(allowed.python.error.message).toContain(`${says}, so every Python run would fail: the addon starts each child through that file`)
+    } else {
+      expect(allowed.python).toEqual({ sandbox: UNSANDBOXED_PYTHON, result: ANSWER })
+    }
+  })
+})
+
+describe.runIf(!linux)('a platform that ships no helper', () => {
+  it('loads both runtimes without one, with no error (Windows: no Python backend at all)', () => {
+    // This checkout's own addon: off Linux none is placed beside it.
+    const dir = path.join(TMP, 'no-helper')
+    fs.mkdirSync(dir)
+    fs.symlinkSync(path.join(REPO, 'node_modules'), path.join(dir, 'node_modules'), 'junction')
+    const out = load(dir, {}, pathToFileURL(path.join(REPO, 'lib', 'index.mjs')).href)
+    expect(out.isolate).toEqual({ containment: 'thread', sandbox: THREAD_SANDBOX, result: ANSWER })
+    if (process.platform === 'win32') {
+      expect(out.python.error.message).toMatch(/this backend requires a Unix platform/)
+    } else {
+      expect(out.python.result).toEqual(ANSWER)
+      expect(out.python.sandbox).toEqual(UNSANDBOXED_PYTHON)
+    }
+  })
+})
