@@ -1,5 +1,5 @@
 // resolve() of the `ctx.ptcRuntime` seam against hostile requests, and what run() accepts: every
-// rule of README "The current seam" (defaults, cwd, timeoutMs, sandboxPolicy, misuse that names
+// rule of README "Hosts from 0.1.6" (defaults, cwd, timeoutMs, sandboxPolicy, misuse that names
 // the field), the seam's config keys, and the descriptors. Real runtimes, both backends.
 import fs from 'node:fs'
 import os from 'node:os'
@@ -182,6 +182,14 @@ describe('hostile requests', () => {
       expect(() => runtime.resolve(request)).toThrow(new TypeError(`${P}request.${field} could not be read: boom`))
     },
   )
+
+  it('a revoked proxy anywhere is refused with the field it was found in', () => {
+    const { proxy, revoke } = Proxy.revocable({}, {})
+    revoke()
+    expect(() => runtime.resolve(proxy)).toThrow(`${P}request.program could not be read: `)
+    expect(() => resolve({ cwd: proxy })).toThrow(`${P}request.cwd must be the absolute path of an existing directory, got an object`)
+    expect(() => resolve({ sandboxPolicy: proxy })).toThrow(`${P}request.sandboxPolicy.mode could not be read: `)
+  })
 
   it('policy getters that throw are misuse naming the field; a throwing proxy too', () => {
     const policy = { mode: 'read-only' }

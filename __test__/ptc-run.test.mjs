@@ -119,7 +119,7 @@ describe('Python', () => {
           message:
             `code-runtime-native: the "${mode}" file policy cannot be enforced on Python runs: the native file policy ` +
             '(per-run Landlock rules and a mount namespace) is not available in this build, so the program did not run. ' +
-            "Run it without a sandboxPolicy (its child then reaches no workspace file at all), with 'danger-full-access', " +
+            'Run it without a sandboxPolicy (its child then reaches no workspace file at all), ' +
             'or on the TypeScript runtime, which has no file system under any policy.',
         },
         sandbox: { mode, denied: false },

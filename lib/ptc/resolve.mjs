@@ -1,7 +1,7 @@
 // `resolve(request)` of the `ctx.ptcRuntime` seam: what the host's resolver does for its own
 // backends. It reads each field of a hostile request once, fills the deployment defaults (cwd,
 // the elapsed deadline) and refuses what the runtime cannot honour, as caller misuse that names
-// the field. Its result is the only thing `run()` accepts (README: "The current seam").
+// the field. Its result is the only thing `run()` accepts (README: "Hosts from 0.1.6").
 import { statSync } from 'node:fs'
 import { isAbsolute, resolve as normalize } from 'node:path'
 import { PREFIX, renderRejection } from '../request.mjs'
@@ -24,7 +24,11 @@ export function describe(value) {
   if (typeof value === 'undefined') return 'undefined'
   if (typeof value === 'symbol') return 'a symbol'
   if (typeof value === 'function') return 'a function'
-  return Array.isArray(value) ? 'an array' : 'an object'
+  try {
+    return Array.isArray(value) ? 'an array' : 'an object'
+  } catch {
+    return 'an object' // a revoked Proxy
+  }
 }
 
 /** Reads `object[key]` once; a throwing getter or proxy trap is misuse that names the field. */
