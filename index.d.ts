@@ -62,9 +62,10 @@ export interface CodeRunRequest {
  * - `invalid-output`: the completion value is not lossless JSON;
  * - `output-limit`: the output byte budget was exceeded.
  *
- * Spelled once, by the native `FailureKind` enum (src/outcome.rs) declared below in this file.
+ * Spelled once, by the native `FailureKind` enum (src/outcome.rs) declared below in this file,
+ * whose `protocol` marks a protocol breach this seam reports as `worker-exit`.
  */
-export type CodeRunFailureKind = `${FailureKind}`
+export type CodeRunFailureKind = Exclude<`${FailureKind}`, 'protocol'>
 
 export interface CodeRunFailure {
   kind: CodeRunFailureKind
@@ -243,6 +244,12 @@ export declare const enum FailureKind {
   WorkerExit = 'worker-exit',
   InvalidOutput = 'invalid-output',
   OutputLimit = 'output-limit',
+  /**
+   * A child (a sandbox process, a Python child) broke the channel protocol. The native marker
+   * of a cause the `ctx.codeRuntime` seam reports as `worker-exit` (lib/session.mjs) and the
+   * `ctx.ptcRuntime` seam as `protocol`; never parsed from a child's frame (not in `ALL`).
+   */
+  Protocol = 'protocol',
 }
 
 /**

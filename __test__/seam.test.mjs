@@ -44,6 +44,13 @@ describe('package surface', () => {
     expect(() => execFileSync(process.execPath, [tsc, '-p', '__test__/types/tsconfig.json'], { cwd: root, encoding: 'utf8' }))
       .not.toThrow()
   })
+
+  it("has ctx.ptcRuntime types that are the host's published seam's (@deepseek-ai/dsh-ptc-runtime)", () => {
+    const root = fileURLToPath(new URL('..', import.meta.url))
+    const tsc = fileURLToPath(new URL('../node_modules/typescript/bin/tsc', import.meta.url))
+    const project = '__test__/types/host/tsconfig.json'
+    expect(() => execFileSync(process.execPath, [tsc, '-p', project], { cwd: root, encoding: 'utf8' })).not.toThrow()
+  })
 })
 
 describe('cordis registration', () => {

@@ -1,4 +1,5 @@
-// Public API of code-runtime-native: both backends as cordis services registering `ctx.codeRuntime`.
+// Public API of code-runtime-native: both backends as cordis services registering `ctx.codeRuntime`
+// (hosts up to 0.1.5) and `ctx.ptcRuntime` (hosts from 0.1.6, lib/ptc/index.d.ts).
 import type { Context, Service } from 'cordis'
 import type Schema from 'schemastery'
 import type {
@@ -133,6 +134,25 @@ export declare function defineCodeRuntimes<B extends CodeRuntimeBase>(Base: B): 
     Config: Schema<PythonCodeRuntimeConfig>
   }
 }
+
+// The current seam, `ctx.ptcRuntime` (also the `code-runtime-native/ptc` subpath).
+export { IsolatePtcRuntime, PythonPtcRuntime, definePtcRuntimes } from './ptc/index.js'
+export type {
+  FilePlan,
+  IsolatePtcRuntimeConfig,
+  PtcRunFailure,
+  PtcRunFailureKind,
+  PtcRunRequest,
+  PtcRunResult,
+  PtcRunSandbox,
+  PtcRunSpec,
+  PtcRuntime,
+  PtcRuntimeBase,
+  PtcSandboxPolicy,
+  PtcSeamConfig,
+  PythonPtcRuntimeConfig,
+  SandboxMode,
+} from './ptc/index.js'
 
 /** ECMAScript reserved words plus Python keywords; no injected name may be one of them. */
 export declare const PORTABLE_RESERVED_WORDS: ReadonlySet<string>

@@ -1,9 +1,12 @@
-// Package entry: both backends as cordis services registering `ctx.codeRuntime`.
+// Package entry: both backends as cordis services, registering `ctx.codeRuntime` (hosts up to 0.1.5)
+// and `ctx.ptcRuntime` (hosts from 0.1.6).
 import { Service } from 'cordis'
 import { defineCodeRuntimes } from './service.mjs'
 
 export const { IsolateCodeRuntime, PythonCodeRuntime } = defineCodeRuntimes(Service)
 export { defineCodeRuntimes }
+// The current seam (`ctx.ptcRuntime`), also at the `code-runtime-native/ptc` subpath.
+export { IsolatePtcRuntime, PythonPtcRuntime, definePtcRuntimes } from './ptc/index.mjs'
 export {
   PORTABLE_RESERVED_WORDS,
   RESERVED_BINDING_GLOBALS,

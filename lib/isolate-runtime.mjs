@@ -49,7 +49,7 @@ function validateConfig(config) {
   }
 }
 
-const Config = Schema.object({
+export const IsolateConfig = Schema.object({
   computeMs: Schema.number().default(60000)
     .description('Compute budget in ms: CPU time of the thread that runs the isolate.'),
   maxWallMs: Schema.number().default(600000)
@@ -120,10 +120,61 @@ function startPool(config) {
   }
 }
 
+/**
+ * The state of one isolate runtime: its config validated (throws so `ctx.plugin` rejects), the
+ * sandbox pool started where the config asks for it, and dispose registered on `ctx`. Both
+ * seams' classes keep one (lib/ptc/ builds the `ctx.ptcRuntime` classes on it).
+ */
+export function createIsolateState(ctx, config = {}) {
+  const resolved = {
+    computeMs: config?.computeMs ?? 60000,
+    maxWallMs: config?.maxWallMs ?? 600000,
+    maxOutputBytes: config?.maxOutputBytes ?? 67108864,
+    maxOldGenerationSizeMb: config?.maxOldGenerationSizeMb ?? 512,
+    containment: config?.containment,
+    maxProcesses: config?.maxProcesses ?? Math.max(2, os.availableParallelism?.() ?? os.cpus().length),
+    maxRunsPerProcess: config?.maxRunsPerProcess ?? 100,
+    runAs: readRunAs(config?.runAs, (message) => {
+      throw new Error(`${PREFIX}${message}`)
+    }),
+    allowUnsandboxed: config?.allowUnsandboxed ?? false,
+  }
+  validateConfig(resolved)
+  resolved.containment = chooseContainment(resolved.containment, resolved.allowUnsandboxed)
+  // Throws (so ctx.plugin rejects) where the process tier is not available.
+  const pool = resolved.containment === 'process' ? startPool(resolved) : undefined
+  const state = sessionState({
+    config: Object.freeze(resolved),
+    pool,
+    sandbox: undefined,
+    // Contained runs whose supervisor thread was still handing its process back at Done.
+    unjoined: new Set(),
+  })
+  ctx?.effect?.(() => () => disposeRuns(state))
+  return state
+}
+
+/** The layers around the isolates (measured by the first sandbox process, once). */
+export function isolateSandbox(state) {
+  if (state.sandbox === undefined) {
+    state.sandbox = state.pool ? Object.freeze(state.pool.sandbox()) : THREAD_SANDBOX
+  }
+  return state.sandbox
+}
+
+/**
+ * Runs one program (lib/session.mjs). `options` are the seam's additions (`RunOptions`).
+ * @param {object} state from `createIsolateState`
+ * @param {import('../index.js').CodeRunRequest} request
+ */
+export function runIsolate(state, request, options) {
+  return runSession(ISOLATE, state, request, options)
+}
+
 /** @param {abstract new (ctx: any, name: string) => object} Base */
 export function defineIsolateRuntime(Base) {
   class IsolateCodeRuntime extends Base {
-    static Config = Config
+    static Config = IsolateConfig
 
     /** @type {'typescript'} */
     language = 'typescript'
@@ -132,33 +183,9 @@ export function defineIsolateRuntime(Base) {
 
     constructor(ctx, config = {}) {
       super(ctx, 'codeRuntime')
-      const resolved = {
-        computeMs: config?.computeMs ?? 60000,
-        maxWallMs: config?.maxWallMs ?? 600000,
-        maxOutputBytes: config?.maxOutputBytes ?? 67108864,
-        maxOldGenerationSizeMb: config?.maxOldGenerationSizeMb ?? 512,
-        containment: config?.containment,
-        maxProcesses: config?.maxProcesses ?? Math.max(2, os.availableParallelism?.() ?? os.cpus().length),
-        maxRunsPerProcess: config?.maxRunsPerProcess ?? 100,
-        runAs: readRunAs(config?.runAs, (message) => {
-          throw new Error(`${PREFIX}${message}`)
-        }),
-        allowUnsandboxed: config?.allowUnsandboxed ?? false,
-      }
-      validateConfig(resolved)
-      resolved.containment = chooseContainment(resolved.containment, resolved.allowUnsandboxed)
-      // Throws (so ctx.plugin rejects) where the process tier is not available.
-      const pool = resolved.containment === 'process' ? startPool(resolved) : undefined
       // cordis hands out services through a Proxy, so state lives in a symbol-keyed property
       // (private fields would not be reachable through the proxy receiver).
-      this[STATE] = sessionState({
-        config: Object.freeze(resolved),
-        pool,
-        sandbox: undefined,
-        // Contained runs whose supervisor thread was still handing its process back at Done.
-        unjoined: new Set(),
-      })
-      ctx?.effect?.(() => () => disposeRuns(this[STATE]))
+      this[STATE] = createIsolateState(ctx, config)
     }
 
     get containment() {
@@ -167,11 +194,7 @@ export function defineIsolateRuntime(Base) {
 
     /** The layers around the isolates (measured by the first sandbox process, once). */
     get sandbox() {
-      const state = this[STATE]
-      if (state.sandbox === undefined) {
-        state.sandbox = state.pool ? Object.freeze(state.pool.sandbox()) : THREAD_SANDBOX
-      }
-      return state.sandbox
+      return isolateSandbox(this[STATE])
     }
 
     /** The stats of the most recently settled run, or `undefined` before any run. */
@@ -184,7 +207,7 @@ export function defineIsolateRuntime(Base) {
      * @param {import('../index.js').CodeRunRequest} request
      */
     run(request) {
-      return runSession(ISOLATE, this[STATE], request)
+      return runIsolate(this[STATE], request)
     }
   }
   return IsolateCodeRuntime
@@ -221,7 +244,7 @@ function startIsolate(state, plan, session) {
       memberNameProperty: errorClass?.memberNameProperty,
     })),
     computeMs: state.config.computeMs,
-    maxWallMs: state.config.maxWallMs,
+    maxWallMs: plan.maxWallMs ?? state.config.maxWallMs,
     maxOutputBytes: state.config.maxOutputBytes,
     maxOldGenerationSizeMb: state.config.maxOldGenerationSizeMb,
     streamLogs: plan.streamLogs,

@@ -62,9 +62,10 @@ export interface CodeRunRequest {
  * - `invalid-output`: the completion value is not lossless JSON;
  * - `output-limit`: the output byte budget was exceeded.
  *
- * Spelled once, by the native `FailureKind` enum (src/outcome.rs) declared below in this file.
+ * Spelled once, by the native `FailureKind` enum (src/outcome.rs) declared below in this file,
+ * whose `protocol` marks a protocol breach this seam reports as `worker-exit`.
  */
-export type CodeRunFailureKind = `${FailureKind}`
+export type CodeRunFailureKind = Exclude<`${FailureKind}`, 'protocol'>
 
 export interface CodeRunFailure {
   kind: CodeRunFailureKind

@@ -122,54 +122,80 @@ function trackForExit(run) {
   liveRuns.add(run)
 }
 
+/** The load-time config schema (the `ctx.ptcRuntime` class extends it, lib/ptc/). */
+export const PythonConfig = Schema.object({
+  cpuSeconds: Schema.number().default(60).description('RLIMIT_CPU soft limit in seconds (hard = soft + 1).'),
+  maxWallMs: Schema.number().default(600000).description('Wall-clock ceiling per run, boot included.'),
+  addressSpaceMb: Schema.number().default(512).description('RLIMIT_AS in MiB (not applied on macOS).'),
+  maxLogBytes: Schema.number().default(65536).description('Log byte budget shared by every log channel.'),
+  maxValueBytes: Schema.number().default(32768).description('Byte budget of the completion value; also caps error messages.'),
+  graceMs: Schema.number().default(3000).description('Delay between SIGTERM and SIGKILL.'),
+  pythonBin: Schema.string().default('python3').description('Absolute path, relative path, or a basename looked up on PATH.'),
+  runAs: RUN_AS_SCHEMA,
+  allowUnsandboxed: Schema.boolean().default(false)
+    .description('Load even when the sandbox helper this platform ships is missing or unusable; children then run without its layers (`sandbox` says which hold).'),
+})
+
+/**
+ * Everything a Python runtime checks and measures before it exists: the config (with
+ * `PythonConfig`'s defaults), the interpreter probe, the child's modules compiled, the sandbox
+ * layers. Throws the exact message on the first failure, so a class can call it before
+ * `super()` and nothing registers.
+ */
+export function preparePythonState(config) {
+  const resolved = PythonConfig(config ?? {})
+  const frameCap = validatePythonConfig(resolved)
+  const runAs = readRunAs(resolved.runAs, fail)
+  const helper = inspectSandboxHelper()
+  if (helper?.problem && !resolved.allowUnsandboxed) throw sandboxHelperError(helper, PYTHON_WITHOUT_HELPER)
+  // Allowed to run without it, but the native side starts children through any executable
+  // file there (one that does not start, or that this user may not run): every run would fail.
+  if (helper?.problem && native.sandboxHelperInUse() === helper.path) throw sandboxHelperError(helper, PYTHON_STILL_USES_IT)
+  const load = native.pythonLoadInterpreter(resolved.pythonBin, process.env.PATH, process.cwd(), os.tmpdir())
+  if (load.error != null) fail(load.error)
+  // Compile the child's modules once with that interpreter, so runs skip it (best effort).
+  const pycache = native.pythonPrecompile(load.interpreter.executable, os.tmpdir())
+  const { executable, prefixes } = load.interpreter
+  // What a sandboxed child may read of the interpreter's installation.
+  const interpreterPaths = Object.freeze([...prefixes, executable])
+  // One child spawned as runs are shows which kernel layers hold on this machine.
+  const sandbox = native.pythonSandboxLayers(executable, interpreterPaths, os.tmpdir(), runAs)
+  return sessionState({
+    config: Object.freeze({ ...resolved, runAs }),
+    frameCap,
+    interpreter: Object.freeze({
+      resolved: load.interpreter.resolved,
+      executable,
+      version: load.interpreter.version,
+    }),
+    interpreterPaths,
+    sandbox: Object.freeze({ process: true, ...sandbox }),
+    pycache,
+  })
+}
+
+/** Registers dispose on `ctx` once the service exists. */
+export function attachPythonState(ctx, state) {
+  ctx.effect(() => () => disposeRuns(state))
+}
+
+/**
+ * Runs one program (lib/session.mjs). `options` are the seam's additions (`RunOptions`).
+ * @param {object} state from `preparePythonState`
+ */
+export function runPython(state, request, options) {
+  return runSession(PYTHON, state, request, options)
+}
+
 export function definePythonRuntime(Base) {
   class PythonCodeRuntime extends Base {
-    static Config = Schema.object({
-      cpuSeconds: Schema.number().default(60).description('RLIMIT_CPU soft limit in seconds (hard = soft + 1).'),
-      maxWallMs: Schema.number().default(600000).description('Wall-clock ceiling per run, boot included.'),
-      addressSpaceMb: Schema.number().default(512).description('RLIMIT_AS in MiB (not applied on macOS).'),
-      maxLogBytes: Schema.number().default(65536).description('Log byte budget shared by every log channel.'),
-      maxValueBytes: Schema.number().default(32768).description('Byte budget of the completion value; also caps error messages.'),
-      graceMs: Schema.number().default(3000).description('Delay between SIGTERM and SIGKILL.'),
-      pythonBin: Schema.string().default('python3').description('Absolute path, relative path, or a basename looked up on PATH.'),
-      runAs: RUN_AS_SCHEMA,
-      allowUnsandboxed: Schema.boolean().default(false)
-        .description('Load even when the sandbox helper this platform ships is missing or unusable; children then run without its layers (`sandbox` says which hold).'),
-    })
+    static Config = PythonConfig
 
     constructor(ctx, config) {
-      const resolved = PythonCodeRuntime.Config(config ?? {})
-      const frameCap = validatePythonConfig(resolved)
-      const runAs = readRunAs(resolved.runAs, fail)
-      const helper = inspectSandboxHelper()
-      if (helper?.problem && !resolved.allowUnsandboxed) throw sandboxHelperError(helper, PYTHON_WITHOUT_HELPER)
-      // Allowed to run without it, but the native side starts children through any executable
-      // file there (one that does not start, or that this user may not run): every run would fail.
-      if (helper?.problem && native.sandboxHelperInUse() === helper.path) throw sandboxHelperError(helper, PYTHON_STILL_USES_IT)
-      const load = native.pythonLoadInterpreter(resolved.pythonBin, process.env.PATH, process.cwd(), os.tmpdir())
-      if (load.error != null) fail(load.error)
-      // Compile the child's modules once with that interpreter, so runs skip it (best effort).
-      const pycache = native.pythonPrecompile(load.interpreter.executable, os.tmpdir())
-      const { executable, prefixes } = load.interpreter
-      // What a sandboxed child may read of the interpreter's installation.
-      const interpreterPaths = Object.freeze([...prefixes, executable])
-      // One child spawned as runs are shows which kernel layers hold on this machine.
-      const sandbox = native.pythonSandboxLayers(executable, interpreterPaths, os.tmpdir(), runAs)
+      const state = preparePythonState(config)
       super(ctx, 'codeRuntime')
-      const state = sessionState({
-        config: Object.freeze({ ...resolved, runAs }),
-        frameCap,
-        interpreter: Object.freeze({
-          resolved: load.interpreter.resolved,
-          executable,
-          version: load.interpreter.version,
-        }),
-        interpreterPaths,
-        sandbox: Object.freeze({ process: true, ...sandbox }),
-        pycache,
-      })
       this[STATE] = state
-      ctx.effect(() => () => disposeRuns(state))
+      attachPythonState(ctx, state)
     }
 
     get language() {
@@ -201,7 +227,7 @@ export function definePythonRuntime(Base) {
 
     /** @param {{ program: string, bindings: Iterable<object>, signal?: AbortSignal, onLog?: (text: string) => void, onStats?: (stats: object) => void }} request */
     run(request) {
-      return runSession(PYTHON, this[STATE], request)
+      return runPython(this[STATE], request)
     }
   }
   return PythonCodeRuntime
@@ -269,13 +295,15 @@ function startPython(state, plan, session) {
       ...childOptions(state),
       maxLogBytes: config.maxLogBytes,
       maxValueBytes: config.maxValueBytes,
-      maxWallMs: config.maxWallMs,
+      maxWallMs: plan.maxWallMs ?? config.maxWallMs,
       graceMs: config.graceMs,
       frameCap,
       namespacesJson: JSON.stringify(bootNamespaces),
       dispatch: plan.namespaces.map(({ global, names }) => [global, ...names]),
       program: plan.program,
       streamLogs: plan.streamLogs,
+      // The file plan of a ptc run (lib/ptc/file-plan.mjs), for the native file policy to enforce.
+      ...(plan.filePolicy === undefined ? {} : { filePolicy: plan.filePolicy }),
     },
     pycache,
     takeSpare(state),

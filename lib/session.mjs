@@ -13,6 +13,15 @@ import {
 /** The abort message of every run in flight when its runtime is disposed. */
 export const DISPOSED = native.DISPOSED
 
+/**
+ * How each seam spells the native failure kinds. The native layer marks a child that broke the
+ * channel protocol as `protocol` (src/outcome.rs); `ctx.codeRuntime` has six kinds, and there
+ * such a run is one of its `worker-exit`s, with the same message.
+ */
+export const CODE_SEAM = Object.freeze({ kind: (kind) => (kind === 'protocol' ? 'worker-exit' : kind) })
+/** `ctx.ptcRuntime` (lib/ptc/): every native kind as it is, and its own `sandbox-unavailable`. */
+export const PTC_SEAM = Object.freeze({ kind: (kind) => kind })
+
 const ObjectHasOwn = Object.hasOwn
 const ObjectKeys = Object.keys
 const JSONStringify = JSON.stringify
@@ -40,7 +49,15 @@ const EVENT = native.RunEventKind
  *
  * @typedef {{ logs: string[], value?: unknown, error?: { kind: string, message: string }, stats?: object }} Report
  * @typedef {{ abort(message: string, kind?: string): void }} Handle
- * @typedef {{ program: string, namespaces: Namespace[], streamLogs: boolean }} Plan
+ * @typedef {{ program: string, namespaces: Namespace[], streamLogs: boolean, maxWallMs?: number, filePolicy?: object }} Plan
+ *   `maxWallMs` and `filePolicy` are the run's own (the ptc seam's resolved spec); absent, the
+ *   runtime's config decides
+ * @typedef {object} RunOptions What the seam adds to a request.
+ * @property {typeof CODE_SEAM} [seam] how the result spells the kinds (default `CODE_SEAM`)
+ * @property {number} [maxWallMs] this run's wall ceiling instead of the config's
+ * @property {object} [filePolicy] the file plan a Python run is given (lib/ptc/file-plan.mjs)
+ * @property {{ kind: string, message: string }} [refuse] the run cannot start: once the request
+ *   is validated, it resolves with this failure and nothing runs
  * @typedef {{ global: string, errorClass?: { name: string, memberNameProperty: string }, names: string[], call: (index: number, arg: unknown) => unknown }} Namespace
  */
 
@@ -50,7 +67,8 @@ export function sessionState(fields) {
 }
 
 /** `run(request)` for `backend`. Resolves with the seam's result; rejects only on misuse. */
-export async function runSession(backend, state, request) {
+export async function runSession(backend, state, request, options = {}) {
+  const seam = options.seam ?? CODE_SEAM
   if (state.disposed) throw afterDisposalError()
   const declared = readNamespaces(request.bindings)
   validateNamespaces(declared, backend.dialect)
@@ -59,11 +77,18 @@ export async function runSession(backend, state, request) {
   const signal = request.signal ?? undefined
   const onLog = typeof request.onLog === 'function' ? request.onLog : undefined
   const onStats = typeof request.onStats === 'function' ? request.onStats : undefined
+  if (options.refuse !== undefined) {
+    const { kind, message } = options.refuse
+    return finish(state, backend.failedBeforeStart(state, kind, message), onStats, seam)
+  }
   const preAborted = abortedMessage(backend, signal)
-  if (preAborted !== undefined) return finish(state, backend.failedBeforeStart(state, 'abort', preAborted), onStats)
+  if (preAborted !== undefined) return finish(state, backend.failedBeforeStart(state, 'abort', preAborted), onStats, seam)
+  const plan = { program, namespaces, streamLogs: onLog !== undefined }
+  if (options.maxWallMs !== undefined) plan.maxWallMs = options.maxWallMs
+  if (options.filePolicy !== undefined) plan.filePolicy = options.filePolicy
   return new Promise((resolve) => {
-    const session = new Session(backend, state, namespaces, signal, onLog, onStats, resolve)
-    session.start({ program, namespaces, streamLogs: onLog !== undefined })
+    const session = new Session(backend, state, namespaces, signal, onLog, onStats, resolve, seam)
+    session.start(plan)
   })
 }
 
@@ -109,8 +134,9 @@ class BindingMissing {
 
 /** One run in flight: what its native events do, and how it ends. */
 class Session {
-  constructor(backend, state, namespaces, signal, onLog, onStats, resolve) {
+  constructor(backend, state, namespaces, signal, onLog, onStats, resolve, seam) {
     this.backend = backend
+    this.seam = seam
     this.state = state
     this.namespaces = namespaces
     this.signal = signal
@@ -206,20 +232,20 @@ class Session {
     this.settled = true
     unlisten(this.signal, this.onAbort)
     this.state.live.delete(this)
-    this.resolve(finish(this.state, report, this.onStats))
+    this.resolve(finish(this.state, report, this.onStats, this.seam))
     this.done()
   }
 }
 
 /** Records the stats, tells the observer, and gives the result exactly the seam's shape. */
-function finish(state, report, onStats) {
+function finish(state, report, onStats, seam) {
   if (report.stats !== undefined) {
     // One frozen object for the observer and lastRunStats(): neither can change the other's.
     state.lastStats = Object.freeze(report.stats)
     callQuietly(onStats, state.lastStats)
   }
   const result = { logs: report.logs }
-  if (report.error !== undefined) result.error = { kind: report.error.kind, message: report.error.message }
+  if (report.error !== undefined) result.error = { kind: seam.kind(report.error.kind), message: report.error.message }
   else if (ObjectHasOwn(report, 'value')) result.value = report.value
   return result
 }

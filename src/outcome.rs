@@ -21,9 +21,15 @@ pub enum FailureKind {
     InvalidOutput,
     #[napi(value = "output-limit")]
     OutputLimit,
+    /// A child (a sandbox process, a Python child) broke the channel protocol. The native marker
+    /// of a cause the `ctx.codeRuntime` seam reports as `worker-exit` (lib/session.mjs) and the
+    /// `ctx.ptcRuntime` seam as `protocol`; never parsed from a child's frame (not in `ALL`).
+    #[napi(value = "protocol")]
+    Protocol,
 }
 
 impl FailureKind {
+    /// The kinds a child's frame may name (`Protocol` is the host's verdict alone).
     const ALL: [FailureKind; 6] = [
         FailureKind::Exception,
         FailureKind::Timeout,
@@ -41,6 +47,7 @@ impl FailureKind {
             FailureKind::WorkerExit => "worker-exit",
             FailureKind::InvalidOutput => "invalid-output",
             FailureKind::OutputLimit => "output-limit",
+            FailureKind::Protocol => "protocol",
         }
     }
 

@@ -2,6 +2,7 @@
 import { Context, Service } from 'cordis'
 import IsolateRuntime from 'code-runtime-native/isolate'
 import PythonRuntime from 'code-runtime-native/python'
+import PtcRuntimeSubpath, { PtcService, filePlan, type FilePlan } from 'code-runtime-native/ptc'
 import DefaultRuntime, {
   type CodeRunRequest,
   type CodeRunResult,
@@ -10,6 +11,12 @@ import DefaultRuntime, {
   IsolateCodeRuntime,
   PORTABLE_RESERVED_WORDS,
   PythonCodeRuntime,
+  type PtcRunFailureKind,
+  type PtcRunResult,
+  type PtcRunSpec,
+  IsolatePtcRuntime,
+  PythonPtcRuntime,
+  definePtcRuntimes,
 } from 'code-runtime-native'
 
 // The failure kinds are exactly the seam's six, whichever file spells them.
@@ -19,6 +26,32 @@ export const kindsAreTheSeams: Same<
   'exception' | 'timeout' | 'abort' | 'worker-exit' | 'invalid-output' | 'output-limit'
 > = true
 export const aKindIsAString: CodeRunFailureKind = 'worker-exit'
+// The current seam adds two.
+export const ptcKinds: Same<PtcRunFailureKind, CodeRunFailureKind | 'protocol' | 'sandbox-unavailable'> = true
+
+export async function ptcUsage(ctx: Context): Promise<string> {
+  await ctx.plugin(IsolatePtcRuntime, { computeMs: 1000, timeoutMs: 5000, cwd: '/tmp', sandboxMode: 'workspace-write' })
+  const spec: PtcRunSpec = ctx.ptcRuntime.resolve({
+    program: 'return 1',
+    bindings: [],
+    timeoutMs: null,
+    sandboxPolicy: { mode: 'read-only', workspaceRoot: '/tmp', sessionId: 's' },
+  })
+  const result: PtcRunResult = await ctx.ptcRuntime.run(spec)
+  const enforcement: 'full' | 'partial' | undefined = result.sandbox?.enforcement
+  const { defaultMs, maxMs } = ctx.ptcRuntime.timeout
+  abstract class HostPtc extends Service {
+    constructor(ctx: Context) {
+      super(ctx, 'ptcRuntime')
+    }
+  }
+  const { PythonPtcRuntime: Hosted } = definePtcRuntimes(HostPtc)
+  const hosted = new Hosted(ctx, { cpuSeconds: 5, maxTimeoutMs: 10000 })
+  const mode: 'read-only' | 'workspace-write' | 'danger-full-access' | undefined = hosted.sandboxMode
+  const plan: FilePlan = filePlan({ mode: 'workspace-write', workspaceRoot: '/w' }, '/w')
+  const same = PtcRuntimeSubpath === IsolatePtcRuntime && PythonPtcRuntime !== undefined && PtcService !== undefined
+  return `${enforcement} ${defaultMs} ${maxMs} ${mode} ${plan.readWrite.join()} ${same}`
+}
 
 export async function usage(ctx: Context): Promise<string> {
   await ctx.plugin(IsolateCodeRuntime, { computeMs: 1000 })

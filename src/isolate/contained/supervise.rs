@@ -853,6 +853,6 @@ impl Reader {
     fn malformed(&mut self, what: &str) -> Ended {
         let message = format!("isolate process broke the channel protocol ({what}); it was killed");
         self.claim = None;
-        Ended::Killed(self.ledger_failure(FailureKind::WorkerExit, Text::new(&message)))
+        Ended::Killed(self.ledger_failure(FailureKind::Protocol, Text::new(&message)))
     }
 }

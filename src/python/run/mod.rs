@@ -357,7 +357,7 @@ impl Run {
         }
         if self.writer.queued_replies() >= BACKLOG_CAP {
             self.finish(failure(
-                FailureKind::WorkerExit,
+                FailureKind::Protocol,
                 "reply queue exceeded 1024 pending frames on fd 3 (the child stopped consuming its replies)",
             ));
             return;
@@ -395,7 +395,7 @@ impl Run {
             self.discard_fd3 = true;
             self.lines = LineSplitter::new(0);
             let message = format!("protocol frame exceeded {} bytes on fd 3", self.spec.frame_cap);
-            self.finish(failure(FailureKind::WorkerExit, &message));
+            self.finish(failure(FailureKind::Protocol, &message));
         }
         self.barrier_pending();
     }
@@ -536,7 +536,9 @@ impl Run {
             let out_i = self.stdout.as_ref().map(|fd| slot(fd.as_raw_fd(), libc::POLLIN));
             let err_i = self.stderr.as_ref().map(|fd| slot(fd.as_raw_fd(), libc::POLLIN));
             let pid_i = self.pidfd.as_ref().map(|fd| slot(fd.as_raw_fd(), libc::POLLIN));
-            let timeout = self.next_timeout().map_or(-1, |d| d.as_millis().min(i32::MAX as u128) as i32 + 1);
+            // Rounded up a millisecond so the deadline has passed on wake; a deadline past i32::MAX ms
+            // (a run without an elapsed ceiling) waits the longest poll can, then looks again.
+            let timeout = self.next_timeout().map_or(-1, |d| d.as_millis().min(i32::MAX as u128 - 1) as i32 + 1);
             // SAFETY: fds is a valid array of pollfd for the call's duration.
             let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
             let ready = |i: Option<usize>| n > 0 && i.is_some_and(|i| fds[i].revents != 0);

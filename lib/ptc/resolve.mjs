@@ -1,0 +1,131 @@
+// `resolve(request)` of the `ctx.ptcRuntime` seam: what the host's resolver does for its own
+// backends. It reads each field of a hostile request once, fills the deployment defaults (cwd,
+// the elapsed deadline) and refuses what the runtime cannot honour, as caller misuse that names
+// the field. Its result is the only thing `run()` accepts (README: "Hosts from 0.1.6").
+import { statSync } from 'node:fs'
+import { isAbsolute, resolve as normalize } from 'node:path'
+import { PREFIX, renderRejection } from '../request.mjs'
+
+/** The file-policy modes of the host's sandbox vocabulary (`@deepseek-ai/dsh-sandbox`). */
+export const SANDBOX_MODES = Object.freeze(['read-only', 'workspace-write', 'danger-full-access'])
+
+/**
+ * The native wall ceiling of a run resolved with `timeoutMs: null`: 2^53 - 1 ms, about 285 000
+ * years, which no run reaches. A run then ends only by its compute budget, its program, an abort
+ * or dispose; the native layers keep no timer for it that could hold the host open.
+ */
+export const NO_DEADLINE_MS = Number.MAX_SAFE_INTEGER
+
+/** A value as an error message shows it, without reading anything of an object. */
+export function describe(value) {
+  if (value === null) return 'null'
+  if (typeof value === 'string') return JSON.stringify(value.length > 200 ? `${value.slice(0, 200)}…` : value)
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value)
+  if (typeof value === 'undefined') return 'undefined'
+  if (typeof value === 'symbol') return 'a symbol'
+  if (typeof value === 'function') return 'a function'
+  try {
+    return Array.isArray(value) ? 'an array' : 'an object'
+  } catch {
+    return 'an object' // a revoked Proxy
+  }
+}
+
+/** Reads `object[key]` once; a throwing getter or proxy trap is misuse that names the field. */
+function read(object, key, field) {
+  try {
+    return object[key]
+  } catch (error) {
+    throw new TypeError(`${PREFIX}${field} could not be read: ${renderRejection(error)}`)
+  }
+}
+
+/**
+ * An absolute path without NUL bytes, normalised (`.`, `..` and repeated or trailing slashes
+ * resolved), or the misuse error naming `field`.
+ */
+function absolutePath(value, field, what) {
+  if (typeof value !== 'string' || value === '' || value.includes('\0') || !isAbsolute(value)) {
+    throw new TypeError(`${PREFIX}${field} must be ${what}, got ${describe(value)}`)
+  }
+  return normalize(value)
+}
+
+/** `cwd` of a request or of the config: an absolute path of a directory that exists now. */
+export function readCwd(value, field) {
+  const what = 'the absolute path of an existing directory'
+  const cwd = absolutePath(value, field, what)
+  let stats
+  try {
+    stats = statSync(cwd)
+  } catch (error) {
+    throw new TypeError(`${PREFIX}${field} must be ${what}: ${describe(cwd)} cannot be read (${error.code ?? renderRejection(error)})`)
+  }
+  if (!stats.isDirectory()) throw new TypeError(`${PREFIX}${field} must be ${what}: ${describe(cwd)} is not a directory`)
+  return cwd
+}
+
+/**
+ * The elapsed deadline: omitted → the configured default, `null` → none, a number → validated
+ * and capped at the configured maximum.
+ */
+function readTimeout(value, timeout) {
+  if (value === undefined) return timeout.defaultMs
+  if (value === null) return null
+  if (typeof value !== 'number' || !(value > 0) || value === Infinity) {
+    throw new TypeError(
+      `${PREFIX}request.timeoutMs must be a positive finite number of milliseconds (capped at ${timeout.maxMs}), ` +
+        `null for no elapsed deadline, or omitted for the default ${timeout.defaultMs}; got ${describe(value)}`,
+    )
+  }
+  return Math.min(value, timeout.maxMs)
+}
+
+/** A copy of the policy, every field checked: `{ mode, workspaceRoot, sessionId? }`. */
+function readPolicy(value) {
+  if (value === null || typeof value !== 'object') {
+    throw new TypeError(
+      `${PREFIX}request.sandboxPolicy must be an object { mode, workspaceRoot, sessionId? } or omitted, got ${describe(value)}`,
+    )
+  }
+  const mode = read(value, 'mode', 'request.sandboxPolicy.mode')
+  if (!SANDBOX_MODES.includes(mode)) {
+    throw new TypeError(
+      `${PREFIX}request.sandboxPolicy.mode must be 'read-only', 'workspace-write' or 'danger-full-access', got ${describe(mode)}`,
+    )
+  }
+  const root = read(value, 'workspaceRoot', 'request.sandboxPolicy.workspaceRoot')
+  const workspaceRoot = absolutePath(root, 'request.sandboxPolicy.workspaceRoot', 'an absolute path')
+  const sessionId = read(value, 'sessionId', 'request.sandboxPolicy.sessionId')
+  if (sessionId !== undefined && typeof sessionId !== 'string') {
+    throw new TypeError(`${PREFIX}request.sandboxPolicy.sessionId must be a string or omitted, got ${describe(sessionId)}`)
+  }
+  const policy = { mode, workspaceRoot }
+  if (sessionId !== undefined) policy.sessionId = sessionId
+  return Object.freeze(policy)
+}
+
+/**
+ * The resolved spec of `request` under a runtime's settings: `{ program, bindings, signal?, cwd,
+ * timeoutMs, sandboxPolicy? }`, frozen. `program` and `bindings` are carried as they are (`run()`
+ * checks them, as on the old seam); every other field is checked here, in this order.
+ * @param {unknown} request
+ * @param {{ cwd: string, timeout: { defaultMs: number, maxMs: number } }} settings
+ */
+export function resolveSpec(request, settings) {
+  if (request === null || typeof request !== 'object') {
+    throw new TypeError(`${PREFIX}resolve(request): request must be an object, got ${describe(request)}`)
+  }
+  const program = read(request, 'program', 'request.program')
+  const bindings = read(request, 'bindings', 'request.bindings')
+  const signal = read(request, 'signal', 'request.signal')
+  const cwdValue = read(request, 'cwd', 'request.cwd')
+  const cwd = cwdValue === undefined ? settings.cwd : readCwd(cwdValue, 'request.cwd')
+  // `timeoutMs: undefined` written out is the same as omitting it (the host's optional field).
+  const timeoutMs = readTimeout(read(request, 'timeoutMs', 'request.timeoutMs'), settings.timeout)
+  const policyValue = read(request, 'sandboxPolicy', 'request.sandboxPolicy')
+  const spec = { program, bindings, cwd, timeoutMs }
+  if (signal !== undefined) spec.signal = signal
+  if (policyValue !== undefined) spec.sandboxPolicy = readPolicy(policyValue)
+  return Object.freeze(spec)
+}
