@@ -418,6 +418,8 @@ export interface PythonSandbox {
   privateRoot: boolean
   /** The uid the child has as the host's kernel sees it (absent without the helper). */
   uid?: number
+  /** A memory cgroup caps each run as a whole (what it allocates and the kernel memory it pins). */
+  memoryCgroup: boolean
 }
 
 /**

@@ -290,6 +290,8 @@ def fork_ready(child):
       privateRoot: true,
       // A root host's children are nobody; any other host's have its own uid.
       uid: process.getuid() === 0 ? 65534 : process.getuid(),
+      // Root here can make a memory cgroup per run; an unprivileged user has none delegated.
+      memoryCgroup: process.getuid() === 0,
     })
     expect(R.sandbox.landlock).toBeGreaterThanOrEqual(6)
   })

@@ -26,6 +26,7 @@ function expectContained(results) {
     processCap: true,
     privateRoot: true,
     uid: results.sandbox.uid,
+    memoryCgroup: results.sandbox.memoryCgroup,
   })
   // Never the host's root: a root host's children are nobody, any other host's its own uid.
   expect(results.sandbox.uid).not.toBe(0)

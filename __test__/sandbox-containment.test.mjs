@@ -7,7 +7,8 @@
 // - A host SIGKILLed with two Python and two isolate runs in flight takes every child with it
 //   within a second, and the next load removes the staging directories it left.
 // - Filling the scratch tmpfs with directories stops at its inode cap, with the host's slab moved
-//   by a bounded amount.
+//   by a bounded amount; under a root host, socket buffers, memfds and SysV segments count against
+//   the run's memory cgroup, and the kernel ends a run that fills it.
 // - A program that lowers its own CPU limit gets what its real CPU use earns.
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
@@ -139,6 +140,18 @@ describe.each(passes())('a run reaches nothing of its host $name', (pass) => {
     expect(made).toBeLessThanOrEqual(SCRATCH_INODES)
     expect(made).toBeGreaterThan(SCRATCH_INODES / 2)
     expect(slabAtPeak - out.slabBefore).toBeLessThan(SLAB_BOUND)
+    // Per process: 1024 open files and 256 processes (threads included) in the run.
+    expect(out.limits).toEqual({ logs: [], value: [[1024, 1024], [256, 256]] })
+    // A root host caps each run's memory as a whole (addressSpaceMb + 128 MiB): sockets' buffers,
+    // memfds and SysV segments count, and the kernel ends a run that reaches the cap.
+    expect(out.sandbox.memoryCgroup).toBe(pass.uid === 0)
+    if (pass.uid === 0) {
+      const cap = (128 + 128) << 20
+      for (const [kind, { result, made }] of Object.entries(out.floods)) {
+        expect([kind, result]).toEqual([kind, { logs: [], error: { kind: 'worker-exit', message: `python run exceeded its memory cap of ${cap >> 20} MiB (its processes, their scratch files and the kernel memory they hold); the kernel ended it` } }])
+        expect([kind, made > cap / 4, made < cap]).toEqual([kind, true, true])
+      }
+    }
     // Lowering its own limit earns nothing: a short run returns, a long one dies of its own
     // SIGXCPU at 1 s of the configured 10 s (a crash, not the CPU budget).
     expect(out.loweredLimitShortRun).toEqual({ logs: [], value: 'done' })

@@ -29,7 +29,7 @@ export const hostScript = (configs, from = './lib/index.mjs') => `
 
 export const ANSWER = { logs: [], value: 42 }
 /** `sandbox` of a Python runtime whose children start without the helper. */
-export const UNSANDBOXED_PYTHON = { process: true, helper: false, namespaces: false, landlock: 0, seccomp: false, processCap: false, privateRoot: false }
+export const UNSANDBOXED_PYTHON = { process: true, helper: false, namespaces: false, landlock: 0, seccomp: false, processCap: false, privateRoot: false, memoryCgroup: false }
 /** `sandbox` of an isolate runtime on host threads. */
 export const THREAD_SANDBOX = {
   process: false,

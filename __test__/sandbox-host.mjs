@@ -118,6 +118,61 @@ while time.process_time() - t < ${seconds}:
     pass
 return "done"`
 
+/**
+ * Creates kernel objects of one kind until something stops it, reporting the bytes it made so
+ * far to the host every few MiB (a run the kernel kills cannot report at the end).
+ */
+const FLOOD = {
+  sockets: `
+import os, socket, time
+made, keep = 0, []
+while made < 4 << 30:
+    try:
+        a, b = socket.socketpair()
+    except OSError:
+        # Out of descriptors: a child holds every socket so far, and this process goes on.
+        if os.fork() == 0:
+            time.sleep(1000)
+            os._exit(0)
+        for pair in keep:
+            pair[0].close(); pair[1].close()
+        keep = []
+        continue
+    a.setblocking(False)
+    try:
+        while True:
+            made += a.send(b"x" * 65536)
+    except BlockingIOError:
+        pass
+    keep.append((a, b))
+    await tools.progress({"made": made})`,
+  memfd: `
+import os
+made, keep = 0, []
+while made < 4 << 30:
+    fd = os.memfd_create("x")
+    for _ in range(16):
+        made += os.write(fd, b"x" * (1 << 20))
+    keep.append(fd)
+    await tools.progress({"made": made})`,
+  sysvShm: `
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+made = 0
+while made < 4 << 30:
+    segment = libc.shmget(0, 16 << 20, 0o1600)
+    address = libc.shmat(segment, None, 0)
+    ctypes.memset(address, 1, 16 << 20)
+    libc.shmdt(ctypes.c_void_p(address))
+    made += 16 << 20
+    await tools.progress({"made": made})`,
+}
+
+const LIMITS = `
+import resource
+return [list(resource.getrlimit(resource.RLIMIT_NOFILE)), list(resource.getrlimit(resource.RLIMIT_NPROC))]`
+
 const SELF_UID = `
 import os
 return await tools.uids({"tmp": os.environ["TMPDIR"]})`
@@ -147,6 +202,17 @@ const scenarios = {
     const before = slabBytes()
     out.flood = await runtime.run({ program: INODE_FLOOD, bindings: [tools] })
     out.slabBefore = before
+    out.limits = await runtime.run({ program: LIMITS, bindings: [] })
+    // Where a memory cgroup caps the run, every kind of object counts against it.
+    if (runtime.sandbox.memoryCgroup) {
+      const small = await load(PythonCodeRuntime, { pythonBin: options.python, addressSpaceMb: 128, graceMs: 300 })
+      out.floods = {}
+      for (const [kind, program] of Object.entries(FLOOD)) {
+        let made = 0
+        const progress = { global: 'tools', functions: { progress: async (p) => ((made = p.made), 1) } }
+        out.floods[kind] = { result: await small.runtime.run({ program, bindings: [progress] }), made }
+      }
+    }
     out.loweredLimitShortRun = await runtime.run({ program: LOWERED_CPU_LIMIT(0.135), bindings: [] })
     out.loweredLimitLongRun = await runtime.run({ program: LOWERED_CPU_LIMIT(3), bindings: [] })
     const isolates = await load(IsolateCodeRuntime, { containment: 'process' })

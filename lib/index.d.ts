@@ -90,8 +90,8 @@ export declare class PythonCodeRuntime extends Service implements CodeRuntime {
    * Which kernel layers hold around each child on this machine, measured at load by one child
    * spawned as runs are: the sandbox helper was found, new user/PID/mount/network/IPC namespaces,
    * the enforced Landlock ABI (0 when absent), the seccomp filter, a per-run process cap, a root
-   * of its own (README: the filesystem a child sees), and the uid it has outside its namespaces
-   * (absent without the helper).
+   * of its own (README: the filesystem a child sees), the uid it has outside its namespaces
+   * (absent without the helper), and a memory cgroup capping each run as a whole.
    */
   readonly sandbox: Readonly<{
     process: true
@@ -102,6 +102,7 @@ export declare class PythonCodeRuntime extends Service implements CodeRuntime {
     processCap: boolean
     privateRoot: boolean
     uid?: number
+    memoryCgroup: boolean
   }>
   run(request: CodeRunRequest): Promise<CodeRunResult>
   lastRunStats(): CodeRunStats | undefined

@@ -409,6 +409,7 @@ mod linux {
                 RlimitKind::Core => Resource::RLIMIT_CORE,
                 RlimitKind::Fsize => Resource::RLIMIT_FSIZE,
                 RlimitKind::Nproc => Resource::RLIMIT_NPROC,
+                RlimitKind::Nofile => Resource::RLIMIT_NOFILE,
             };
             if let Err(e) = setrlimit(resource, *soft, *hard) {
                 fail("setrlimit", e);

@@ -93,6 +93,8 @@ pub struct PythonSandbox {
     pub private_root: bool,
     /// The uid the child has as the host's kernel sees it (absent without the helper).
     pub uid: Option<u32>,
+    /// A memory cgroup caps each run as a whole (what it allocates and the kernel memory it pins).
+    pub memory_cgroup: bool,
 }
 
 /// Removes what dead hosts left in `tmpdir`, then spawns one child the way runs do, reads the
@@ -107,7 +109,8 @@ pub fn python_sandbox_layers(
     crate::python::process::spawn::sweep(&tmpdir);
     let paths: Vec<PathBuf> = interpreter_paths.into_iter().map(PathBuf::from).collect();
     let run_as = identity::run_as(run_as);
-    let layers = crate::python::process::spawn::probe_layers(Path::new(&executable), &paths, &tmpdir, run_as);
+    let (layers, memory_cgroup) =
+        crate::python::process::spawn::probe_layers(Path::new(&executable), &paths, &tmpdir, run_as);
     PythonSandbox {
         helper: crate::sandbox::helper::path().is_some(),
         namespaces: layers.is_some_and(|l| l.namespaces),
@@ -116,6 +119,7 @@ pub fn python_sandbox_layers(
         process_cap: layers.is_some_and(|l| l.process_cap),
         private_root: layers.is_some_and(|l| l.root),
         uid: layers.map(|l| l.uid),
+        memory_cgroup,
     }
 }
 

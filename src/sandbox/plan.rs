@@ -18,6 +18,7 @@ pub enum RlimitKind {
     Core,
     Fsize,
     Nproc,
+    Nofile,
 }
 
 impl RlimitKind {
@@ -26,12 +27,15 @@ impl RlimitKind {
             RlimitKind::Core => "core",
             RlimitKind::Fsize => "fsize",
             RlimitKind::Nproc => "nproc",
+            RlimitKind::Nofile => "nofile",
         }
     }
 
     #[allow(dead_code)] // the helper's half (src/bin/sandbox.rs)
     fn parse(name: &str) -> Option<Self> {
-        [RlimitKind::Core, RlimitKind::Fsize, RlimitKind::Nproc].into_iter().find(|k| k.name() == name)
+        [RlimitKind::Core, RlimitKind::Fsize, RlimitKind::Nproc, RlimitKind::Nofile]
+            .into_iter()
+            .find(|k| k.name() == name)
     }
 }
 
@@ -264,7 +268,7 @@ mod tests {
             lifeline: true,
             read_only: vec!["/usr".into(), "/tmp/x".into()],
             read_write: vec!["/tmp/x/tmp".into()],
-            rlimits: vec![(RlimitKind::Nproc, 1, 2), (RlimitKind::Fsize, 5, 5)],
+            rlimits: vec![(RlimitKind::Nproc, 1, 2), (RlimitKind::Fsize, 5, 5), (RlimitKind::Nofile, 64, 64)],
             cgroup: Some("/sys/fs/cgroup/pids/crn-1".into()),
             memory_cgroup: Some("/sys/fs/cgroup/memory/crn-1".into()),
             env: vec![("TMPDIR".into(), "/tmp/x/tmp".into())],

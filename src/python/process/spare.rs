@@ -25,11 +25,40 @@ pub struct ChildSpec {
     pub run_as: Option<(u32, u32)>,
 }
 
-/// A spawned child with its staging directory and cgroup.
+/// A spawned child with its staging directory and cgroups.
 pub struct Booted {
     pub staging: Staging,
-    pub cgroup: Option<RunCgroup>,
+    pub cgroups: Cgroups,
     pub spawned: Spawned,
+}
+
+/// Kernel memory a run may pin beyond its address space and scratch (page tables, sockets and
+/// pipes, inodes), inside its memory cap.
+const KERNEL_SLACK: u64 = 64 << 20;
+
+/// The cgroups of one child, where the host can make them (root, or a delegated cgroup); each
+/// removed when dropped, once the run's processes have gone.
+pub struct Cgroups {
+    /// The process cap (`pids.max`), which binds whatever the ids.
+    pub pids: Option<RunCgroup>,
+    /// The memory cap of the whole run: every process, its scratch files and memfds, SysV and
+    /// pipe buffers, socket buffers and the kernel objects it creates, all of which the kernel
+    /// charges to the cgroup. Past it the kernel's OOM killer ends the run.
+    pub memory: Option<RunCgroup>,
+}
+
+impl Cgroups {
+    pub fn for_child(address_space_bytes: f64) -> Cgroups {
+        Cgroups {
+            pids: RunCgroup::create(PROCESS_CAP),
+            memory: RunCgroup::with_memory_limit(memory_cap(address_space_bytes)),
+        }
+    }
+}
+
+/// A run's memory cap: its address space, its scratch, and the kernel's slack.
+pub fn memory_cap(address_space_bytes: f64) -> u64 {
+    (address_space_bytes as u64).saturating_add(SCRATCH_BYTES).saturating_add(KERNEL_SLACK)
 }
 
 /// Why a child could not be started: the run's `worker-exit` message.
@@ -51,15 +80,16 @@ impl BootError {
 pub fn boot(spec: &ChildSpec) -> Result<Booted, BootError> {
     let staging = Staging::create(&spec.tmpdir, &spec.pycache, spec.run_as).map_err(BootError::Stage)?;
     let plan = LimitPlan::for_host(spec.cpu_seconds as u64, spec.address_space_bytes as u64, SCRATCH_BYTES);
-    let cgroup = RunCgroup::create(PROCESS_CAP);
+    let cgroups = Cgroups::for_child(spec.address_space_bytes);
     let confine = Confinement {
         helper: crate::sandbox::helper::path(),
         interpreter_paths: &spec.interpreter_paths,
-        cgroup: cgroup.as_ref().map(|c| c.path()),
+        cgroup: cgroups.pids.as_ref().map(|c| c.path()),
+        memory_cgroup: cgroups.memory.as_ref().map(|c| c.path()),
         run_as: spec.run_as,
     };
     match spawn(&spec.executable, &staging, plan, &confine) {
-        Ok(spawned) => Ok(Booted { staging, cgroup, spawned }),
+        Ok(spawned) => Ok(Booted { staging, cgroups, spawned }),
         Err(m) => {
             staging.remove();
             Err(BootError::Spawn(m))
@@ -84,7 +114,7 @@ impl Booted {
         // SAFETY: reaping our own child (already reaped: ECHILD, harmless).
         unsafe { libc::waitpid(self.spawned.pid, std::ptr::null_mut(), 0) };
         self.staging.remove();
-        drop(self.cgroup);
+        drop(self.cgroups);
     }
 }
 

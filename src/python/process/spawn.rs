@@ -180,8 +180,10 @@ pub struct Confinement<'a> {
     pub helper: Option<&'a Path>,
     /// The interpreter's installation (`sys.prefix` and friends) and executable.
     pub interpreter_paths: &'a [PathBuf],
-    /// The run's own cgroup, when the host can make one.
+    /// The run's own cgroup (its process cap), when the host can make one.
     pub cgroup: Option<&'a Path>,
+    /// The run's memory cgroup, when the host can make one.
+    pub memory_cgroup: Option<&'a Path>,
     /// The ids a root host's run has (`None` for other hosts: runs have the host's uid).
     pub run_as: Option<(u32, u32)>,
 }
@@ -194,6 +196,9 @@ const SYSTEM_READ_ONLY: &[&str] =
     &["/usr", "/bin", "/lib", "/lib64", "/lib32", "/libx32", "/etc/ld.so.cache", "/etc/localtime", "/dev/urandom"];
 /// Processes (and threads) one run may have at once inside its user namespace.
 pub const PROCESS_CAP: u64 = 256;
+/// Open files per process of a run (the host's own limit is often far higher: Node raises it):
+/// what a run can pin in the kernel without a memory cgroup grows with it.
+pub const OPEN_FILES: u64 = 1024;
 
 fn sandbox_plan(confine: &Confinement, helper: &Path, interpreter: &Path, staging: &Staging) -> Plan {
     let scratch = staging.scratch();
@@ -210,9 +215,9 @@ fn sandbox_plan(confine: &Confinement, helper: &Path, interpreter: &Path, stagin
         lifeline: crate::sandbox::lifeline::read_end().is_some(),
         read_only,
         read_write: vec![scratch.clone(), PathBuf::from("/dev/null")],
-        rlimits: vec![(RlimitKind::Nproc, PROCESS_CAP, PROCESS_CAP)],
+        rlimits: vec![(RlimitKind::Nproc, PROCESS_CAP, PROCESS_CAP), (RlimitKind::Nofile, OPEN_FILES, OPEN_FILES)],
         cgroup: confine.cgroup.map(Path::to_path_buf),
-        memory_cgroup: None,
+        memory_cgroup: confine.memory_cgroup.map(Path::to_path_buf),
         env: vec![("TMPDIR".into(), scratch.into_os_string())],
         status_fd: STATUS_FD,
         argv: vec![interpreter.as_os_str().to_os_string(), "-u".into(), "-I".into(), staging.bootstrap().into()],
@@ -279,13 +284,18 @@ pub fn probe_layers(
     interpreter_paths: &[PathBuf],
     tmpdir: &str,
     run_as: Option<(u32, u32)>,
-) -> Option<Layers> {
-    let helper = crate::sandbox::helper::path()?;
-    let staging = Staging::create(tmpdir, &[], run_as).ok()?;
-    let cgroup = crate::sandbox::cgroup::RunCgroup::create(PROCESS_CAP);
-    let confine =
-        Confinement { helper: Some(helper), interpreter_paths, cgroup: cgroup.as_ref().map(|c| c.path()), run_as };
+) -> (Option<Layers>, bool) {
+    let Some(helper) = crate::sandbox::helper::path() else { return (None, false) };
+    let Ok(staging) = Staging::create(tmpdir, &[], run_as) else { return (None, false) };
     let plan = LimitPlan::for_host(10, 1 << 30, SCRATCH_BYTES);
+    let cgroups = crate::python::process::spare::Cgroups::for_child((1u64 << 30) as f64);
+    let confine = Confinement {
+        helper: Some(helper),
+        interpreter_paths,
+        cgroup: cgroups.pids.as_ref().map(|c| c.path()),
+        memory_cgroup: cgroups.memory.as_ref().map(|c| c.path()),
+        run_as,
+    };
     let spawned = spawn(interpreter, &staging, plan, &confine);
     if let Ok(child) = &spawned {
         match &child.init {
@@ -300,5 +310,5 @@ pub fn probe_layers(
         unsafe { libc::waitpid(child.pid, std::ptr::null_mut(), 0) };
     }
     staging.remove();
-    spawned.ok()?.layers
+    (spawned.ok().and_then(|s| s.layers), cgroups.memory.is_some())
 }

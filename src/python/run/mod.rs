@@ -23,7 +23,7 @@ use crate::ledger::json;
 use crate::ledger::meter::number_to_string;
 use crate::outcome::{self, FailureKind};
 use crate::python::process::limits::LimitPlan;
-use crate::python::process::spare::{boot, Booted, ChildSpec};
+use crate::python::process::spare::{boot, memory_cap, Booted, Cgroups, ChildSpec};
 use crate::python::process::spawn::{Spawned, Staging};
 use crate::python::process::teardown::{group_alive, signal_group};
 use crate::python::protocol::events::{emit_settled, failure, Decided, Events, PythonEvent};
@@ -118,8 +118,8 @@ pub struct Run {
     rx: Receiver<Command>,
     wake: UnixStream,
     staging: Staging,
-    /// The run's cgroup (process cap), removed once the run's processes have gone.
-    cgroup: Option<crate::sandbox::cgroup::RunCgroup>,
+    /// The run's cgroups (process and memory caps), removed once the run's processes have gone.
+    cgroups: Cgroups,
     pid: i32,
     spawned_at: Option<u64>,
     began: Instant,
@@ -161,7 +161,7 @@ impl Run {
             Some(spare) => Ok(spare),
             None => boot(&spec.child),
         };
-        let Booted { staging, cgroup, spawned } = match booted {
+        let Booted { staging, cgroups, spawned } = match booted {
             Ok(b) => b,
             Err(e) => return emit_settled(&*events, &[], &failure(FailureKind::WorkerExit, &e.message()), None, began),
         };
@@ -187,7 +187,7 @@ impl Run {
             rx,
             wake,
             staging,
-            cgroup,
+            cgroups,
             pid,
             spawned_at: start_time,
             group,
@@ -512,6 +512,13 @@ impl Run {
                     return self.settle();
                 }
                 let decided = match &self.exit {
+                    Some(_) if self.cgroups.memory.as_ref().is_some_and(|m| m.oom_killed()) => failure(
+                        FailureKind::WorkerExit,
+                        &format!(
+                            "python run exceeded its memory cap of {} MiB (its processes, their scratch files and the kernel memory they hold); the kernel ended it",
+                            memory_cap(self.spec.child.address_space_bytes) >> 20
+                        ),
+                    ),
                     Some(exit) => failure(
                         FailureKind::WorkerExit,
                         &format!("python exited ({}) before completing", exit.describe()),
@@ -627,7 +634,7 @@ impl Run {
         }
         // From here on the pid may be reused: nothing may signal it any more.
         *self.group.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        drop(self.cgroup.take());
+        drop(std::mem::replace(&mut self.cgroups, Cgroups { pids: None, memory: None }));
         let stats =
             self.exit.as_ref().map(|e| (e.cpu_ms, wall_ms, e.max_rss_bytes)).unwrap_or((f64::NAN, wall_ms, f64::NAN));
         let logs = std::mem::replace(&mut self.ledger, LogLedger::new(0)).into_logs();
