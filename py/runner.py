@@ -222,16 +222,16 @@ def main(
         by a second, so re-reading it would forgive exactly the programs this check is for. Only
         real use counts (a program that lowered or raised its own limit has not spent the budget):
         the budget is spent when the use reached it, or when the kernel raised the limit after a
-        SIGXCPU and the use is within the kernel's accounting slack of it (its limit clock counts
-        in ticks and runs a few ms ahead of getrusage). The host checks the same from the kernel's
-        own figures once the child has exited."""
+        SIGXCPU and the use is past half of it (the kernel's limit clock counts whole ticks and
+        under load runs well ahead of getrusage). The host checks the same from the kernel's own
+        figures once the child has exited."""
         soft = cpu_limit[0]
         if soft == INF:
             return
         me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
         used = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
         raised = resource.getrlimit(resource.RLIMIT_CPU)[0] > soft
-        if used >= soft or (raised and used + SIGXCPU_SLACK >= soft):
+        if used >= soft or (raised and used >= soft * SIGXCPU_SHARE):
             signal.signal(signal.SIGXCPU, signal.SIG_DFL)
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGXCPU})
             _kill(_getpid(), signal.SIGXCPU)
@@ -240,8 +240,8 @@ def main(
     def exception_only(exc):
         return "".join(traceback.format_exception_only(type(exc), exc)).rstrip("\n")
 
-    # Seconds below the limit a SIGXCPU may find getrusage (the host's SIGXCPU_SLACK_MS).
-    SIGXCPU_SLACK = 0.05
+    # The share of the limit a caught SIGXCPU must find used (the host's SIGXCPU_SHARE).
+    SIGXCPU_SHARE = 0.5
     cpu_limit = [INF]
     try:
         apply_limits()

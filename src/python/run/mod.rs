@@ -36,11 +36,12 @@ use crate::sandbox::exit::{try_reap, Exit};
 /// Pending-reply and in-flight-call caps.
 pub const BACKLOG_CAP: usize = 1024;
 const CHUNK: usize = 64 * 1024;
-/// How far below the applied CPU limit a SIGXCPU may find the CPU time the host reads (the
-/// kernel checks its limit against a tick-based clock that runs ahead of rusage). A SIGXCPU
-/// further below came from a limit the program set itself. py/runner.py's post-check uses the
-/// same slack.
-const SIGXCPU_SLACK_MS: f64 = 50.0;
+/// The share of the applied CPU limit a SIGXCPU must find spent (in the CPU time the host reads)
+/// to count as the budget's end. The kernel checks its limit against a clock that counts whole
+/// ticks, which under load runs well ahead of `wait4`'s figure; a program that lowered its own
+/// limit dies far earlier than this (a limit is whole seconds, and runs have many of them).
+/// py/runner.py's post-check uses the same share.
+const SIGXCPU_SHARE: f64 = 0.5;
 const REAP_POLL: Duration = Duration::from_millis(50);
 const CLOSE_SLACK: Duration = Duration::from_millis(2000);
 /// Without a pidfd, exit is polled this often.
@@ -450,12 +451,12 @@ impl Run {
     /// reports it to the host (wait4 rusage, reaped descendants included) reached the soft limit
     /// the host applied, whatever the program did to its own limits, handlers or `resource`. A
     /// SIGXCPU alone proves nothing: a program may lower its own soft limit and die of it early.
-    /// A SIGXCPU counts when it came at the limit the host applied (give or take the kernel's
-    /// accounting, `SIGXCPU_SLACK_MS`).
+    /// A SIGXCPU counts when it came at the limit the host applied (within the kernel's
+    /// accounting, `SIGXCPU_SHARE`).
     fn cpu_exhausted(&self) -> bool {
         let soft_ms = LimitPlan::for_host(self.spec.child.cpu_seconds as u64, 0, 0).cpu.0 as f64 * 1000.0;
         self.exit.as_ref().is_some_and(|exit| {
-            exit.cpu_ms >= soft_ms || (exit.signal == Some(libc::SIGXCPU) && exit.cpu_ms + SIGXCPU_SLACK_MS >= soft_ms)
+            exit.cpu_ms >= soft_ms || (exit.signal == Some(libc::SIGXCPU) && exit.cpu_ms >= soft_ms * SIGXCPU_SHARE)
         })
     }
 
