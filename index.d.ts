@@ -331,6 +331,20 @@ export declare const PREFIX: string
  */
 export declare function probeContainedIsolate(allowlist: boolean): string
 
+/** What of the host's tree a run is granted (lib/ptc/file-plan.mjs plans it from the policy). */
+export interface PythonFilePolicy {
+  cwd: string
+  readOnly: Array<string>
+  readWrite: Array<string>
+  network: boolean
+}
+
+/**
+ * Whether this build enforces a run's `filePolicy` (the child's root and Landlock rules from the
+ * sandbox helper; `runtime.sandbox` says whether they hold on this machine).
+ */
+export declare function pythonFilePolicyAvailable(): boolean
+
 export interface PythonInterpreter {
   /** `pythonBin` resolved to an absolute path. */
   resolved: string
@@ -402,6 +416,11 @@ export interface PythonRunOptions {
   dispatch: Array<Array<string>>
   program: string
   streamLogs: boolean
+  /**
+   * The run's file policy (the `ctx.ptcRuntime` seam's): absent, the child reaches none of the
+   * host's files and no network.
+   */
+  filePolicy?: PythonFilePolicy
 }
 
 /** Which layers hold around a child, as one real spawn through the sandbox showed them. */

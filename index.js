@@ -848,6 +848,7 @@ module.exports.forgeContainedIsolateRun = nativeBinding.forgeContainedIsolateRun
 module.exports.isolateFreshFailure = nativeBinding.isolateFreshFailure
 module.exports.PREFIX = nativeBinding.PREFIX
 module.exports.probeContainedIsolate = nativeBinding.probeContainedIsolate
+module.exports.pythonFilePolicyAvailable = nativeBinding.pythonFilePolicyAvailable
 module.exports.pythonLoadInterpreter = nativeBinding.pythonLoadInterpreter
 module.exports.pythonLogTruncationMarker = nativeBinding.pythonLogTruncationMarker
 module.exports.pythonPrecompile = nativeBinding.pythonPrecompile

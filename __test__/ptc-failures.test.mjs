@@ -128,11 +128,17 @@ describe('the file plan a policy gives a Python run (passed as filePolicy, for t
     expect(filePlan({ mode: 'read-only', workspaceRoot: '/' }, '/any').readOnly).toEqual(['/'])
   })
 
-  it('danger-full-access: file rules lifted, network on', () => {
+  it("danger-full-access: file rules lifted, network on, the workspace still named (the host's own files)", () => {
     expect(filePlan({ mode: 'danger-full-access', workspaceRoot: '/w' }, '/tmp')).toStrictEqual({
       cwd: '/tmp',
+      readOnly: ['/tmp'],
+      readWrite: ['/', '/w'],
+      network: true,
+    })
+    expect(filePlan({ mode: 'danger-full-access', workspaceRoot: '/w' }, '/w/sub')).toStrictEqual({
+      cwd: '/w/sub',
       readOnly: [],
-      readWrite: ['/'],
+      readWrite: ['/', '/w'],
       network: true,
     })
   })

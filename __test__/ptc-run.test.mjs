@@ -105,31 +105,70 @@ describe('Python', () => {
     expect(await R.run({ program: 'print("x")' })).toStrictEqual({ logs: ['x'], value: null })
   })
 
-  it.each(['read-only', 'workspace-write'])(
-    'under %s the run is refused as sandbox-unavailable: nothing runs, no binding is called',
-    async (mode) => {
+  it.each(['read-only', 'workspace-write'])('under %s the run is confined and says so', async (mode) => {
+    const marker = path.join(WORKSPACE, `ran-${mode}`)
+    const program = `open(${JSON.stringify(marker)}, "w").write("x")\nreturn 1`
+    const result = await R.run({ program, sandboxPolicy: policy(mode) })
+    expect(result.sandbox).toStrictEqual({ mode, denied: mode === 'read-only', enforcement: 'full' })
+    expect(fs.existsSync(marker)).toBe(mode === 'workspace-write')
+  })
+
+  it('where the helper is unusable (allowUnsandboxed), a confined mode is refused as sandbox-unavailable: nothing runs', async () => {
+    // A source checkout whose helper is not executable: the runtime loads (allowUnsandboxed) with
+    // none of the helper's layers, so no file policy can be enforced.
+    const dir = fs.mkdtempSync(path.join(TMP, 'unusable-'))
+    for (const entry of ['package.json', 'index.js', 'lib', 'py', 'Cargo.toml']) {
+      fs.cpSync(path.join(REPO, entry), path.join(dir, entry), { recursive: true })
+    }
+    for (const file of fs.readdirSync(REPO).filter((f) => f.endsWith('.node'))) fs.linkSync(path.join(REPO, file), path.join(dir, file))
+    fs.copyFileSync(path.join(REPO, 'code-runtime-native-sandbox'), path.join(dir, 'code-runtime-native-sandbox'))
+    fs.chmodSync(path.join(dir, 'code-runtime-native-sandbox'), 0o644)
+    fs.symlinkSync(path.join(REPO, 'node_modules'), path.join(dir, 'node_modules'))
+    const marker = path.join(WORKSPACE, 'ran-unusable')
+    const source = `
+      import { Context } from 'cordis'
+      import { PythonPtcRuntime } from './lib/index.mjs'
+      const ctx = new Context()
+      await ctx.plugin(PythonPtcRuntime, { pythonBin: ${JSON.stringify(PYTHON)}, allowUnsandboxed: true })
+      const runtime = ctx.ptcRuntime
       let calls = 0
       const bindings = [{ global: 'tools', functions: { touch: async () => ++calls } }]
-      const marker = path.join(WORKSPACE, `ran-${mode}`)
-      const program = `await tools.touch({})\nopen(${JSON.stringify(marker)}, "w").write("x")\nreturn 1`
-      expect(await R.run({ program, bindings, sandboxPolicy: policy(mode) })).toStrictEqual({
+      const program = ${JSON.stringify(`await tools.touch({})\nopen(${JSON.stringify(marker)}, "w").write("x")\nreturn 1`)}
+      const out = { sandboxMode: runtime.sandboxMode ?? null, helper: runtime.sandbox.helper }
+      out.result = await runtime.run(runtime.resolve({ program, bindings, sandboxPolicy: { mode: 'read-only', workspaceRoot: ${JSON.stringify(WORKSPACE)} } }))
+      out.calls = calls
+      process.stdout.write(JSON.stringify(out))
+      process.exit(0)
+    `
+    fs.writeFileSync(path.join(dir, 'host.mjs'), source)
+    const { code, stdout, stderr } = await runAs(process.execPath, path.join(dir, 'host.mjs'), {
+      uid: process.getuid(),
+      gid: process.getgid(),
+      cwd: dir,
+      env: { ...process.env, TMPDIR: TMP },
+    })
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
+    expect(JSON.parse(stdout)).toStrictEqual({
+      sandboxMode: null,
+      helper: false,
+      result: {
         logs: [],
         error: {
           kind: 'sandbox-unavailable',
           message:
-            `code-runtime-native: the "${mode}" file policy cannot be enforced on Python runs: the native file policy ` +
-            '(per-run Landlock rules and a mount namespace) is not available in this build, so the program did not run. ' +
-            'Run it without a sandboxPolicy (its child then reaches no workspace file at all), ' +
-            'or on the TypeScript runtime, which has no file system under any policy.',
+            'code-runtime-native: the "read-only" file policy cannot be enforced on this machine\'s Python runs: it needs the ' +
+            'sandbox helper with Landlock at least (runtime.sandbox has helper: false, landlock: 0), so the program did not run. ' +
+            'Repair the helper (README: "The sandbox helper"), run it without a sandboxPolicy (its child then reaches no workspace ' +
+            'file at all), or on the TypeScript runtime, which has no file system under any policy.',
         },
-        sandbox: { mode, denied: false },
-      })
-      expect(calls).toBe(0)
-      expect(fs.existsSync(marker)).toBe(false)
-    },
-  )
+        sandbox: { mode: 'read-only', denied: false },
+      },
+      calls: 0,
+    })
+    expect(fs.existsSync(marker)).toBe(false)
+  })
 
-  it('a refused run still rejects misuse first (invalid bindings)', async () => {
+  it('a confined run still rejects misuse first (invalid bindings)', async () => {
     const spec = R.runtime.resolve({ program: 'return 1', bindings: [{ global: 'lambda', functions: {} }], sandboxPolicy: policy('read-only') })
     await expect(R.runtime.run(spec)).rejects.toThrow(/lambda/)
   })
@@ -150,6 +189,7 @@ describe('Python', () => {
     expect(await R.run({ program: sleep(10), timeoutMs: 60_000 })).toStrictEqual(ceiling(3000))
     expect(await R.run({ program: sleep(3.5), timeoutMs: null })).toStrictEqual({ logs: [], value: 'late' })
     const spun = await R.run({ program: 'while True:\n    pass', timeoutMs: null })
+    expect(spun.error).toEqual({ kind: 'timeout', message: expect.stringMatching(/CPU/) })
     expect(spun.error.kind).toBe('timeout')
     expect(spun.error.message).toMatch(/CPU/)
   })

@@ -13,15 +13,13 @@
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it, vi } from 'vitest'
-import { descendants, runAs, unprivilegedPackage, waitFor } from './process-helpers.mjs'
-import { PYTHON, privateTmpdir, stagingDirs } from './python-helpers.mjs'
+import { ROOT, hostEnv, passes, play, stage } from './host-passes.mjs'
+import { descendants, waitFor } from './process-helpers.mjs'
+import { privateTmpdir, stagingDirs } from './python-helpers.mjs'
 
 vi.setConfig({ testTimeout: 120_000 })
-const REPO = fileURLToPath(new URL('..', import.meta.url))
 const TMP = privateTmpdir('sandbox-containment')
-const ROOT = process.getuid() === 0
 
 /** The scratch tmpfs: 64 MiB, one inode per 4 KiB (src/sandbox/harden/root.rs). */
 const SCRATCH_INODES = (64 << 20) / 4096
@@ -29,45 +27,6 @@ const SCRATCH_INODES = (64 << 20) / 4096
 const SLAB_BOUND = 64 << 20
 
 afterAll(() => fs.rmSync(TMP, { recursive: true, force: true }))
-
-/** Where each pass runs its host: this checkout as itself, or a copy the other user can read. */
-function passes() {
-  const uid = ROOT ? 65534 : process.getuid()
-  const gid = ROOT ? 65534 : process.getgid()
-  return [
-    { name: `as this process's user (uid ${process.getuid()})`, uid: process.getuid(), gid: process.getgid(), own: true },
-    { name: 'as an unprivileged user, in a host process of its own', uid, gid, own: false },
-  ]
-}
-
-/** A private directory for one pass, its package, and how to start its host. */
-function stage(pass) {
-  const dir = fs.mkdtempSync(path.join(TMP, 'pass-'))
-  fs.chmodSync(TMP, 0o711)
-  fs.chownSync(dir, pass.uid, pass.gid)
-  if (pass.own) {
-    return { dir, node: process.execPath, script: path.join(REPO, '__test__', 'sandbox-host.mjs'), python: PYTHON }
-  }
-  const { pkg, node } = unprivilegedPackage(REPO, dir, ['__test__/sandbox-host.mjs'])
-  // That user cannot reach an interpreter under /root: the system's.
-  return { dir, node, script: path.join(pkg, '__test__', 'sandbox-host.mjs'), python: '/usr/bin/python3' }
-}
-
-function env(dir) {
-  return { PATH: '/usr/bin:/bin', TMPDIR: dir }
-}
-
-async function play(pass, where, scenario) {
-  const { code, stdout, stderr } = await runAs(where.node, where.script, {
-    uid: pass.uid,
-    gid: pass.gid,
-    cwd: where.dir,
-    env: env(where.dir),
-    args: [scenario, JSON.stringify({ python: where.python })],
-  })
-  expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
-  return JSON.parse(stdout)
-}
 
 /** The first path component of every entry README lists for a Python child's root. */
 function expectedRoot(out) {
@@ -115,7 +74,7 @@ function isLive(pid) {
 
 describe.each(passes())('a run reaches nothing of its host $name', (pass) => {
   it('sockets, files, ids, kernel memory and the CPU verdict', async () => {
-    const where = stage(pass)
+    const where = stage(pass, TMP)
     const out = await play(pass, where, 'reach')
     // Every socket directory this user could listen in, and the abstract namespace.
     expect(out.sockets).toEqual(ROOT && pass.own ? ['/tmp', 'TMPDIR', '/run', '/var/tmp', 'abstract'] : expect.arrayContaining(['/tmp', 'TMPDIR', '/var/tmp', 'abstract']))
@@ -160,12 +119,12 @@ describe.each(passes())('a run reaches nothing of its host $name', (pass) => {
   })
 
   it('a host SIGKILLed mid-run takes every child with it, and the next load removes what it left', async () => {
-    const where = stage(pass)
+    const where = stage(pass, TMP)
     const host = spawn(where.node, [where.script, 'inflight', JSON.stringify({ python: where.python })], {
       uid: pass.uid,
       gid: pass.gid,
       cwd: where.dir,
-      env: env(where.dir),
+      env: hostEnv(where.dir),
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let stdout = ''

@@ -7,7 +7,7 @@ import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { Context } from 'cordis'
-import { IsolateCodeRuntime, PythonCodeRuntime } from '../lib/index.mjs'
+import { IsolateCodeRuntime, PythonCodeRuntime, PythonPtcRuntime } from '../lib/index.mjs'
 
 const [scenario, json] = process.argv.slice(2)
 const options = JSON.parse(json ?? '{}')
@@ -177,7 +177,64 @@ const SELF_UID = `
 import os
 return await tools.uids({"tmp": os.environ["TMPDIR"]})`
 
+/** Every file and network effect a policy decides, each `ok` or the error's class and errno. */
+const POLICY_PROBE = (paths, port) => `
+import errno, os, socket
+p = ${JSON.stringify(paths)}
+def attempt(f):
+    try:
+        f()
+        return "ok"
+    except OSError as e:
+        return type(e).__name__ + " " + (errno.errorcode.get(e.errno) or str(e.errno))
+def tcp():
+    s = socket.create_connection(("127.0.0.1", ${port}), timeout=2)
+    s.close()
+return {
+    "cwd": os.getcwd(),
+    "read workspace": attempt(lambda: open(p["inside"]).read()),
+    "write workspace": attempt(lambda: open(p["written"], "w").write("x")),
+    "write scratch": attempt(lambda: open(os.path.join(os.environ["TMPDIR"], "s"), "w").write("x")),
+    "read another workspace": attempt(lambda: open(p["other"]).read()),
+    "read a private home": attempt(lambda: open(p["home"]).read()),
+    "tcp to the host": attempt(tcp),
+}`
+
 const scenarios = {
+  /** One Python run per file-policy mode on the current seam, probing what the policy decides. */
+  async policy() {
+    const base = os.tmpdir()
+    const make = (name, files) => {
+      const dir = fs.mkdtempSync(path.join(base, `${name}-`))
+      for (const [file, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, file), text)
+      return dir
+    }
+    const workspace = make('workspace', { 'inside.txt': 'inside' })
+    fs.mkdirSync(path.join(workspace, 'sub'))
+    const other = make('other', { 'secret.txt': 'other' })
+    const home = make('home', { 'secret.txt': 'home' })
+    const server = net.createServer((s) => s.end())
+    await new Promise((r) => server.listen(0, '127.0.0.1', r))
+    const ctx = new Context()
+    await ctx.plugin(PythonPtcRuntime, { pythonBin: options.python, graceMs: 300 })
+    const runtime = ctx.get('ptcRuntime')
+    const out = { hostUid: process.getuid(), sandboxMode: runtime.sandboxMode, runs: {}, owners: {} }
+    for (const mode of ['read-only', 'workspace-write', 'danger-full-access']) {
+      const written = path.join(workspace, `written-${mode}.txt`)
+      const paths = { inside: path.join(workspace, 'inside.txt'), written, other: path.join(other, 'secret.txt'), home: path.join(home, 'secret.txt') }
+      const spec = runtime.resolve({ program: POLICY_PROBE(paths, server.address().port), bindings: [], cwd: path.join(workspace, 'sub'), sandboxPolicy: { mode, workspaceRoot: workspace } })
+      out.runs[mode] = await runtime.run(spec)
+      out.owners[mode] = fs.existsSync(written) ? fs.statSync(written).uid : null
+    }
+    // A refusal the program lets through: the host's `denied`.
+    const refused = `open(${JSON.stringify(path.join(workspace, 'refused.txt'))}, "w")`
+    out.denied = await runtime.run(runtime.resolve({ program: refused, bindings: [], cwd: workspace, sandboxPolicy: { mode: 'read-only', workspaceRoot: workspace } }))
+    out.workspace = workspace
+    server.close()
+    return out
+  },
+
+
   /** Everything a run could reach of the host, measured from inside and from the host. */
   async reach() {
     const { runtime } = await python()

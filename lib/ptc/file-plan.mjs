@@ -18,16 +18,19 @@ import native from '../native.mjs'
  * - `read-only`: the workspace readable, no write outside the scratch (`/dev/null` is the
  *   sink the host's vocabulary names for every confined mode);
  * - `workspace-write`: the workspace writable too;
- * - `danger-full-access`: file rules lifted, network on (the run is still its own process).
+ * - `danger-full-access`: Landlock's file rules lifted (`/`), network on; the run is still its
+ *   own process in its own root (which never holds the host's `/`), so the workspace is named
+ *   for it to reach, as the host's own files.
  * A `cwd` outside the workspace is readable, so the child can start in it.
  * @param {{ mode: string, workspaceRoot: string }} policy a resolved policy (lib/ptc/resolve.mjs)
  * @param {string} cwd the resolved working directory
  * @returns {FilePlan}
  */
 export function filePlan(policy, cwd) {
-  if (policy.mode === 'danger-full-access') return { cwd, readOnly: [], readWrite: ['/'], network: true }
   const root = policy.workspaceRoot
   const outside = !within(cwd, root)
+  // `/` lifts the file rules; the workspace is still named, as the host's own files.
+  if (policy.mode === 'danger-full-access') return { cwd, readOnly: outside ? [cwd] : [], readWrite: ['/', root], network: true }
   if (policy.mode === 'workspace-write') {
     return { cwd, readOnly: outside ? [cwd] : [], readWrite: [root, '/dev/null'], network: false }
   }
@@ -41,10 +44,23 @@ function within(path, root) {
 }
 
 /**
- * Whether this build's native layer enforces a `filePolicy` on Python runs. The hook for the
- * native file policy (README: "Python and file policies"): it exports `pythonFilePolicyAvailable()`
- * returning true once `pythonStartRun` applies the plan, false where the kernel lacks the layers.
+ * Whether file policies are enforced on this backend's Python runs: this build applies the plan
+ * (native `pythonFilePolicyAvailable()`), and on this machine the sandbox helper runs the children
+ * with Landlock at least (`runtime.sandbox`, measured at load). Otherwise a confined mode is
+ * refused as `sandbox-unavailable`, never run unconfined.
+ * @param {{ sandbox: { helper: boolean, landlock: number } }} backend
  */
-export function filePolicyAvailable() {
-  return typeof native.pythonFilePolicyAvailable === 'function' && native.pythonFilePolicyAvailable() === true
+export function filePolicyAvailable(backend) {
+  const built = typeof native.pythonFilePolicyAvailable === 'function' && native.pythonFilePolicyAvailable() === true
+  return built && backend.sandbox.helper === true && backend.sandbox.landlock > 0
+}
+
+/**
+ * Whether a run's failure text is the kernel refusing it a file effect (the host's `denied`:
+ * the program's failure text matched the backend's diagnostics, not an exhaustive record).
+ * @param {{ error?: { kind: string, message: string } }} result
+ */
+export function refusedFileEffect(result) {
+  const error = result.error
+  return error?.kind === 'exception' && /\bPermissionError\b|\[Errno (1|13|30)\] (Operation not permitted|Permission denied|Read-only file system)\b/.test(error.message)
 }

@@ -52,15 +52,27 @@ export function isolateInstructions(config) {
   ].join('\n')
 }
 
+/** What a Python program may do with files and the network, per advertised sandbox mode. */
+const FILES = {
+  none: 'There is no network, and the program can write only its own temporary directory (`TMPDIR`), which is removed after the call.',
+  'read-only':
+    'It starts in the working directory the call names and can read the workspace, but write only its own temporary directory (`TMPDIR`), which is removed after the call; there is no network.',
+  'workspace-write':
+    'It starts in the working directory the call names and can read and write the workspace, plus its own temporary directory (`TMPDIR`), which is removed after the call; there is no network.',
+  'danger-full-access':
+    'It starts in the working directory the call names, can read and write the workspace and its own temporary directory (`TMPDIR`), and has the network.',
+}
+
 /**
  * @param {{ cpuSeconds: number, maxLogBytes: number, maxValueBytes: number }} config
  * @param {string} version the probed interpreter's, e.g. `cpython 3 11 7`
+ * @param {string} [mode] the advertised `sandboxMode` (absent: no file policy is enforced)
  */
-export function pythonInstructions(config, version) {
+export function pythonInstructions(config, version, mode) {
   const digits = /(\d+)\D+(\d+)\D+(\d+)/.exec(version)
   const name = digits ? `CPython ${digits.slice(1).join('.')}` : 'CPython'
   return [
-    `Each call runs in a fresh ${name} process (isolated mode): no state survives between calls, there is no network, and the program can write only its own temporary directory (\`TMPDIR\`), which is removed after the call.`,
+    `Each call runs in a fresh ${name} process (isolated mode): no state survives between calls. ${FILES[mode] ?? FILES.none}`,
     'The program is the body of an async function: use top-level `await`, and `return` a JSON value.',
     'Host functions are the namespaces the host passes (such as `tools`): `await tools.name(args)`; arguments and results are JSON. A failed call raises the namespace\'s error class (such as `ToolCallError`, with the failed function\'s name in `toolName`).',
     'Output is what the program prints (stdout and stderr) and what it returns; nothing else comes back.',

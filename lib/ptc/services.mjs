@@ -8,7 +8,7 @@ import { IsolateConfig, createIsolateState, isolateSandbox, runIsolate } from '.
 import { PythonConfig, attachPythonState, preparePythonState, runPython } from '../python-runtime.mjs'
 import { PREFIX, afterDisposalError } from '../request.mjs'
 import { PTC_SEAM } from '../session.mjs'
-import { filePlan, filePolicyAvailable } from './file-plan.mjs'
+import { filePlan, filePolicyAvailable, refusedFileEffect } from './file-plan.mjs'
 import { isolateInstructions, pythonInstructions } from './instructions.mjs'
 import { NO_DEADLINE_MS, resolveSpec } from './resolve.mjs'
 import { PTC_SCHEMA, backendConfig, ptcSettings } from './settings.mjs'
@@ -165,7 +165,7 @@ function definePythonPtc(Base) {
 
     get executionInstructions() {
       const { backend } = this[STATE]
-      return pythonInstructions(backend.config, backend.interpreter.version)
+      return pythonInstructions(backend.config, backend.interpreter.version, this.sandboxMode)
     }
 
     get timeout() {
@@ -177,7 +177,7 @@ function definePythonPtc(Base) {
      * then `undefined`, which tells the host to pass no policy (a confined one is refused).
      */
     get sandboxMode() {
-      return filePolicyAvailable() ? this[STATE].settings.sandboxMode : undefined
+      return filePolicyAvailable(this[STATE].backend) ? this[STATE].settings.sandboxMode : undefined
     }
 
     get interpreter() {
@@ -205,27 +205,32 @@ function definePythonPtc(Base) {
       if (policy !== undefined) {
         options.filePolicy = filePlan(policy, spec.cwd)
         if (policy.mode !== 'danger-full-access') {
-          if (filePolicyAvailable()) enforcement = pythonEnforcement(state.backend)
-          else options.refuse = { kind: 'sandbox-unavailable', message: unavailable(policy.mode) }
+          if (filePolicyAvailable(state.backend)) enforcement = pythonEnforcement(state.backend)
+          else options.refuse = { kind: 'sandbox-unavailable', message: unavailable(policy.mode, state.backend.sandbox) }
         }
       }
       const result = await runPython(state.backend, spec, options)
-      return withSandbox(result, policy, { denied: false, enforcement })
+      return withSandbox(result, policy, { denied: refusedFileEffect(result), enforcement })
     }
   }
   return PythonPtcRuntime
 }
 
-/** Landlock and the mount namespace both hold: every rule of the plan is the kernel's. */
+/**
+ * Landlock, the mount namespace and the run's own root all hold: every rule of the plan is the
+ * kernel's. With Landlock alone (no user namespaces) the host's tree is visible and a pathname
+ * Unix socket is not mediated: `partial`.
+ */
 function pythonEnforcement(backend) {
-  return backend.sandbox.landlock > 0 && backend.sandbox.namespaces ? 'full' : 'partial'
+  const { landlock, namespaces, privateRoot } = backend.sandbox
+  return landlock > 0 && namespaces && privateRoot ? 'full' : 'partial'
 }
 
-function unavailable(mode) {
+function unavailable(mode, sandbox) {
   return (
-    `${PREFIX}the ${JSON.stringify(mode)} file policy cannot be enforced on Python runs: the native file policy ` +
-    '(per-run Landlock rules and a mount namespace) is not available in this build, so the program did not run. ' +
-    "Run it without a sandboxPolicy (its child then reaches no workspace file at all), " +
-    'or on the TypeScript runtime, which has no file system under any policy.'
+    `${PREFIX}the ${JSON.stringify(mode)} file policy cannot be enforced on this machine's Python runs: it needs the ` +
+    `sandbox helper with Landlock at least (runtime.sandbox has helper: ${sandbox.helper}, landlock: ${sandbox.landlock}), ` +
+    'so the program did not run. Repair the helper (README: "The sandbox helper"), run it without a sandboxPolicy ' +
+    '(its child then reaches no workspace file at all), or on the TypeScript runtime, which has no file system under any policy.'
   )
 }

@@ -16,6 +16,9 @@
 
 // The helper's layers; the addon compiles only the ones it applies itself (src/sandbox/mod.rs).
 #[cfg(target_os = "linux")]
+#[path = "../sandbox/harden/idmap.rs"]
+mod idmap;
+#[cfg(target_os = "linux")]
 #[path = "../sandbox/harden/landlock.rs"]
 mod landlock;
 #[cfg(target_os = "linux")]
@@ -70,7 +73,7 @@ mod linux {
 
     use super::namespaces::Cloned;
     use super::plan::{self, Layers, Plan, RlimitKind};
-    use super::{landlock, namespaces, root, seccomp};
+    use super::{idmap, landlock, namespaces, root, seccomp};
 
     /// `nobody`: the ids a root host's runs have unless the plan names others.
     const NOBODY: u32 = 65534;
@@ -143,7 +146,9 @@ mod linux {
     ) -> (OwnedFd, Option<OwnedFd>) {
         let (relay_r, relay_w) = pipe();
         let (go_r, go_w) = pipe();
-        match namespaces::clone_init() {
+        // Made before the clone, so init inherits them (only the host's root may make them).
+        let trees = host_trees(plan, &setup);
+        match namespaces::clone_init(plan.network) {
             Err(_) => (status, lifeline),
             Ok(Cloned::Child) => {
                 drop((relay_r, go_w, lifeline));
@@ -152,10 +157,10 @@ mod linux {
                 }
                 drop(go_r);
                 setup.namespaces = true;
-                init(plan, status, relay_w, setup)
+                init(plan, status, relay_w, setup, &trees)
             }
             Ok(Cloned::Parent(child)) => {
-                drop((relay_w, go_r));
+                drop((relay_w, go_r, trees));
                 if let Err(e) = namespaces::map_ids(child, setup.ids.0, setup.ids.1) {
                     let _ = nix::sys::signal::kill(child, Signal::SIGKILL);
                     let _ = waitpid(child, None);
@@ -169,6 +174,24 @@ mod linux {
                 keep(child, Some(relay_r), lifeline, false)
             }
         }
+    }
+
+    /// Under a root host, idmapped trees of the host's own granted paths (`--as-host`): the run
+    /// reaches them as their owner. Paths the kernel cannot idmap are bound as usual (the run then
+    /// has only its own ids' access there).
+    fn host_trees(plan: &Plan, setup: &Setup) -> Vec<(std::path::PathBuf, OwnedFd)> {
+        if !setup.host_root || plan.as_host.is_empty() {
+            return Vec::new();
+        }
+        let Some(userns) = idmap::userns_for(setup.ids.0, setup.ids.1) else { return Vec::new() };
+        plan.as_host
+            .iter()
+            .filter_map(|path| {
+                let real = std::fs::canonicalize(path).ok()?;
+                let write = plan.read_write.iter().any(|p| p == path);
+                Some((real.clone(), idmap::tree(&real, &userns, write)?))
+            })
+            .collect()
     }
 
     /// The run without namespaces: the keeper forks the program, which stays in the keeper's
@@ -319,7 +342,13 @@ mod linux {
     }
 
     /// PID 1 of the namespace.
-    fn init(plan: &Plan, status: OwnedFd, relay: OwnedFd, mut setup: Setup) -> ! {
+    fn init(
+        plan: &Plan,
+        status: OwnedFd,
+        relay: OwnedFd,
+        mut setup: Setup,
+        trees: &[(std::path::PathBuf, OwnedFd)],
+    ) -> ! {
         // SAFETY: plain prctl calls. Dying with the keeper takes the namespace down with it (had
         // the keeper died before this, the maps would never have come); not dumpable keeps the
         // program out of this process's memory.
@@ -332,7 +361,7 @@ mod linux {
             .chain(plan.read_write.iter().map(|p| (p.as_path(), true)))
             .filter(|(p, _)| scratch.is_none_or(|(dir, _)| dir != *p))
             .collect();
-        let layout = root::Layout { root: plan.root.as_deref(), grants, scratch, proc: plan.private_proc };
+        let layout = root::Layout { root: plan.root.as_deref(), grants, scratch, proc: plan.private_proc, trees };
         match root::mount_all(&layout) {
             Ok(mounted) => {
                 setup.private_proc = mounted.private_proc;
@@ -427,7 +456,8 @@ mod linux {
         }
         // In a root of its own, every directory may be listed: the root holds only what was granted.
         let list_only: Vec<std::path::PathBuf> = if setup.root { vec!["/".into()] } else { Vec::new() };
-        let landlock = if no_new_privs { landlock::restrict(&read_only, &plan.read_write, &list_only) } else { 0 };
+        let landlock =
+            if no_new_privs { landlock::restrict(&read_only, &plan.read_write, &list_only, !plan.network) } else { 0 };
         let seccomp = no_new_privs && seccomp::apply();
         let uid = nix::unistd::geteuid().as_raw();
         let outside_uid = if setup.namespaces { setup.ids.0 } else { uid };

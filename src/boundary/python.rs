@@ -13,6 +13,7 @@ use super::identity::{self, RunAs};
 use crate::ledger::text::Text;
 use crate::outcome::FailureKind;
 use crate::python::process::interp::{self, CachedFile};
+use crate::python::process::policy::FilePolicy;
 use crate::python::process::roster::ROSTER;
 use crate::python::process::spare::{ChildSpec, Spare};
 use crate::python::protocol::events::{Events, PythonEvent};
@@ -206,6 +207,7 @@ fn child_spec(
         cpu_seconds,
         address_space_bytes,
         run_as: identity::run_as(run_as),
+        policy: None,
     }
 }
 
@@ -229,6 +231,25 @@ pub struct PythonRunOptions {
     pub dispatch: Vec<Vec<Utf16String>>,
     pub program: Utf16String,
     pub stream_logs: bool,
+    /// The run's file policy (the `ctx.ptcRuntime` seam's): absent, the child reaches none of the
+    /// host's files and no network.
+    pub file_policy: Option<PythonFilePolicy>,
+}
+
+/// What of the host's tree a run is granted (lib/ptc/file-plan.mjs plans it from the policy).
+#[napi(object)]
+pub struct PythonFilePolicy {
+    pub cwd: String,
+    pub read_only: Vec<String>,
+    pub read_write: Vec<String>,
+    pub network: bool,
+}
+
+/// Whether this build enforces a run's `filePolicy` (the child's root and Landlock rules from the
+/// sandbox helper; `runtime.sandbox` says whether they hold on this machine).
+#[napi]
+pub fn python_file_policy_available() -> bool {
+    cfg!(target_os = "linux")
 }
 
 type EventFn = ThreadsafeFunction<PythonEvent, (), EventArgs<PythonReport>, Status, false>;
@@ -286,7 +307,11 @@ pub fn python_start_run(
         let (global, names) = row.split_first().ok_or_else(|| Error::from_reason("empty dispatch row"))?;
         namespaces.push((global.to_vec(), names.iter().map(|n| n.to_vec()).collect::<Vec<_>>()));
     }
-    let child = child_spec(
+    let policy = match options.file_policy {
+        Some(p) => Some(FilePolicy::new(p.cwd, p.read_only, p.read_write, p.network).map_err(Error::from_reason)?),
+        None => None,
+    };
+    let mut child = child_spec(
         options.executable,
         options.interpreter_paths,
         options.tmpdir,
@@ -294,6 +319,7 @@ pub fn python_start_run(
         options.run_as,
         pycache,
     );
+    child.policy = policy;
     let spec = RunSpec {
         child,
         max_log_bytes: options.max_log_bytes as usize,

@@ -55,6 +55,9 @@ pub struct Plan {
     pub root: Option<PathBuf>,
     /// The program's working directory (inside its root); `None`: the helper's own.
     pub cwd: Option<PathBuf>,
+    /// Keep the host's network: no network namespace and no Landlock TCP rules (a file policy of
+    /// `danger-full-access`).
+    pub network: bool,
     /// The ids outside the namespaces the program runs as when the host is root (a root host's
     /// own uid is never lent to a run); ignored for other hosts, whose runs have their own uid.
     pub run_as: Option<(u32, u32)>,
@@ -68,6 +71,9 @@ pub struct Plan {
     pub read_only: Vec<PathBuf>,
     /// Landlock: read, write, create and remove beneath these paths.
     pub read_write: Vec<PathBuf>,
+    /// Granted paths that are the host's own files (a file policy's workspace): under a root host
+    /// the run reaches them through an idmapped mount, as their owner, and nowhere else.
+    pub as_host: Vec<PathBuf>,
     /// Limits set on the program process just before it starts.
     pub rlimits: Vec<Rlimit>,
     /// A cgroup directory the helper moves itself into before anything else (process and
@@ -107,6 +113,9 @@ impl Plan {
         if let Some(dir) = &self.cwd {
             push(&["--cwd".into(), path_arg(dir)]);
         }
+        if self.network {
+            push(&["--net".into()]);
+        }
         if let Some((uid, gid)) = self.run_as {
             push(&["--as".into(), uid.to_string().into(), gid.to_string().into()]);
         }
@@ -118,6 +127,9 @@ impl Plan {
         }
         for p in &self.read_write {
             push(&["--rw".into(), path_arg(p)]);
+        }
+        for p in &self.as_host {
+            push(&["--as-host".into(), path_arg(p)]);
         }
         for (kind, soft, hard) in &self.rlimits {
             push(&["--rlimit".into(), kind.name().into(), soft.to_string().into(), hard.to_string().into()]);
@@ -157,6 +169,7 @@ impl Plan {
                 b"--proc" => plan.private_proc = true,
                 b"--root" => plan.root = Some(PathBuf::from(it.next()?)),
                 b"--cwd" => plan.cwd = Some(PathBuf::from(it.next()?)),
+                b"--net" => plan.network = true,
                 b"--as" => {
                     let uid = u32::try_from(number(it.next()?)?).ok()?;
                     plan.run_as = Some((uid, u32::try_from(number(it.next()?)?).ok()?));
@@ -164,6 +177,7 @@ impl Plan {
                 b"--lifeline" => plan.lifeline = true,
                 b"--ro" => plan.read_only.push(PathBuf::from(it.next()?)),
                 b"--rw" => plan.read_write.push(PathBuf::from(it.next()?)),
+                b"--as-host" => plan.as_host.push(PathBuf::from(it.next()?)),
                 b"--rlimit" => {
                     let kind = RlimitKind::parse(&text(it.next()?)?)?;
                     plan.rlimits.push((kind, number(it.next()?)?, number(it.next()?)?));
@@ -264,10 +278,12 @@ mod tests {
             private_proc: true,
             root: Some("/tmp".into()),
             cwd: Some("/tmp/x/tmp".into()),
+            network: true,
             run_as: Some((65534, 65534)),
             lifeline: true,
             read_only: vec!["/usr".into(), "/tmp/x".into()],
             read_write: vec!["/tmp/x/tmp".into()],
+            as_host: vec!["/w".into()],
             rlimits: vec![(RlimitKind::Nproc, 1, 2), (RlimitKind::Fsize, 5, 5), (RlimitKind::Nofile, 64, 64)],
             cgroup: Some("/sys/fs/cgroup/pids/crn-1".into()),
             memory_cgroup: Some("/sys/fs/cgroup/memory/crn-1".into()),

@@ -194,7 +194,7 @@ fn start_up(heap_mb: f64) {
     let _ = HEAP_MB.set(heap_mb);
     // No file access from here on (stacked on the helper's ruleset): V8 and ICU are loaded, and
     // every thread this process will have is started after this point, so all inherit it.
-    crate::sandbox::harden::landlock::restrict(&[], &[], &[]);
+    crate::sandbox::harden::landlock::restrict(&[], &[], &[], true);
     // Entropy from the kernel, not /dev/urandom: this process opens no file after start-up.
     v8::V8::set_entropy_source(|buf: &mut [u8]| getrandom::fill(buf).is_ok());
     v8::V8::set_fatal_error_handler(on_fatal);

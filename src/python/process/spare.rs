@@ -7,6 +7,7 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use crate::python::process::interp::CachedFile;
 use crate::python::process::limits::LimitPlan;
+use crate::python::process::policy::FilePolicy;
 use crate::python::process::spawn::{spawn, Confinement, Spawned, Staging, PROCESS_CAP, SCRATCH_BYTES};
 use crate::python::process::teardown::signal_group;
 use crate::sandbox::cgroup::RunCgroup;
@@ -23,6 +24,8 @@ pub struct ChildSpec {
     pub address_space_bytes: f64,
     /// The ids a root host's child has (`None` for other hosts).
     pub run_as: Option<(u32, u32)>,
+    /// The run's file policy (`None`: its own directories only, no network).
+    pub policy: Option<FilePolicy>,
 }
 
 /// A spawned child with its staging directory and cgroups.
@@ -87,6 +90,7 @@ pub fn boot(spec: &ChildSpec) -> Result<Booted, BootError> {
         cgroup: cgroups.pids.as_ref().map(|c| c.path()),
         memory_cgroup: cgroups.memory.as_ref().map(|c| c.path()),
         run_as: spec.run_as,
+        policy: spec.policy.as_ref(),
     };
     match spawn(&spec.executable, &staging, plan, &confine) {
         Ok(spawned) => Ok(Booted { staging, cgroups, spawned }),
@@ -165,7 +169,8 @@ impl Spare {
             && self.spec.cpu_seconds == spec.cpu_seconds
             && self.spec.address_space_bytes == spec.address_space_bytes
             && self.spec.interpreter_paths == spec.interpreter_paths
-            && self.spec.run_as == spec.run_as;
+            && self.spec.run_as == spec.run_as
+            && self.spec.policy == spec.policy;
         let (lock, ready) = &*self.slot;
         let mut slot = lock.lock().unwrap_or_else(|p| p.into_inner());
         // Still spawning (milliseconds: the spawn returns once the interpreter has started): that

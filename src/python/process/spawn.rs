@@ -10,6 +10,7 @@ use nix::fcntl::OFlag;
 use crate::python::process::errors;
 use crate::python::process::interp::CachedFile;
 use crate::python::process::limits::LimitPlan;
+use crate::python::process::policy::FilePolicy;
 use crate::sandbox::child::{kill_init, nonblocking, pipe2, STATUS_FD};
 use crate::sandbox::procfs::start_time;
 use crate::sandbox::spawn::{launch as launch_child, Launch, LaunchError, Launched};
@@ -186,6 +187,8 @@ pub struct Confinement<'a> {
     pub memory_cgroup: Option<&'a Path>,
     /// The ids a root host's run has (`None` for other hosts: runs have the host's uid).
     pub run_as: Option<(u32, u32)>,
+    /// What of the host's tree the run is granted beyond its own directories.
+    pub policy: Option<&'a FilePolicy>,
 }
 
 /// System files every dynamically linked interpreter reads, read-only, and `/bin` (where
@@ -205,16 +208,29 @@ fn sandbox_plan(confine: &Confinement, helper: &Path, interpreter: &Path, stagin
     let mut read_only: Vec<PathBuf> = SYSTEM_READ_ONLY.iter().map(PathBuf::from).collect();
     read_only.extend(confine.interpreter_paths.iter().cloned());
     read_only.push(staging.dir.clone());
+    let mut read_write = vec![scratch.clone(), PathBuf::from("/dev/null")];
+    let mut as_host = Vec::new();
+    if let Some(policy) = confine.policy {
+        read_only.extend(policy.read_only.iter().cloned());
+        read_write.extend(policy.read_write.iter().cloned());
+        // The workspace is the host's own; devices are not, and `/` (no file rules) is no grant.
+        as_host = (policy.read_only.iter().chain(&policy.read_write))
+            .filter(|p| !p.starts_with("/dev") && p.as_path() != Path::new("/"))
+            .cloned()
+            .collect();
+    }
     Plan {
         namespaces: true,
         tmpfs: Some((scratch.clone(), SCRATCH_BYTES)),
         private_proc: true,
         root: helper.parent().map(Path::to_path_buf),
-        cwd: Some(scratch.clone()),
+        cwd: Some(confine.policy.map_or_else(|| scratch.clone(), |p| p.cwd.clone())),
+        network: confine.policy.is_some_and(|p| p.network),
         run_as: confine.run_as,
         lifeline: crate::sandbox::lifeline::read_end().is_some(),
         read_only,
-        read_write: vec![scratch.clone(), PathBuf::from("/dev/null")],
+        read_write,
+        as_host,
         rlimits: vec![(RlimitKind::Nproc, PROCESS_CAP, PROCESS_CAP), (RlimitKind::Nofile, OPEN_FILES, OPEN_FILES)],
         cgroup: confine.cgroup.map(Path::to_path_buf),
         memory_cgroup: confine.memory_cgroup.map(Path::to_path_buf),
@@ -295,6 +311,7 @@ pub fn probe_layers(
         cgroup: cgroups.pids.as_ref().map(|c| c.path()),
         memory_cgroup: cgroups.memory.as_ref().map(|c| c.path()),
         run_as,
+        policy: None,
     };
     let spawned = spawn(interpreter, &staging, plan, &confine);
     if let Ok(child) = &spawned {

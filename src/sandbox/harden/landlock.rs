@@ -14,11 +14,11 @@ const WANTED: ABI = ABI::V6;
 
 /// Restricts the calling thread (and what it later starts). Returns the kernel's Landlock ABI when
 /// the restriction holds, 0 when the kernel has no Landlock or refused it. `list_only` paths may
-/// have their directories listed, nothing more.
-pub fn restrict(read_only: &[PathBuf], read_write: &[PathBuf], list_only: &[PathBuf]) -> u32 {
+/// have their directories listed, nothing more. `no_tcp`: TCP bind and connect are denied too.
+pub fn restrict(read_only: &[PathBuf], read_write: &[PathBuf], list_only: &[PathBuf], no_tcp: bool) -> u32 {
     let created = Ruleset::default()
         .handle_access(AccessFs::from_all(WANTED))
-        .and_then(|r| r.handle_access(AccessNet::from_all(WANTED)))
+        .and_then(|r| if no_tcp { r.handle_access(AccessNet::from_all(WANTED)) } else { Ok(r) })
         .and_then(|r| r.scope(Scope::from_all(WANTED)))
         .and_then(|r| r.create())
         .and_then(|r| r.add_rules(path_beneath_rules(list_only, AccessFs::ReadDir)))

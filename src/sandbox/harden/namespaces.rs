@@ -23,13 +23,12 @@ pub enum Cloned {
 /// The raw system call, not glibc's `clone`, which wants a separate stack: with a null stack the
 /// child runs on a copy of this one, as after `fork`. The helper is single-threaded, so no lock
 /// of the C library can be held across it.
-pub fn clone_init() -> nix::Result<Cloned> {
-    let flags = libc::CLONE_NEWUSER
-        | libc::CLONE_NEWPID
-        | libc::CLONE_NEWNS
-        | libc::CLONE_NEWNET
-        | libc::CLONE_NEWIPC
-        | libc::SIGCHLD;
+/// `network`: keep the host's network namespace (a policy that grants the network).
+pub fn clone_init(network: bool) -> nix::Result<Cloned> {
+    let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::SIGCHLD;
+    if !network {
+        flags |= libc::CLONE_NEWNET;
+    }
     // SAFETY: clone without CLONE_VM or a new stack duplicates the process as fork does; both
     // sides only run this crate's code afterwards.
     let r = unsafe { libc::syscall(libc::SYS_clone, flags as libc::c_ulong, 0usize, 0usize, 0usize, 0usize) };

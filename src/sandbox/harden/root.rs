@@ -45,6 +45,9 @@ pub struct Layout<'a> {
     pub scratch: Option<(&'a Path, u64)>,
     /// Mount a fresh `/proc`.
     pub proc: bool,
+    /// Detached trees (idmapped by the keeper) to attach for the grants at these canonical paths,
+    /// instead of binding them.
+    pub trees: &'a [(PathBuf, OwnedFd)],
 }
 
 /// Makes mounts private, then builds the root (falling back to the private mounts alone when the
@@ -54,7 +57,7 @@ pub fn mount_all(layout: &Layout) -> Result<Mounted, Errno> {
     let none: Option<&str> = None;
     mount(none, "/", none, MsFlags::MS_REC | MsFlags::MS_PRIVATE, none)?;
     if let Some(dir) = layout.root {
-        let (sources, links) = resolve(&layout.grants);
+        let (sources, links) = resolve(&layout.grants, layout.trees);
         if mount(Some("tmpfs"), dir, Some("tmpfs"), MsFlags::MS_NOSUID | MsFlags::MS_NODEV, Some(ROOT_OPTIONS)).is_ok()
         {
             return build(dir, layout, sources, links);
@@ -63,6 +66,11 @@ pub fn mount_all(layout: &Layout) -> Result<Mounted, Errno> {
     let private_proc = mount_proc(Path::new("/proc"));
     if let Some((dir, bytes)) = layout.scratch {
         mount_scratch(dir, bytes)?;
+    }
+    // Without a root of its own (a policy that lifts the file rules), the host's own trees the
+    // policy grants are still reached as their owner, over their own paths.
+    for (at, tree) in layout.trees {
+        super::idmap::attach(tree, at)?;
     }
     Ok(Mounted { private_proc, root: false })
 }
@@ -93,6 +101,8 @@ struct Source {
     write: bool,
     /// Flags of the mount it lives on that a bind in a user namespace must keep.
     locked: MsFlags,
+    /// A detached tree the keeper made to attach here instead of a bind.
+    tree: Option<std::os::fd::RawFd>,
 }
 
 /// Symbolic links on the way to a granted path, recreated in the root so the path the plan
@@ -137,11 +147,13 @@ fn build(dir: &Path, layout: &Layout, sources: Vec<Source>, links: Vec<Link>) ->
 
 /// Canonical, opened sources in bind order (parents first), without those a broader grant
 /// already covers, and the links that lead to them. Paths that do not exist are left out.
-fn resolve(grants: &[(&Path, bool)]) -> (Vec<Source>, Vec<Link>) {
+fn resolve(grants: &[(&Path, bool)], trees: &[(PathBuf, OwnedFd)]) -> (Vec<Source>, Vec<Link>) {
     let mut sources: Vec<Source> = Vec::new();
     let mut links = Vec::new();
+    // A grant of `/` lifts Landlock's file rules; a root of its own never holds the host's root.
     let mut found: Vec<(PathBuf, bool)> = grants
         .iter()
+        .filter(|(path, _)| *path != Path::new("/"))
         .filter_map(|(path, write)| {
             links.extend(links_to(path));
             Some((std::fs::canonicalize(path).ok()?, *write))
@@ -157,7 +169,8 @@ fn resolve(grants: &[(&Path, bool)]) -> (Vec<Source>, Vec<Link>) {
         let Ok(fd) = nix::fcntl::open(&real, OFlag::O_PATH | OFlag::O_CLOEXEC, Mode::empty()) else { continue };
         let locked = nix::sys::statvfs::fstatvfs(&fd).map(|s| locked_flags(s.flags())).unwrap_or(MsFlags::empty());
         let device = meta.file_type().is_char_device() || meta.file_type().is_block_device();
-        sources.push(Source { real, fd, dir: meta.is_dir(), device, write, locked });
+        let tree = trees.iter().find(|(at, _)| *at == real).map(|(_, fd)| fd.as_raw_fd());
+        sources.push(Source { real, fd, dir: meta.is_dir(), device, write, locked, tree });
     }
     (sources, links)
 }
@@ -209,6 +222,11 @@ fn bind(source: &Source) -> Result<(), Errno> {
         } else {
             std::fs::OpenOptions::new().write(true).create_new(true).mode(0o644).open(&at).map_err(io_errno)?;
         }
+    }
+    if let Some(tree) = source.tree {
+        // SAFETY: the keeper's descriptor, inherited and kept open for the whole build.
+        let tree = std::mem::ManuallyDrop::new(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(tree) });
+        return super::idmap::attach(&tree, &at);
     }
     let from = format!("/proc/self/fd/{}", source.fd.as_raw_fd());
     let none: Option<&str> = None;

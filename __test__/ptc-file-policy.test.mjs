@@ -1,0 +1,50 @@
+// A Python run under the `ctx.ptcRuntime` seam's file policy (issue 18), enforced by the kernel:
+// per mode, from inside a real run, what it may read and write (the workspace, its scratch),
+// what stays out of reach (another workspace, a private home), and the network; files a run
+// writes in the workspace belong to the host; a refusal the program lets through is `denied`.
+// As this process's user (root on CI: the run is nobody and reaches the workspace through an
+// idmapped mount) and as an unprivileged user.
+import fs from 'node:fs'
+import { afterAll, describe, expect, it, vi } from 'vitest'
+import { passes, play, stage } from './host-passes.mjs'
+import { privateTmpdir } from './python-helpers.mjs'
+
+vi.setConfig({ testTimeout: 120_000 })
+const TMP = privateTmpdir('ptc-file-policy')
+afterAll(() => fs.rmSync(TMP, { recursive: true, force: true }))
+
+// Landlock refuses the connect before the empty network namespace could.
+const REFUSED_NET = 'PermissionError EACCES'
+/** What each mode allows, as the probe reports it (README: "Python and file policies"). */
+const EXPECTED = {
+  'read-only': { 'read workspace': 'ok', 'write workspace': 'OSError EROFS', 'tcp to the host': REFUSED_NET },
+  'workspace-write': { 'read workspace': 'ok', 'write workspace': 'ok', 'tcp to the host': REFUSED_NET },
+  'danger-full-access': { 'read workspace': 'ok', 'write workspace': 'ok', 'tcp to the host': 'ok' },
+}
+
+describe.each(passes())('a Python run under each file policy $name', (pass) => {
+  it('reads and writes what its mode allows, reaches nothing else, and writes as the host', async () => {
+    const out = await play(pass, stage(pass, TMP), 'policy')
+    expect(out.sandboxMode).toBe('read-only')
+    for (const [mode, allowed] of Object.entries(EXPECTED)) {
+      const run = out.runs[mode]
+      expect([mode, run.sandbox]).toEqual([mode, mode === 'danger-full-access' ? { mode, denied: false } : { mode, denied: false, enforcement: 'full' }])
+      expect([mode, run.value]).toEqual([
+        mode,
+        {
+          cwd: `${out.workspace}/sub`,
+          ...allowed,
+          'write scratch': 'ok',
+          // Not in the run's root at all, whatever the mode: the policy grants the workspace only.
+          'read another workspace': 'FileNotFoundError ENOENT',
+          'read a private home': 'FileNotFoundError ENOENT',
+        },
+      ])
+      // What a run writes in the workspace is the host's own file (never its run's uid).
+      expect([mode, out.owners[mode]]).toEqual([mode, allowed['write workspace'] === 'ok' ? out.hostUid : null])
+    }
+    expect(out.denied.error.kind).toBe('exception')
+    expect(out.denied.error.message).toMatch(/OSError: \[Errno 30\] Read-only file system/)
+    expect(out.denied.sandbox).toEqual({ mode: 'read-only', denied: true, enforcement: 'full' })
+  })
+})
