@@ -111,13 +111,13 @@ export function isAlive(pid) {
   }
 }
 
-/** Staging directories currently under `dir`. */
 /** A process's start time in clock ticks since boot (`/proc/<pid>/stat` field 22). */
 export function startTime(pid) {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
   return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19])
 }
 
+/** Staging directories currently under `dir`. */
 export function stagingDirs(dir) {
   return fs.readdirSync(dir).filter((n) => n.startsWith('code-runtime-native-python-'))
 }
