@@ -18,6 +18,11 @@
 #[cfg(target_os = "linux")]
 #[path = "../sandbox/harden/idmap.rs"]
 mod idmap;
+// Shared with the addon, which decides the ids; the helper keeps its default as a fail-safe.
+#[cfg(target_os = "linux")]
+#[allow(dead_code)]
+#[path = "../sandbox/identity.rs"]
+mod identity;
 #[cfg(target_os = "linux")]
 #[path = "../sandbox/harden/landlock.rs"]
 mod landlock;
@@ -75,9 +80,6 @@ mod linux {
     use super::plan::{self, Layers, Plan, RlimitKind};
     use super::{idmap, landlock, namespaces, root, seccomp};
 
-    /// `nobody`: the ids a root host's runs have unless the plan names others.
-    const NOBODY: u32 = 65534;
-
     /// What the keeper learned before forking, inherited by its descendants.
     #[derive(Clone, Copy)]
     struct Setup {
@@ -121,7 +123,7 @@ mod linux {
         }
         let ids = match (host_root, plan.run_as) {
             (true, Some(ids)) => ids,
-            (true, None) => (NOBODY, NOBODY),
+            (true, None) => super::identity::NOBODY,
             (false, _) => (nix::unistd::getuid().as_raw(), nix::unistd::getgid().as_raw()),
         };
         let setup = Setup { namespaces: false, private_proc: false, root: false, cgroup, host_root, ids };

@@ -5,7 +5,7 @@
 //! as detached trees the run's init then attaches in its root (src/sandbox/harden/root.rs).
 
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -74,7 +74,7 @@ pub fn tree(path: &Path, userns: &OwnedFd, write: bool) -> Option<OwnedFd> {
 }
 
 /// Attaches a detached tree at `at` (an existing directory or file).
-pub fn attach(tree: &OwnedFd, at: &Path) -> nix::Result<()> {
+pub fn attach(tree: BorrowedFd, at: &Path) -> nix::Result<()> {
     let cpath = CString::new(at.as_os_str().as_bytes()).map_err(|_| nix::errno::Errno::EINVAL)?;
     // SAFETY: move_mount of our detached tree onto a NUL-terminated path.
     let r = unsafe {

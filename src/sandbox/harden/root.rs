@@ -7,7 +7,7 @@
 //! started the helper with: a root host's installation under `/root` is reachable then, and the
 //! root's own tmpfs may cover the directory it is mounted on without hiding a source.
 
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 
@@ -70,7 +70,7 @@ pub fn mount_all(layout: &Layout) -> Result<Mounted, Errno> {
     // Without a root of its own (a policy that lifts the file rules), the host's own trees the
     // policy grants are still reached as their owner, over their own paths.
     for (at, tree) in layout.trees {
-        super::idmap::attach(tree, at)?;
+        super::idmap::attach(tree.as_fd(), at)?;
     }
     Ok(Mounted { private_proc, root: false })
 }
@@ -224,9 +224,8 @@ fn bind(source: &Source) -> Result<(), Errno> {
         }
     }
     if let Some(tree) = source.tree {
-        // SAFETY: the keeper's descriptor, inherited and kept open for the whole build.
-        let tree = std::mem::ManuallyDrop::new(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(tree) });
-        return super::idmap::attach(&tree, &at);
+        // SAFETY: the keeper's descriptor, which `Layout::trees` keeps open for the whole build.
+        return super::idmap::attach(unsafe { BorrowedFd::borrow_raw(tree) }, &at);
     }
     let from = format!("/proc/self/fd/{}", source.fd.as_raw_fd());
     let none: Option<&str> = None;
