@@ -178,14 +178,14 @@ describe('the driver contract TanStack calls', () => {
     })
   })
 
-  it('reports the failure kind as code and the stack with the program\'s own positions', async () => {
+  it("reports the failure kind as code, and stacks (thrown and printed) at the program's own positions", async () => {
     const context = await driver.createContext({ bindings: { external_fail: { name: 'external_fail', execute: async () => { throw new Error('nope') } } } })
-    const result = await context.execute('const x = 1\nawait external_fail({})')
+    const result = await context.execute('try { await external_fail({}) } catch (e) { console.log(e.stack) }; console.trace(1)\nawait external_fail({})')
     await context.dispose()
     expect(result).toEqual({
       success: false,
       error: { name: 'Error', message: 'nope', code: 'exception', stack: 'Error: nope\n    at async program.ts:2:1' },
-      logs: [],
+      logs: ['Error: nope\n    at async program.ts:1:7', 'Trace: 1\n    at program.ts:1:77'],
     })
   })
 })

@@ -8,7 +8,7 @@
 // Its types are structural (lib/adapters/cloudflare.d.ts): on Node only the package's
 // `/browser` and `/tanstack-ai` entry points load, so this module imports nothing from it.
 import { buildBridge } from './bridge.mjs'
-import { describeFailure } from './failure.mjs'
+import { describeFailure, ownPositions } from './failure.mjs'
 import { JS_RESERVED_WORDS, isCallableName, ownedNameProblem } from './names.mjs'
 import { AdapterRuntime } from './runtime.mjs'
 
@@ -59,9 +59,10 @@ export class CodeRuntimeExecutor {
       const preludes = providers.map((provider) => (typeof provider.prelude === 'string' ? `${provider.prelude}\n;` : '')).join('')
       const program = `${head}${body}\n));\n${preludes}return await ${MAIN}();`
       const result = await this.runtime.run({ program, bindings: [binding], signal: this.signal, timeoutMs: this.timeout })
-      if (result.error === undefined) return { result: result.value, logs: result.logs }
       const frame = { prelude: head.length, lastLine: body.split('\n').length }
-      return { result: undefined, error: errorText(describeFailure(result.error, frame)), logs: result.logs }
+      const logs = result.logs.map((entry) => ownPositions(entry, frame))
+      if (result.error === undefined) return { result: result.value, logs }
+      return { result: undefined, error: errorText(describeFailure(result.error, frame)), logs }
     } catch (error) {
       return failed(error?.message ?? String(error))
     }

@@ -1,5 +1,5 @@
 // A failed run as the frameworks describe errors: a name, a message, the program's line and the
-// stack. The runtime reports `{ kind, message }`; an `exception`'s message is what the program
+// stack; and positions in what a run printed moved back to the program's own text. The runtime reports `{ kind, message }`; an `exception`'s message is what the program
 // threw, as V8 prints it (`TypeError: kaboom\n    at program.ts:2:7`). Every other kind gets a
 // name of its own, so a framework that only carries `name` and `message` still tells the kinds
 // apart.
@@ -31,7 +31,7 @@ const NAMED = /^([A-Za-z_$][\w$]*)(?:: ([\s\S]*))?$/
 export function describeFailure(error, { prelude = 0, lastLine = Infinity } = {}) {
   const { kind } = error
   if (kind !== 'exception') return { kind, name: FAILURE_NAMES[kind] ?? 'Error', message: error.message, thrown: false }
-  const text = ownFrames(error.message, prelude, lastLine)
+  const text = ownPositions(error.message, { prelude, lastLine })
   const start = text.search(FRAMES_START)
   if (start < 0) return { kind, name: 'Error', message: text, thrown: false }
   const head = text.slice(0, start)
@@ -45,10 +45,12 @@ export function describeFailure(error, { prelude = 0, lastLine = Infinity } = {}
 }
 
 /**
- * The frames of the program's own text, at its own positions: frames in the prelude or after
- * `lastLine` are the adapter's and are dropped, line-1 columns move back by the prelude's length.
+ * `text` (an error message, a log entry) with the stack frames of the program's own text only,
+ * at its own positions: frames in the prelude or after `lastLine` are the adapter's and are
+ * dropped, line-1 columns move back by the prelude's length. Other lines are kept as they are.
  */
-function ownFrames(text, prelude, lastLine) {
+export function ownPositions(text, { prelude = 0, lastLine = Infinity } = {}) {
+  if (!text.includes('program.ts:')) return text
   return text
     .split('\n')
     .flatMap((line) => {

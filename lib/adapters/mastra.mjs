@@ -7,7 +7,7 @@
 import { sanitizeToolId } from '@mastra/core/tools'
 import { PREFIX } from '../request.mjs'
 import { buildBridge } from './bridge.mjs'
-import { describeFailure } from './failure.mjs'
+import { describeFailure, ownPositions } from './failure.mjs'
 import { ownedNameProblem } from './names.mjs'
 import { AdapterRuntime } from './runtime.mjs'
 
@@ -39,10 +39,10 @@ export class CodeRuntimeTransport {
       signal: abortSignal,
       timeoutMs: timeout,
     })
-    if (result.error === undefined) {
-      return 'value' in result ? { success: true, result: result.value, logs: result.logs } : { success: true, logs: result.logs }
-    }
-    return { success: false, error: mastraError(describeFailure(result.error, { prelude: prelude.length })), logs: result.logs }
+    const frame = { prelude: prelude.length }
+    const logs = result.logs.map((entry) => ownPositions(entry, frame))
+    if (result.error === undefined) return 'value' in result ? { success: true, result: result.value, logs } : { success: true, logs }
+    return { success: false, error: mastraError(describeFailure(result.error, frame)), logs }
   }
 
   /** Ends the runtime this transport started (runs in flight end as `AbortError`). */

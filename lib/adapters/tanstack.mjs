@@ -5,7 +5,7 @@
 // `ERROR: ` as the framework parses them, and TanStack's `ExecutionResult` shape.
 import { PREFIX } from '../request.mjs'
 import { buildBridge } from './bridge.mjs'
-import { describeFailure } from './failure.mjs'
+import { describeFailure, ownPositions } from './failure.mjs'
 import { isCallableName, ownedNameProblem } from './names.mjs'
 import { AdapterRuntime } from './runtime.mjs'
 
@@ -88,8 +88,10 @@ class CodeRuntimeContext {
     this.running.add(run)
     try {
       const result = await run
-      if (result.error === undefined) return { success: true, value: result.value, logs: result.logs }
-      return { success: false, error: normalizedError(describeFailure(result.error, { prelude: prelude.length })), logs: result.logs }
+      const frame = { prelude: prelude.length }
+      const logs = result.logs.map((entry) => ownPositions(entry, frame))
+      if (result.error === undefined) return { success: true, value: result.value, logs }
+      return { success: false, error: normalizedError(describeFailure(result.error, frame)), logs }
     } catch (error) {
       // Misuse (an invalid runtime config, a timeout the runtime refuses): the framework's shape.
       return { success: false, error: { name: 'Error', message: error?.message ?? String(error) }, logs: [] }
