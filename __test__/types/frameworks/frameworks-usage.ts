@@ -11,7 +11,18 @@ import { z } from 'zod'
 import { CodeRuntimeTransport } from 'code-runtime-native/mastra'
 import { createCodeRuntimeDriver } from 'code-runtime-native/tanstack'
 import { CodeRuntimeExecutor } from 'code-runtime-native/cloudflare'
-import { CodeRunError, codeRuntimeTool, type CodeRunOutput } from 'code-runtime-native/ai-sdk'
+import { CodeRunError, codeRuntimeTool, type CodeRunOutput, type CodeRuntimeTool } from 'code-runtime-native/ai-sdk'
+import type { PtcRunFailureKind } from 'code-runtime-native'
+
+// skipLibCheck skips ai-sdk.d.ts too (ai's own declarations need @types/node, which the strict
+// project does not load), where a broken type would silently be `any`: each of these must fail.
+// @ts-expect-error a number is not a code tool
+export const notATool: CodeRuntimeTool = 5
+// @ts-expect-error an output has logs
+export const notAnOutput: CodeRunOutput = { value: 1 }
+// @ts-expect-error a kind is one of the seam's
+export const notAKind: CodeRunError['kind'] = 'no-such-kind'
+export const aKind: PtcRunFailureKind = null as unknown as CodeRunError['kind']
 
 export function mastra(): string {
   const transport: CodeModeTransport = new CodeRuntimeTransport({ config: { computeMs: 1000 } })
