@@ -5,6 +5,10 @@ import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
+import { CodeRuntimeTransport } from 'code-runtime-native/mastra'
+import { createCodeRuntimeDriver } from 'code-runtime-native/tanstack'
+import { CodeRuntimeExecutor } from 'code-runtime-native/cloudflare'
+import { codeRuntimeTool } from 'code-runtime-native/ai-sdk'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
@@ -56,5 +60,42 @@ describe('the adapters in package.json', () => {
     const tsc = fileURLToPath(new URL('../node_modules/typescript/bin/tsc', import.meta.url))
     const project = '__test__/types/frameworks/tsconfig.json'
     expect(() => execFileSync(process.execPath, [tsc, '-p', project], { cwd: root, encoding: 'utf8' })).not.toThrow()
+  })
+})
+
+describe('misuse, refused with what to do', () => {
+  it('a runtime option that is not a ctx.ptcRuntime, or runs another language', () => {
+    expect(() => new CodeRuntimeTransport({ runtime: { run() {} } })).toThrow(
+      'code-runtime-native: code-runtime-native/mastra: options.runtime must be a ctx.ptcRuntime (an object with resolve() and run()); ' +
+        'pass the service itself, or leave runtime out to let the adapter start its own',
+    )
+    const python = { language: 'python', resolve() {}, run() {} }
+    expect(() => createCodeRuntimeDriver({ runtime: python })).toThrow(
+      'code-runtime-native: code-runtime-native/tanstack: the framework writes typescript programs, but options.runtime runs python; pass an IsolatePtcRuntime',
+    )
+    expect(() => codeRuntimeTool({ tools: undefined })).toThrow('code-runtime-native: codeRuntimeTool: options.tools must be an AI SDK ToolSet (an object of tools)')
+  })
+
+  it("an invalid runtime config: the runtime's own message, in each framework's failure shape", async () => {
+    const config = { computeMs: -1 }
+    const message = 'code-runtime-native: config.computeMs must be a positive number, got -1'
+    const executor = new CodeRuntimeExecutor({ config })
+    expect(await executor.execute('async () => 1', [])).toEqual({ result: undefined, error: message, logs: [] })
+    const transport = new CodeRuntimeTransport({ config })
+    await expect(transport.run({ program: 'return 1', toolIds: [], dispatch: async () => null, timeout: 1000 })).rejects.toThrow(message)
+    const driver = createCodeRuntimeDriver({ config })
+    const context = await driver.createContext({ bindings: {} })
+    expect(await context.execute('return 1')).toEqual({ success: false, error: { name: 'Error', message }, logs: [] })
+  })
+
+  it('a run after dispose', async () => {
+    const executor = new CodeRuntimeExecutor()
+    expect(await executor.execute('async () => 1', [])).toEqual({ result: 1, logs: [] })
+    await executor.dispose()
+    expect(await executor.execute('async () => 1', [])).toEqual({
+      result: undefined,
+      error: 'code-runtime-native: this adapter was disposed; create a new one to run programs',
+      logs: [],
+    })
   })
 })

@@ -72,7 +72,7 @@ function hostFunction(tool) {
 }
 
 /** `{ message, name? }` of anything a tool threw, never throwing itself. */
-export function thrownShape(error) {
+function thrownShape(error) {
   let message
   try {
     const own = error !== null && typeof error === 'object' ? error.message : undefined

@@ -1,8 +1,8 @@
-// A failed run as the frameworks describe errors: a name, a message, the program's line and the
-// stack; and positions in what a run printed moved back to the program's own text. The runtime reports `{ kind, message }`; an `exception`'s message is what the program
-// threw, as V8 prints it (`TypeError: kaboom\n    at program.ts:2:7`). Every other kind gets a
-// name of its own, so a framework that only carries `name` and `message` still tells the kinds
-// apart.
+// A failed run as the frameworks describe errors (a name, a message, the program's line, the
+// stack), and positions in what a run printed moved back to the program's own text. The runtime
+// reports `{ kind, message }`; an `exception`'s message is what the program threw, as V8 prints
+// it (`TypeError: kaboom\n    at program.ts:2:7`). Every other kind gets a name of its own, so a
+// framework that only carries `name` and `message` still tells the kinds apart.
 
 /** The error name each failure kind is reported under (an `exception` keeps the thrown name). */
 export const FAILURE_NAMES = Object.freeze({
