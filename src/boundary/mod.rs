@@ -5,9 +5,9 @@
 #[cfg(target_os = "linux")]
 pub mod contained;
 pub mod events;
+pub mod helper;
 #[cfg(unix)]
 pub mod identity;
-pub mod helper;
 pub mod isolate;
 pub mod outcome;
 #[cfg(unix)]

@@ -8,6 +8,7 @@ use std::sync::{Mutex, OnceLock};
 
 use crate::ledger::text::Text;
 use crate::outcome::FailureKind;
+use crate::panic::Lock;
 
 /// A channel the isolate thread reads itself while it waits (a sandbox process's link to its
 /// host): replies it reads arrive as events, like those other threads send.
@@ -79,7 +80,7 @@ impl RunShared {
             _ => None,
         };
         {
-            let mut slot = self.terminal.lock().unwrap();
+            let mut slot = self.terminal.locked();
             if slot.is_some() {
                 return false;
             }
@@ -88,7 +89,7 @@ impl RunShared {
         if let (Some((kind, text)), Some(observer)) = (observed, self.observer.get()) {
             observer(kind, &text);
         }
-        if let Some(handle) = self.isolate.lock().unwrap().as_ref() {
+        if let Some(handle) = self.isolate.locked().as_ref() {
             handle.terminate_execution();
         }
         self.send(IsolateEvent::Wake);
@@ -98,7 +99,7 @@ impl RunShared {
     /// Claims a terminal event decided by the program itself on the isolate thread; no termination
     /// is requested, the run loop simply stops.
     pub fn claim_quietly(&self, terminal: Terminal) -> bool {
-        let mut slot = self.terminal.lock().unwrap();
+        let mut slot = self.terminal.locked();
         if slot.is_some() {
             return false;
         }
@@ -112,11 +113,11 @@ impl RunShared {
     }
 
     pub fn is_decided(&self) -> bool {
-        self.terminal.lock().unwrap().is_some()
+        self.terminal.locked().is_some()
     }
 
     pub fn take(&self) -> Option<Terminal> {
-        self.terminal.lock().unwrap().take()
+        self.terminal.locked().take()
     }
 
     /// Publishes the isolate's handle; a terminal event claimed before this still stops it.
@@ -125,12 +126,12 @@ impl RunShared {
         if decided {
             handle.terminate_execution();
         }
-        *self.isolate.lock().unwrap() = Some(handle);
+        *self.isolate.locked() = Some(handle);
     }
 
     /// Forgets the isolate before it is disposed, so late claims never touch it.
     pub fn detach_isolate(&self) {
-        *self.isolate.lock().unwrap() = None;
+        *self.isolate.locked() = None;
     }
 
     /// Excludes CPU time spent waiting from the compute budget.

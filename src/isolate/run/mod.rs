@@ -112,7 +112,7 @@ fn settle(
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
     let (result, heap, leftover) = outcome.unwrap_or_else(|panic| {
         let reason = crate::panic::reason(&*panic).unwrap_or_else(|| "unknown failure".into());
-        let message = Text::new(&format!("the isolate thread failed: {reason}"));
+        let message = Text::new(&crate::outcome::internal_error_message("the isolate thread", &reason));
         (OutputLedger::new(config.max_output_bytes).finish_failure(FailureKind::WorkerExit, message), (0, 0), None)
     });
     let mut leftover = leftover;
