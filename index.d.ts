@@ -166,7 +166,10 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 export declare class ContainedIsolateRun {
   /** Ends the run with this message, unless it already ended: as `abort`, or as `kind`. */
   abort(message: string, kind?: FailureKind | undefined | null): void
-  /** Delivers a binding call's outcome (see `IsolateRun.reply`). */
+  /**
+   * Delivers a binding call's outcome (see `IsolateRun.reply`); dropped once the run is being
+   * aborted (abort wins: the program never sees a settlement the host made after it).
+   */
   reply(id: number, ok: boolean, json: string): void
   /**
    * Joins the supervisor thread if it has finished (or, with `wait`, once it has); returns
@@ -192,7 +195,10 @@ export declare class IsolateRun {
    * JavaScript layer fails a run its own glue broke as `worker-exit`).
    */
   abort(message: string, kind?: FailureKind | undefined | null): void
-  /** Delivers a binding call's outcome: the JSON of its resolution (`ok`) or of its failure message. */
+  /**
+   * Delivers a binding call's outcome: the JSON of its resolution (`ok`) or of its failure
+   * message. Dropped once the run's end is decided (an abort claims it at once).
+   */
   reply(id: number, ok: boolean, json: string): void
   /** Waits for the run's thread to exit. Called after the Done event, so it returns at once. */
   join(): void

@@ -159,9 +159,13 @@ impl ContainedIsolateRun {
         self.control.nudge();
     }
 
-    /// Delivers a binding call's outcome (see `IsolateRun.reply`).
+    /// Delivers a binding call's outcome (see `IsolateRun.reply`); dropped once the run is being
+    /// aborted (abort wins: the program never sees a settlement the host made after it).
     #[napi(catch_unwind)]
     pub fn reply(&self, id: f64, ok: bool, json: String) {
+        if self.control.abort.locked().is_some() {
+            return;
+        }
         // Written from here when the socket takes it (the common case: one hop fewer).
         let pending = self.control.out.locked().push(&supervise::reply_frame(id as u64, ok, &json));
         self.control.replies.fetch_add(1, Ordering::Relaxed);

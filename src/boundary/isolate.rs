@@ -63,9 +63,13 @@ impl IsolateRun {
         self.shared.claim(Terminal::Failed(kind.unwrap_or(FailureKind::Abort), Text::Utf16(message.to_vec())));
     }
 
-    /// Delivers a binding call's outcome: the JSON of its resolution (`ok`) or of its failure message.
+    /// Delivers a binding call's outcome: the JSON of its resolution (`ok`) or of its failure
+    /// message. Dropped once the run's end is decided (an abort claims it at once).
     #[napi(catch_unwind)]
     pub fn reply(&self, id: f64, ok: bool, json: String) {
+        if self.shared.is_decided() {
+            return;
+        }
         self.shared.send(IsolateEvent::Reply { id: id as u64, ok, json });
     }
 
