@@ -126,6 +126,15 @@ function snapshotMembers({ global, functions, errorClass }) {
   return { global, errorClass, names, call: (index, arg) => fns[index](arg) }
 }
 
+/** Whether a rejection is a `BindingMissing`, asked without running a trap of the host's value. */
+function isBindingMissing(error) {
+  try {
+    return error instanceof BindingMissing
+  } catch {
+    return false
+  }
+}
+
 /** A call of a name that is no longer an own function: its message is the whole failure. */
 class BindingMissing {
   constructor(message) {
@@ -238,7 +247,7 @@ class Session {
           if (json === undefined) fail('binding resolution must be lossless JSON')
           else send(true, json)
         },
-        (error) => fail(error instanceof BindingMissing ? error.message : renderRejection(error)),
+        (error) => fail(isBindingMissing(error) ? error.message : renderRejection(error)),
       )
       .catch((error) => {
         try {

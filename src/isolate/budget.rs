@@ -102,10 +102,12 @@ pub fn watch(shared: Arc<RunShared>, compute_ms: f64, max_wall_ms: f64, started:
     let compute_ns = if compute_ms * 1e6 >= u64::MAX as f64 { u64::MAX } else { (compute_ms * 1e6) as u64 };
     let wall = Duration::from_secs_f64(max_wall_ms / 1000.0);
     let clock = current_thread_clock();
+    let base_ns = thread_cpu_ns(clock);
+    shared.time_from(clock, base_ns);
     let run = Arc::new(Watched {
         shared,
         clock,
-        base_ns: thread_cpu_ns(clock),
+        base_ns,
         compute_ns,
         compute_ms,
         wall_deadline: started + wall,
@@ -126,6 +128,8 @@ impl Drop for WatchGuard {
         let mut runs = dog.runs.locked();
         self.0.done.store(true, Ordering::Release);
         runs.retain(|r| !Arc::ptr_eq(r, &self.0));
+        drop(runs);
+        self.0.shared.stop_timing();
     }
 }
 
@@ -190,6 +194,37 @@ fn heap_limit_reached(guard: &HeapGuard, current: usize) -> usize {
     }
     let headroom = if guard.contained { CONTAINED_HEADROOM.max(current / 4) } else { UNWIND_HEADROOM };
     current.saturating_add(headroom)
+}
+
+/// Called by V8 on the isolate thread after each garbage collection: see [`heap_seen`].
+pub unsafe extern "C" fn after_gc(
+    mut isolate: v8::UnsafeRawIsolatePtr,
+    _type: v8::GCType,
+    _flags: v8::GCCallbackFlags,
+    data: *mut c_void,
+) {
+    // SAFETY: `data` is the HeapGuard boxed by the run loop (it outlives the callback's
+    // registration), and V8 passes the isolate it collected, on its own thread.
+    let (guard, isolate) =
+        unsafe { (&*(data as *const HeapGuard), v8::Isolate::ref_from_raw_isolate_ptr_mut(&mut isolate)) };
+    crate::panic::guard(|| heap_seen(guard, isolate), |_| false);
+}
+
+/// Records the heap for the run's usage, and claims the heap limit when more of it is in use than
+/// the cap allows: V8 lets one large young object past its old-generation limit (a flattened
+/// 2**28-character rope, say), which only the whole heap's size shows. True when over the cap.
+pub fn heap_seen(guard: &HeapGuard, isolate: &mut v8::Isolate) -> bool {
+    let stats = isolate.get_heap_statistics();
+    let used = stats.used_heap_size();
+    guard.shared.note_heap(used as u64, stats.total_heap_size() as u64);
+    // What the near-heap-limit callback granted ArrayBuffer refusals stays allowed.
+    let granted = guard.external_grants.load(Ordering::Relaxed).min(MAX_EXTERNAL_GRANTS) * EXTERNAL_HEADROOM;
+    let cap = (guard.limit_mb * 1024.0 * 1024.0) as usize + granted;
+    if used <= cap {
+        return false;
+    }
+    guard.shared.claim(Terminal::Failed(FailureKind::WorkerExit, Text::new(&heap_limit_message(guard.limit_mb))));
+    true
 }
 
 /// `isolate heap limit reached (<N> MiB)` (spec isolate-runtime.md §9.3).

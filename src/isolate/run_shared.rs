@@ -7,6 +7,7 @@ use std::sync::mpsc::Sender;
 use std::sync::{Mutex, OnceLock};
 
 use crate::ledger::text::Text;
+use crate::os::cpu_clock::{thread_cpu_ns, ThreadClock};
 use crate::outcome::FailureKind;
 use crate::panic::Lock;
 
@@ -21,8 +22,18 @@ pub trait ChannelWait: Sync {
     fn wake(&self);
 }
 
-/// Told of a failure claimed from outside the program (see `RunShared::observe`).
-pub type ClaimObserver = Box<dyn Fn(FailureKind, &Text) + Send + Sync>;
+/// Told of a failure claimed from outside the program, with what the run used until then (see
+/// `RunShared::observe`).
+pub type ClaimObserver = Box<dyn Fn(FailureKind, &Text, &Usage) + Send + Sync>;
+
+/// What a run has used so far: the isolate thread's CPU (waiting excluded) and its heap as last
+/// seen (at the start, and after each garbage collection).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Usage {
+    pub cpu_ms: f64,
+    pub heap_used_bytes: f64,
+    pub heap_peak_bytes: f64,
+}
 
 /// How a run ended.
 #[derive(Debug)]
@@ -58,6 +69,11 @@ pub struct RunShared {
     observer: OnceLock<ClaimObserver>,
     /// Where the isolate thread waits, when it reads its own channel.
     channel: OnceLock<&'static dyn ChannelWait>,
+    /// The isolate thread's CPU clock and its reading when the run began, while the run is
+    /// watched (the clock is only read while that thread is alive).
+    clock: Mutex<Option<(ThreadClock, u64)>>,
+    heap_used: AtomicU64,
+    heap_peak: AtomicU64,
 }
 
 impl RunShared {
@@ -69,6 +85,39 @@ impl RunShared {
             wake,
             observer: OnceLock::new(),
             channel: OnceLock::new(),
+            clock: Mutex::new(None),
+            heap_used: AtomicU64::new(0),
+            heap_peak: AtomicU64::new(0),
+        }
+    }
+
+    /// The run is timed from here on `clock` (the isolate thread's, read `base_ns` now), until
+    /// [`RunShared::stop_timing`].
+    pub fn time_from(&self, clock: ThreadClock, base_ns: u64) {
+        *self.clock.locked() = Some((clock, base_ns));
+    }
+
+    /// Called on the isolate thread before it may exit.
+    pub fn stop_timing(&self) {
+        *self.clock.locked() = None;
+    }
+
+    /// The heap as V8 just reported it: bytes in use and committed.
+    pub fn note_heap(&self, used: u64, committed: u64) {
+        self.heap_used.store(used, Ordering::Relaxed);
+        self.heap_peak.fetch_max(committed.max(used), Ordering::Relaxed);
+    }
+
+    /// What the run used so far (0 CPU once it is no longer timed).
+    pub fn usage(&self) -> Usage {
+        let cpu_ns = match *self.clock.locked() {
+            Some((clock, base)) => thread_cpu_ns(clock).saturating_sub(base).saturating_sub(self.excluded_cpu_ns()),
+            None => 0,
+        };
+        Usage {
+            cpu_ms: cpu_ns as f64 / 1e6,
+            heap_used_bytes: self.heap_used.load(Ordering::Relaxed) as f64,
+            heap_peak_bytes: self.heap_peak.load(Ordering::Relaxed) as f64,
         }
     }
 
@@ -87,7 +136,7 @@ impl RunShared {
             *slot = Some(terminal);
         }
         if let (Some((kind, text)), Some(observer)) = (observed, self.observer.get()) {
-            observer(kind, &text);
+            observer(kind, &text, &self.usage());
         }
         if let Some(handle) = self.isolate.locked().as_ref() {
             handle.terminate_execution();

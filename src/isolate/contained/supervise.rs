@@ -435,7 +435,7 @@ fn supervise_run(
             out.channel = process.channel.try_clone().ok();
             out.push(&run_frame(&config, started.elapsed()));
         }
-        let mut sup = Supervisor { config: &config, shared: &shared, pool: &pool };
+        let mut sup = Supervisor { config: &config, shared: &shared, pool: &pool, cpu_start: 0.0 };
         // A bug of the supervisor's loop ends the run as failed and still gives the process back
         // the ordinary way (killed, reaped, its place in the pool freed).
         let ended = crate::panic::guard(
@@ -446,7 +446,7 @@ fn supervise_run(
             },
         );
         *control.out.locked() = Outbound::default();
-        let (stats, next_ready) = {
+        let (mut stats, next_ready) = {
             let mut reader = shared.reader.locked();
             // From here on the main thread's handle reads nothing for this run (it closes itself).
             reader.finished = true;
@@ -455,6 +455,12 @@ fn supervise_run(
             process.splitter = lend(&mut reader.splitter);
             (std::mem::take(&mut reader.stats), reader.next_ready)
         };
+        // A process killed before it reported its usage (no `stop` frame: the host's own
+        // memory verdict, a crash): the CPU the host saw it use during the run.
+        if stats.cpu_ms.is_none() && !matches!(ended, Ended::Done(..)) {
+            let used = process.cpu_ms() - sup.cpu_start;
+            stats.cpu_ms = (used > 0.0).then_some(used);
+        }
         match ended {
             Ended::Vanished(_) if !retried && !pool.is_closed() && !give_up() => {
                 super::trace!("run: its process vanished before it began; once more");
@@ -543,6 +549,8 @@ struct Supervisor<'a> {
     config: &'a ContainedConfig,
     shared: &'a SharedReader,
     pool: &'a Pool,
+    /// The process's CPU time (all its threads, as the host reads it) when the run began.
+    cpu_start: f64,
 }
 
 impl Supervisor<'_> {
@@ -563,6 +571,7 @@ impl Supervisor<'_> {
         // host's backstop is the whole process's CPU, with room for V8's GC threads, so a process
         // whose watchdog was subverted still ends.
         let cpu_start = process.cpu_ms();
+        self.cpu_start = cpu_start;
         let cpu_backstop = self.config.run.compute_ms * 2.0 + CPU_BACKSTOP_SLACK_MS;
         loop {
             // /proc is read outside the reader's lock: Node's main thread may be waiting for it.
@@ -820,7 +829,11 @@ impl Reader {
                         self.outbox.push(HostEvent::Call { id: id as u64, ns, name: index, arg_json });
                     }
                 }
-                ChildFrame::Stop { kind, message } => self.claim(kind, units_text(message)),
+                ChildFrame::Stop { kind, message, stats } => {
+                    // What the run used by the claim: its result if the process is killed.
+                    self.stats = stats;
+                    self.claim(kind, units_text(message))
+                }
                 ChildFrame::Done { value, error, stats } => {
                     self.flush(&mut streamed);
                     self.stats = stats;

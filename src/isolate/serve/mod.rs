@@ -22,7 +22,7 @@ use inbox::{Inbound, RUNS};
 use super::globals::NamespaceSpec;
 use super::host::{HostEvent, HostSink, RunReport};
 use super::run::{self, Start};
-use super::run_shared::{IsolateEvent, RunShared};
+use super::run_shared::{IsolateEvent, RunShared, Usage};
 use super::source::ProgramText;
 use super::strip;
 use crate::channel::wire::{num, push_str, push_str16};
@@ -42,14 +42,25 @@ fn send_line(line: &str) {
     }
 }
 
-/// `{"type":"stop","error":{…}}`: a failure was claimed from outside the program; the supervisor
-/// ends this process if the isolate has not unwound within its grace.
-fn stop_frame(kind: FailureKind, message: &Text) -> String {
+/// `{"type":"stop","error":{…},"cpuMs":…}`: a failure was claimed from outside the program; the
+/// supervisor ends this process if the isolate has not unwound within its grace, and then
+/// reports the run's usage as it was at the claim.
+fn stop_frame(kind: FailureKind, message: &Text, usage: Option<&Usage>) -> String {
     let mut line = String::from("{\"type\":\"stop\",\"error\":{\"kind\":");
     push_str(&mut line, kind.as_str());
     line.push_str(",\"message\":");
     push_str16(&mut line, &message.to_utf16());
-    line.push_str("}}\n");
+    line.push('}');
+    if let Some(usage) = usage {
+        for (key, value) in [
+            ("cpuMs", usage.cpu_ms),
+            ("heapUsedBytes", usage.heap_used_bytes),
+            ("heapPeakBytes", usage.heap_peak_bytes),
+        ] {
+            line.push_str(&format!(",\"{key}\":{}", num(value)));
+        }
+    }
+    line.push_str("}\n");
     line
 }
 
@@ -70,7 +81,7 @@ unsafe extern "C" fn on_oom(location: *const std::ffi::c_char, details: &v8::Oom
             } else {
                 format!("isolate process aborted: V8 could not allocate ({location})")
             };
-            send_line(&stop_frame(FailureKind::WorkerExit, &Text::new(&message)));
+            send_line(&stop_frame(FailureKind::WorkerExit, &Text::new(&message), None));
         },
         |_| (),
     );
@@ -80,7 +91,7 @@ fn on_fatal(file: &str, line: i32, message: &str) {
     crate::panic::guard(
         || {
             let text = format!("isolate process aborted: V8 fatal error at {file}:{line}: {message}");
-            send_line(&stop_frame(FailureKind::WorkerExit, &Text::new(&text)));
+            send_line(&stop_frame(FailureKind::WorkerExit, &Text::new(&text), None));
         },
         |_| (),
     );
@@ -165,7 +176,7 @@ const ISOLATE_STACK: usize = 8 << 20;
 fn prepare(heap_mb: f64) -> Option<Ready> {
     let (wake, events): (Sender<IsolateEvent>, Receiver<IsolateEvent>) = mpsc::channel();
     let shared = Arc::new(RunShared::new(wake));
-    shared.observe(Box::new(|kind, text| send_line(&stop_frame(kind, text))));
+    shared.observe(Box::new(|kind, text, usage| send_line(&stop_frame(kind, text, Some(usage)))));
     if let Some(inbox) = inbox::inbox() {
         shared.wait_on(inbox);
     }
