@@ -29,12 +29,19 @@ export interface CodeBindingNamespace {
 
 /** Cost of a run, reported by `onStats` and `lastRunStats()`. */
 export interface CodeRunStats {
-  /** CPU time of the substrate: the isolate thread, or the Python process's rusage. */
+  /**
+   * CPU time of the substrate: the isolate thread, or the Python process's rusage. A sandbox
+   * process killed after its run's end was claimed (a budget, an abort) reports it as of the
+   * claim; one killed without a claim (its memory cap, a crash), as the host read the process's.
+   */
   cpuMs: number
   wallMs: number
-  /** Isolate heap in use at the end of the run (0 when no isolate was created). */
+  /**
+   * Isolate heap in use at the end of the run (0 when no isolate was created); for a killed
+   * sandbox process, as last seen (the run's start, or its last garbage collection).
+   */
   heapUsedBytes?: number
-  /** Isolate heap committed at the end of the run, an upper bound of its peak use. */
+  /** Isolate heap committed at the end of the run (or as last seen), an upper bound of its peak use. */
   heapPeakBytes?: number
   /** Python child's peak resident set size. */
   maxRssBytes?: number
@@ -166,7 +173,10 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 export declare class ContainedIsolateRun {
   /** Ends the run with this message, unless it already ended: as `abort`, or as `kind`. */
   abort(message: string, kind?: FailureKind | undefined | null): void
-  /** Delivers a binding call's outcome (see `IsolateRun.reply`). */
+  /**
+   * Delivers a binding call's outcome (see `IsolateRun.reply`); dropped once the run is being
+   * aborted (abort wins: the program never sees a settlement the host made after it).
+   */
   reply(id: number, ok: boolean, json: string): void
   /**
    * Joins the supervisor thread if it has finished (or, with `wait`, once it has); returns
@@ -192,7 +202,10 @@ export declare class IsolateRun {
    * JavaScript layer fails a run its own glue broke as `worker-exit`).
    */
   abort(message: string, kind?: FailureKind | undefined | null): void
-  /** Delivers a binding call's outcome: the JSON of its resolution (`ok`) or of its failure message. */
+  /**
+   * Delivers a binding call's outcome: the JSON of its resolution (`ok`) or of its failure
+   * message. Dropped once the run's end is decided (an abort claims it at once).
+   */
   reply(id: number, ok: boolean, json: string): void
   /** Waits for the run's thread to exit. Called after the Done event, so it returns at once. */
   join(): void

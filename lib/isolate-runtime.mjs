@@ -6,7 +6,7 @@ import os from 'node:os'
 import Schema from 'schemastery'
 import { RUN_AS_SCHEMA, readRunAs } from './run-as.mjs'
 import native from './native.mjs'
-import { PREFIX, renderReason, renderRejection } from './request.mjs'
+import { PREFIX, renderReason, renderRejection, unboundRunError } from './request.mjs'
 import { inspectSandboxHelper, sandboxHelperError } from './sandbox-helper.mjs'
 import { disposeSessions, runSession, sessionState } from './session.mjs'
 
@@ -207,7 +207,9 @@ export function defineIsolateRuntime(Base) {
      * @param {import('../index.js').CodeRunRequest} request
      */
     run(request) {
-      return runIsolate(this[STATE], request)
+      const state = this?.[STATE]
+      if (state === undefined) return Promise.reject(unboundRunError(this))
+      return runIsolate(state, request)
     }
   }
   return IsolateCodeRuntime

@@ -29,12 +29,19 @@ export interface CodeBindingNamespace {
 
 /** Cost of a run, reported by `onStats` and `lastRunStats()`. */
 export interface CodeRunStats {
-  /** CPU time of the substrate: the isolate thread, or the Python process's rusage. */
+  /**
+   * CPU time of the substrate: the isolate thread, or the Python process's rusage. A sandbox
+   * process killed after its run's end was claimed (a budget, an abort) reports it as of the
+   * claim; one killed without a claim (its memory cap, a crash), as the host read the process's.
+   */
   cpuMs: number
   wallMs: number
-  /** Isolate heap in use at the end of the run (0 when no isolate was created). */
+  /**
+   * Isolate heap in use at the end of the run (0 when no isolate was created); for a killed
+   * sandbox process, as last seen (the run's start, or its last garbage collection).
+   */
   heapUsedBytes?: number
-  /** Isolate heap committed at the end of the run, an upper bound of its peak use. */
+  /** Isolate heap committed at the end of the run (or as last seen), an upper bound of its peak use. */
   heapPeakBytes?: number
   /** Python child's peak resident set size. */
   maxRssBytes?: number

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url'
 import Schema from 'schemastery'
 import { RUN_AS_SCHEMA, readRunAs } from './run-as.mjs'
 import native from './native.mjs'
-import { PREFIX, renderRejection } from './request.mjs'
+import { PREFIX, renderRejection, unboundRunError } from './request.mjs'
 import { exactDigits } from './lossless.mjs'
 import { inspectSandboxHelper, sandboxHelperError } from './sandbox-helper.mjs'
 import { disposeSessions, runSession, sessionState } from './session.mjs'
@@ -227,7 +227,9 @@ export function definePythonRuntime(Base) {
 
     /** @param {{ program: string, bindings: Iterable<object>, signal?: AbortSignal, onLog?: (text: string) => void, onStats?: (stats: object) => void }} request */
     run(request) {
-      return runPython(this[STATE], request)
+      const state = this?.[STATE]
+      if (state === undefined) return Promise.reject(unboundRunError(this))
+      return runPython(state, request)
     }
   }
   return PythonCodeRuntime

@@ -8,6 +8,17 @@ export const PREFIX = native.PREFIX
 /** The seam's message for a value that cannot be turned into a string (seam.md §6). */
 export const UNRENDERABLE = '<unrenderable rejection value>'
 
+/**
+ * Rejection of `run()` called without its runtime as `this` (`const { run } = runtime`): a run
+ * never throws synchronously, so this too is a rejected promise.
+ */
+export function unboundRunError(receiver) {
+  const what = receiver === undefined || receiver === null ? String(receiver) : 'not this runtime'
+  return new TypeError(
+    `${PREFIX}run() was called without its runtime (this is ${what}): call it as runtime.run(request), or bind it first (runtime.run.bind(runtime))`,
+  )
+}
+
 /** Rejection of `run()` after dispose (seam.md §9). */
 export function afterDisposalError() {
   return new Error(`${PREFIX}run() after disposal`)

@@ -22,6 +22,7 @@ export const CODE_SEAM = Object.freeze({ kind: (kind) => (kind === 'protocol' ? 
 /** `ctx.ptcRuntime` (lib/ptc/): every native kind as it is, and its own `sandbox-unavailable`. */
 export const PTC_SEAM = Object.freeze({ kind: (kind) => kind })
 
+const nextTick = process.nextTick
 const ObjectHasOwn = Object.hasOwn
 const ObjectKeys = Object.keys
 const JSONStringify = JSON.stringify
@@ -125,6 +126,15 @@ function snapshotMembers({ global, functions, errorClass }) {
   return { global, errorClass, names, call: (index, arg) => fns[index](arg) }
 }
 
+/** Whether a rejection is a `BindingMissing`, asked without running a trap of the host's value. */
+function isBindingMissing(error) {
+  try {
+    return error instanceof BindingMissing
+  } catch {
+    return false
+  }
+}
+
 /** A call of a name that is no longer an own function: its message is the whole failure. */
 class BindingMissing {
   constructor(message) {
@@ -145,6 +155,8 @@ class Session {
     this.resolve = resolve
     this.handle = undefined
     this.settled = false
+    // Set once the run's signal fired or its runtime is disposing: no settlement reaches it.
+    this.aborted = false
     this.finished = new Promise((done) => (this.done = done))
     this.onAbort = () => this.abort(reasonMessage(backend, signal))
   }
@@ -161,7 +173,19 @@ class Session {
   }
 
   abort(message) {
+    this.aborted = true
     this.handle?.abort(message)
+  }
+
+  /**
+   * Whether the run is being aborted: its abort was requested, or its signal reads as fired (a
+   * signal that could not be listened to is acted on here).
+   */
+  aborting() {
+    if (this.aborted) return true
+    const message = abortedMessage(this.backend, this.signal)
+    if (message !== undefined) this.abort(message)
+    return this.aborted
   }
 
   /**
@@ -195,12 +219,23 @@ class Session {
   /**
    * A binding call: `reply(ok, json)` gets the resolution's lossless JSON, or the failure
    * message's JSON. Nothing about a host value escapes as an unhandled rejection.
+   *
+   * Abort wins: a settlement goes out only once the current tick's microtasks have run, and only
+   * if the run is not being aborted by then. A host that cancels settles the pending call in the
+   * same tick as it aborts the signal, in either order; the program must see the abort, never
+   * that settlement.
    */
   call(ns, index, arg, reply) {
+    // A call the program made after its abort never reaches the host.
+    if (this.aborted) return
+    const send = (ok, json) =>
+      nextTick(() => {
+        if (!this.settled && !this.aborting()) reply(ok, json)
+      })
     const fail = (message) => {
       if (this.settled) return
       const cap = this.backend.messageCap(this.state)
-      reply(false, JSONStringify(message.length > cap ? message.slice(0, cap) : message))
+      send(false, JSONStringify(message.length > cap ? message.slice(0, cap) : message))
     }
     const namespace = this.namespaces[ns]
     const invoke = async () => namespace.call(index, arg)
@@ -210,9 +245,9 @@ class Session {
           if (this.settled) return
           const json = losslessJson(value, this.backend.numberText)
           if (json === undefined) fail('binding resolution must be lossless JSON')
-          else reply(true, json)
+          else send(true, json)
         },
-        (error) => fail(error instanceof BindingMissing ? error.message : renderRejection(error)),
+        (error) => fail(isBindingMissing(error) ? error.message : renderRejection(error)),
       )
       .catch((error) => {
         try {

@@ -5,6 +5,7 @@
 //! in the shipped build only.)
 
 #![deny(clippy::all)]
+#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 #![cfg_attr(test, allow(dead_code))]
 
 mod boundary;
@@ -13,7 +14,7 @@ mod isolate;
 mod ledger;
 mod os;
 mod outcome;
-mod panic;
+pub(crate) mod panic;
 /// The Python backend needs POSIX rlimits, fd 3 and process groups; on Windows the JavaScript
 /// layer refuses it with its own error before any native call.
 #[cfg(unix)]

@@ -77,3 +77,9 @@ pub fn wall_clock_message(max_wall_ms: f64) -> String {
 pub fn compute_message(compute_ms: f64) -> String {
     format!("compute budget exhausted ({}ms busy)", number_to_string(compute_ms))
 }
+
+/// `worker-exit`: this addon's own code panicked (`what` says where) and the run was ended there;
+/// the host keeps serving runs.
+pub fn internal_error_message(what: &str, reason: &str) -> String {
+    format!("{PREFIX}internal error: {what} failed ({reason}); the run was ended. This is a bug of code-runtime-native: please report it with this message")
+}

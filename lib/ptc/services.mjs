@@ -6,7 +6,7 @@
 import Schema from 'schemastery'
 import { IsolateConfig, createIsolateState, isolateSandbox, runIsolate } from '../isolate-runtime.mjs'
 import { PythonConfig, attachPythonState, preparePythonState, runPython } from '../python-runtime.mjs'
-import { PREFIX, afterDisposalError } from '../request.mjs'
+import { PREFIX, afterDisposalError, unboundRunError } from '../request.mjs'
 import { PTC_SEAM } from '../session.mjs'
 import { filePlan, filePolicyAvailable, refusedFileEffect } from './file-plan.mjs'
 import { isolateInstructions, pythonInstructions } from './instructions.mjs'
@@ -120,7 +120,8 @@ function defineIsolatePtc(Base) {
     }
 
     async run(spec) {
-      const state = this[STATE]
+      const state = this?.[STATE]
+      if (state === undefined) throw unboundRunError(this)
       checkSpec(state, spec)
       const result = await runIsolate(state.backend, spec, runOptions(spec))
       const policy = spec.sandboxPolicy
@@ -197,7 +198,8 @@ function definePythonPtc(Base) {
     }
 
     async run(spec) {
-      const state = this[STATE]
+      const state = this?.[STATE]
+      if (state === undefined) throw unboundRunError(this)
       checkSpec(state, spec)
       const options = runOptions(spec)
       const policy = spec.sandboxPolicy

@@ -14,6 +14,8 @@
 //! already applied. This binary links no V8 and holds no program state; it is trusted code that
 //! the program cannot reach (another PID namespace, outside its Landlock domain).
 
+#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
+
 // The helper's layers; the addon compiles only the ones it applies itself (src/sandbox/mod.rs).
 #[cfg(target_os = "linux")]
 #[path = "../sandbox/harden/idmap.rs"]

@@ -17,6 +17,7 @@ use crate::isolate::host::{Host, HostEvent};
 use crate::isolate::run::RunConfig;
 use crate::ledger::text::Text;
 use crate::outcome::FailureKind;
+use crate::panic::Lock;
 use pool::{Pool, PoolConfig};
 use process::ProcessSpec;
 use supervise::{ContainedConfig, RunControl};
@@ -50,7 +51,7 @@ pub struct IsolateSandboxLayers {
 }
 
 /// Whether this build and machine can contain isolates in processes (Linux, helper shipped).
-#[napi]
+#[napi(catch_unwind)]
 pub fn contained_isolates_available() -> bool {
     process::locate().is_some()
 }
@@ -58,7 +59,7 @@ pub fn contained_isolates_available() -> bool {
 /// Starts one sandbox process in probe mode: hardened as a serving one, it makes the system calls
 /// an escaped program would against this host and reports each errno (JSON text). For the suite.
 /// `allowlist: false` leaves the seccomp allowlist out (the layers beneath it, on their own).
-#[napi]
+#[napi(catch_unwind)]
 pub fn probe_contained_isolate(allowlist: bool) -> napi::Result<String> {
     let Some((helper, addon)) = process::locate() else {
         return Err(napi::Error::from_reason("the sandbox helper is not beside the addon"));
@@ -81,7 +82,7 @@ pub struct IsolatePool {
 
 #[napi]
 impl IsolatePool {
-    #[napi(constructor)]
+    #[napi(catch_unwind, constructor)]
     pub fn new(env: napi::Env, options: IsolatePoolOptions) -> napi::Result<Self> {
         let Some((helper, addon)) = process::locate() else {
             return Err(napi::Error::from_reason(
@@ -108,7 +109,7 @@ impl IsolatePool {
     }
 
     /// What holds around the isolates; waits for the first process to start.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn sandbox(&self) -> IsolateSandboxLayers {
         let reported = self.pool.layers().unwrap_or_default();
         let layers = reported.helper;
@@ -127,10 +128,10 @@ impl IsolatePool {
     }
 
     /// Kills every idle process and returns once none of this pool's processes is left.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn close(&self) {
         self.pool.close();
-        if let Some(hook) = self.hook.lock().unwrap().take() {
+        if let Some(hook) = self.hook.locked().take() {
             hook.remove();
         }
     }
@@ -148,9 +149,9 @@ pub struct ContainedIsolateRun {
 #[napi]
 impl ContainedIsolateRun {
     /// Ends the run with this message, unless it already ended: as `abort`, or as `kind`.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn abort(&self, message: Utf16String, kind: Option<FailureKind>) {
-        let mut slot = self.control.abort.lock().unwrap();
+        let mut slot = self.control.abort.locked();
         if slot.is_none() {
             *slot = Some((kind.unwrap_or(FailureKind::Abort), Text::Utf16(message.to_vec())));
         }
@@ -158,11 +159,15 @@ impl ContainedIsolateRun {
         self.control.nudge();
     }
 
-    /// Delivers a binding call's outcome (see `IsolateRun.reply`).
-    #[napi]
+    /// Delivers a binding call's outcome (see `IsolateRun.reply`); dropped once the run is being
+    /// aborted (abort wins: the program never sees a settlement the host made after it).
+    #[napi(catch_unwind)]
     pub fn reply(&self, id: f64, ok: bool, json: String) {
+        if self.control.abort.locked().is_some() {
+            return;
+        }
         // Written from here when the socket takes it (the common case: one hop fewer).
-        let pending = self.control.out.lock().unwrap().push(&supervise::reply_frame(id as u64, ok, &json));
+        let pending = self.control.out.locked().push(&supervise::reply_frame(id as u64, ok, &json));
         self.control.replies.fetch_add(1, Ordering::Relaxed);
         if pending {
             self.control.nudge();
@@ -172,9 +177,9 @@ impl ContainedIsolateRun {
     /// Joins the supervisor thread if it has finished (or, with `wait`, once it has); returns
     /// whether it is joined. After Done the thread only hands its process back once the next
     /// isolate is prepared, which no run should wait for: the runtime joins it later.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn join(&self, wait: Option<bool>) -> bool {
-        let mut slot = self.thread.lock().unwrap();
+        let mut slot = self.thread.locked();
         match slot.as_ref() {
             None => true,
             Some(handle) if wait == Some(true) || handle.is_finished() => {
@@ -188,6 +193,7 @@ impl ContainedIsolateRun {
 
 /// Starts a contained run; events arrive exactly as `startIsolateRun`'s.
 #[napi(
+    catch_unwind,
     ts_args_type = "pool: IsolatePool, options: IsolateRunOptions, onEvent: (kind: RunEventKind, id: number, ns: number, name: number, payload: string | string[] | IsolateReport | undefined) => void"
 )]
 pub fn start_contained_isolate_run(
@@ -246,7 +252,7 @@ fn attach_on_main(callback: Weak<main_call::MainCallback>, host: Host) -> superv
 /// Runs one program on a sandbox process playing `scenario` (declared binding: `tools.echo`) and
 /// returns `{ result: { logs, value?, error? }, calls, streamed, processesLeft }` as JSON text.
 /// For the suite.
-#[napi]
+#[napi(catch_unwind)]
 pub fn forge_contained_isolate_run(scenario: String, max_output_bytes: f64) -> napi::Result<String> {
     forge::forged_run(scenario, max_output_bytes).map_err(napi::Error::from_reason)
 }

@@ -90,6 +90,7 @@ impl ToNapiValue for Text {
             Text::Latin1(b) => unsafe {
                 sys::napi_create_string_latin1(env, b.as_ptr().cast(), b.len() as isize, &mut out)
             },
+            // SAFETY: as above.
             Text::Utf16(u) => unsafe { sys::napi_create_string_utf16(env, u.as_ptr(), u.len() as isize, &mut out) },
         };
         if status != sys::Status::napi_ok {

@@ -7,7 +7,7 @@
 use napi_derive::napi;
 
 /// The helper's path beside the addon file this process loaded; `null` where no helper ships.
-#[napi]
+#[napi(catch_unwind)]
 pub fn sandbox_helper_path() -> napi::Result<Option<String>> {
     #[cfg(target_os = "linux")]
     {
@@ -29,7 +29,7 @@ pub fn sandbox_helper_path() -> napi::Result<Option<String>> {
 
 /// The helper children are actually started through (`sandbox::helper::path()`: an executable
 /// file beside the addon); `null` when there is none, and children start without it.
-#[napi]
+#[napi(catch_unwind)]
 pub fn sandbox_helper_in_use() -> Option<String> {
     #[cfg(unix)]
     {

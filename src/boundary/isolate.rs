@@ -15,9 +15,10 @@ use super::events::{self, Payload, ReportError, RunEventKind};
 use crate::isolate::host::{Host, HostEvent, HostSink, RunReport, RunStats};
 use crate::isolate::run_shared::{IsolateEvent, RunShared, Terminal};
 use crate::isolate::{env_hook, globals, platform, run, source, strip};
-use crate::ledger::output::fresh_failure;
+use crate::ledger::output::{fresh_failure, LedgerResult};
 use crate::ledger::text::Text;
 use crate::outcome::FailureKind;
+use crate::panic::Lock;
 
 #[napi(object)]
 pub struct IsolateNamespace {
@@ -57,24 +58,28 @@ pub struct IsolateRun {
 impl IsolateRun {
     /// Ends the run with this message, unless it already ended: as `abort`, or as `kind` (the
     /// JavaScript layer fails a run its own glue broke as `worker-exit`).
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn abort(&self, message: Utf16String, kind: Option<FailureKind>) {
         self.shared.claim(Terminal::Failed(kind.unwrap_or(FailureKind::Abort), Text::Utf16(message.to_vec())));
     }
 
-    /// Delivers a binding call's outcome: the JSON of its resolution (`ok`) or of its failure message.
-    #[napi]
+    /// Delivers a binding call's outcome: the JSON of its resolution (`ok`) or of its failure
+    /// message. Dropped once the run's end is decided (an abort claims it at once).
+    #[napi(catch_unwind)]
     pub fn reply(&self, id: f64, ok: bool, json: String) {
+        if self.shared.is_decided() {
+            return;
+        }
         self.shared.send(IsolateEvent::Reply { id: id as u64, ok, json });
     }
 
     /// Waits for the run's thread to exit. Called after the Done event, so it returns at once.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn join(&self) {
-        if let Some(hook) = self.hook.lock().unwrap().take() {
+        if let Some(hook) = self.hook.locked().take() {
             hook.remove();
         }
-        if let Some(handle) = self.thread.lock().unwrap().take() {
+        if let Some(handle) = self.thread.locked().take() {
             let _ = handle.join();
         }
     }
@@ -85,11 +90,17 @@ impl IsolateRun {
 pub fn event_sink(on_event: Function<EventArgs, ()>) -> napi::Result<Host> {
     let host: HostFn =
         on_event.build_threadsafe_function::<HostEvent>().callee_handled::<false>().build_callback(|ctx| {
-            if let HostEvent::OnMain(work) = ctx.value {
-                work(ctx.env.raw());
-                return Ok(none_args());
-            }
-            Ok(ctx.value.into_args())
+            // napi calls this from its own extern "C" callback, where no panic may unwind.
+            crate::panic::guard(
+                || {
+                    if let HostEvent::OnMain(work) = ctx.value {
+                        work(ctx.env.raw());
+                        return Ok(none_args());
+                    }
+                    Ok(ctx.value.into_args())
+                },
+                |_| Ok(none_args()),
+            )
         })?;
     Ok(Arc::new(host))
 }
@@ -123,6 +134,7 @@ pub fn run_config(options: IsolateRunOptions) -> run::RunConfig {
 
 /// Starts a run on a new thread. Events arrive through `onEvent(kind, id, ns, name, payload)`.
 #[napi(
+    catch_unwind,
     ts_args_type = "options: IsolateRunOptions, onEvent: (kind: RunEventKind, id: number, ns: number, name: number, payload: string | string[] | IsolateReport | undefined) => void"
 )]
 pub fn start_isolate_run(
@@ -152,7 +164,7 @@ pub fn start_isolate_run(
 }
 
 /// A result decided before any isolate exists (a pre-aborted signal), through a fresh ledger.
-#[napi]
+#[napi(catch_unwind)]
 pub fn isolate_fresh_failure(kind: FailureKind, message: String, max_output_bytes: f64) -> IsolateReport {
     let result = fresh_failure(max_output_bytes as usize, kind, Text::new(&message));
     IsolateReport::from(RunReport {
@@ -226,7 +238,22 @@ impl From<RunReport> for IsolateReport {
 
 impl ToNapiValue for Box<RunReport> {
     unsafe fn to_napi_value(env: sys::napi_env, report: Self) -> napi::Result<sys::napi_value> {
+        // A report that cannot be built still settles its run, as the failure it is.
+        let report = crate::panic::guard(
+            || IsolateReport::from(*report),
+            |reason| {
+                let message = Text::new(&format!("the run's report could not be built: {reason}"));
+                IsolateReport::from(RunReport {
+                    result: LedgerResult {
+                        logs: Vec::new(),
+                        value_json: None,
+                        error: Some((FailureKind::WorkerExit, message)),
+                    },
+                    stats: RunStats { cpu_ms: 0.0, wall_ms: 0.0, heap_used_bytes: 0.0, heap_peak_bytes: 0.0 },
+                })
+            },
+        );
         // SAFETY: called by napi-rs on the main thread with a live env.
-        unsafe { IsolateReport::to_napi_value(env, IsolateReport::from(*report)) }
+        unsafe { IsolateReport::to_napi_value(env, report) }
     }
 }

@@ -41,7 +41,7 @@ pub struct PythonLoad {
 }
 
 /// Resolves `pythonBin` (against `cwd` or the absolute entries of `path`) and probes it.
-#[napi]
+#[napi(catch_unwind)]
 pub fn python_load_interpreter(bin: String, path: Option<String>, cwd: String, tmpdir: String) -> PythonLoad {
     match interp::load(&bin, path.as_deref(), Path::new(&cwd), &tmpdir) {
         Ok(i) => PythonLoad {
@@ -66,7 +66,7 @@ pub struct PythonPycache {
 #[napi]
 impl PythonPycache {
     /// Relative paths of the cached files, e.g. `__pycache__/protocol.cpython-311.pyc`.
-    #[napi(getter)]
+    #[napi(catch_unwind, getter)]
     pub fn files(&self) -> Vec<String> {
         self.files.iter().map(|(rel, _)| rel.clone()).collect()
     }
@@ -74,7 +74,7 @@ impl PythonPycache {
 
 /// Compiles the child's modules (the addon's embedded copies) with the interpreter runs will use;
 /// `null` when it cannot (runs still work).
-#[napi]
+#[napi(catch_unwind)]
 pub fn python_precompile(executable: String, tmpdir: String) -> Option<PythonPycache> {
     interp::precompile(Path::new(&executable), &tmpdir).map(|files| PythonPycache { files: Arc::new(files) })
 }
@@ -100,7 +100,7 @@ pub struct PythonSandbox {
 
 /// Removes what dead hosts left in `tmpdir`, then spawns one child the way runs do, reads the
 /// helper's report, and kills it.
-#[napi]
+#[napi(catch_unwind)]
 pub fn python_sandbox_layers(
     executable: String,
     interpreter_paths: Vec<String>,
@@ -132,7 +132,7 @@ pub struct PythonProtocolInfo {
 }
 
 /// The host's protocol constants, for the mirror test against `py/protocol.py`.
-#[napi]
+#[napi(catch_unwind)]
 pub fn python_protocol_info() -> PythonProtocolInfo {
     PythonProtocolInfo {
         protocol_fd: crate::python::PROTOCOL_FD,
@@ -141,7 +141,7 @@ pub fn python_protocol_info() -> PythonProtocolInfo {
 }
 
 /// `[code-runtime-native] log capture truncated at <N> bytes`, as the host writes it.
-#[napi]
+#[napi(catch_unwind)]
 pub fn python_log_truncation_marker(max_bytes: u32) -> String {
     log_truncation_marker(max_bytes as usize)
 }
@@ -167,14 +167,14 @@ pub struct PythonSpare {
 #[napi]
 impl PythonSpare {
     /// Kills the spare and removes its directory; returns once it is gone.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn dispose(&self) {
         self.inner.dispose();
     }
 }
 
 /// Starts booting a spare child on a thread of its own.
-#[napi]
+#[napi(catch_unwind)]
 pub fn python_prepare_spare(options: PythonSpareOptions, pycache: Option<&PythonPycache>) -> PythonSpare {
     let PythonSpareOptions { executable, interpreter_paths, tmpdir, cpu_seconds, address_space_bytes, run_as } =
         options;
@@ -273,19 +273,19 @@ pub struct PythonRun {
 #[napi]
 impl PythonRun {
     /// Settles binding call `id`: `payload` is the resolution's JSON text, or the message as a JSON string.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn reply(&self, id: f64, ok: bool, payload: String) {
         self.control.send(Command::Reply { id, ok, payload });
     }
 
     /// SIGKILLs the run's process group now (for a host that is exiting); the run still settles.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn kill(&self) {
         self.control.kill_now();
     }
 
     /// Ends the run with the message: as `abort`, or as `kind`.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn abort(&self, message: Utf16String, kind: Option<FailureKind>) {
         self.control.send(Command::Abort { kind: kind.unwrap_or(FailureKind::Abort), message: message.to_vec() });
     }
@@ -294,6 +294,7 @@ impl PythonRun {
 /// Starts a run; `on_event` receives its events (`Spawned`, `Call`, `Logs`, `Barrier`, then one
 /// `Done`) as the isolate's do (src/boundary/events.rs).
 #[napi(
+    catch_unwind,
     ts_args_type = "options: PythonRunOptions, pycache: PythonPycache | null | undefined, spare: PythonSpare | null | undefined, onEvent: (kind: RunEventKind, id: number, ns: number, name: number, payload: string | string[] | PythonReport | undefined) => void"
 )]
 pub fn python_start_run(
@@ -338,7 +339,13 @@ pub fn python_start_run(
     let tsfn: EventFn = on_event
         .build_threadsafe_function::<PythonEvent>()
         .callee_handled::<false>()
-        .build_callback(|ctx| Ok(ctx.value.into_args()))?;
+        // napi calls this from its own extern "C" callback, where no panic may unwind.
+        .build_callback(|ctx| {
+            crate::panic::guard(
+                || Ok(ctx.value.into_args()),
+                |_| Ok(events::event(RunEventKind::None, Payload::Nothing)),
+            )
+        })?;
     let events = JsEvents { tsfn };
     let control = handle::start(spec, Box::new(events))
         .map_err(|e| Error::from_reason(format!("{}could not start a run thread: {e}", crate::outcome::PREFIX)))?;

@@ -13,7 +13,7 @@ pub struct ReservedSets {
     pub dunder_member: String,
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn reserved_sets() -> ReservedSets {
     let owned = |list: &[&str]| list.iter().map(|s| s.to_string()).collect();
     ReservedSets {
@@ -34,7 +34,7 @@ pub struct BindingDecl {
 
 /// Validates binding declarations; returns the exact rejection message, or `null` when usable.
 /// `dialect` is `"isolate"` or `"python"`.
-#[napi]
+#[napi(catch_unwind)]
 pub fn validate_bindings(decls: Vec<BindingDecl>, dialect: String) -> napi::Result<Option<String>> {
     let dialect = match dialect.as_str() {
         "isolate" => validate::Dialect::Isolate,

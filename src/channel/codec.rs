@@ -35,9 +35,11 @@ pub enum ChildFrame {
         stats: DoneStats,
     },
     /// A failure claimed from outside the program (an isolate's budgets): the run is ending.
+    /// `stats` is what the run had used at the claim (no `wallMs`).
     Stop {
         kind: FailureKind,
         message: Vec<u16>,
+        stats: DoneStats,
     },
 }
 
@@ -108,23 +110,27 @@ fn frame(ms: Vec<Member>) -> Option<ChildFrame> {
         };
         let value = member(&ms, "value")
             .map(|v| DoneValue { range: v.range, metered: v.metered.expect("value members are always metered") });
-        let stat = |k: &str| match member(&ms, k)?.kind {
-            Kind::Num(v) if v.is_finite() && v >= 0.0 => Some(v),
-            _ => None,
-        };
-        let stats = DoneStats {
-            cpu_ms: stat("cpuMs"),
-            wall_ms: stat("wallMs"),
-            heap_used_bytes: stat("heapUsedBytes"),
-            heap_peak_bytes: stat("heapPeakBytes"),
-        };
-        return Some(ChildFrame::Done { value, error, stats });
+        return Some(ChildFrame::Done { value, error, stats: stats(&ms) });
     }
     if key_is(ty, "stop") {
         let (kind, message) = failure(member(&ms, "error")?)?;
-        return Some(ChildFrame::Stop { kind, message });
+        return Some(ChildFrame::Stop { kind, message, stats: DoneStats { wall_ms: None, ..stats(&ms) } });
     }
     None
+}
+
+/// The statistics of a `done` or `stop` frame: each a finite number of at least 0, or `None`.
+fn stats(ms: &[Member]) -> DoneStats {
+    let stat = |k: &str| match member(ms, k)?.kind {
+        Kind::Num(v) if v.is_finite() && v >= 0.0 => Some(v),
+        _ => None,
+    };
+    DoneStats {
+        cpu_ms: stat("cpuMs"),
+        wall_ms: stat("wallMs"),
+        heap_used_bytes: stat("heapUsedBytes"),
+        heap_peak_bytes: stat("heapPeakBytes"),
+    }
 }
 
 /// `{ kind, message }` of a `done` or `stop` frame.
@@ -240,7 +246,17 @@ mod tests {
         assert_eq!(stats, DoneStats { cpu_ms: Some(1.5), ..DoneStats::default() });
         assert_eq!(
             d(r#"{"type":"stop","error":{"kind":"worker-exit","message":"heap"}}"#),
-            Some(ChildFrame::Stop { kind: FailureKind::WorkerExit, message: u("heap") })
+            Some(ChildFrame::Stop { kind: FailureKind::WorkerExit, message: u("heap"), stats: DoneStats::default() })
+        );
+        assert_eq!(
+            d(
+                r#"{"type":"stop","error":{"kind":"timeout","message":"t"},"cpuMs":300.5,"wallMs":9,"heapUsedBytes":-1,"heapPeakBytes":7}"#
+            ),
+            Some(ChildFrame::Stop {
+                kind: FailureKind::Timeout,
+                message: u("t"),
+                stats: DoneStats { cpu_ms: Some(300.5), heap_peak_bytes: Some(7.0), ..DoneStats::default() }
+            })
         );
         assert_eq!(d(r#"{"type":"stop"}"#), None);
         // V8's spelling of 2**60 is refused from a Python child, read from an isolate.

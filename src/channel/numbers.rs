@@ -68,6 +68,15 @@ pub fn wire_number_len(v: f64) -> usize {
     number_to_string(v).len()
 }
 
+/// Bytes of a number as ECMAScript's `String(n)` (and `JSON.stringify`) spell it: non-finite
+/// numbers as `null` (4).
+pub fn js_number_len(v: f64) -> usize {
+    if !v.is_finite() {
+        return 4;
+    }
+    number_to_string(v).len()
+}
+
 /// Whether a number survives a JSON round trip: finite and not `-0`.
 pub fn is_lossless_number(v: f64) -> bool {
     v.is_finite() && !(v == 0.0 && v.is_sign_negative())
@@ -116,6 +125,11 @@ mod tests {
         assert_eq!(wire_number_len(f64::INFINITY), 4);
         assert_eq!(wire_number_len(-0.0), 1);
         assert_eq!(wire_number_len(1e300), 301);
+        assert_eq!(js_number_len(1e308), "1e+308".len());
+        assert_eq!(js_number_len(-1e21), "-1e+21".len());
+        assert_eq!(js_number_len(2f64.powi(60)), "1152921504606847000".len());
+        assert_eq!(js_number_len(5e-324), "5e-324".len());
+        assert_eq!(js_number_len(f64::NAN), 4);
     }
 
     #[test]

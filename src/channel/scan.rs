@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 
 use super::meter::{Key, Meter, Metered};
-use super::numbers::{integer_token_round_trips, is_lossless_number, wire_number_len};
+use super::numbers::{integer_token_round_trips, is_lossless_number, js_number_len, wire_number_len};
 use crate::ledger::meter::unit_cost;
 
 /// The JSON kind of a member, with the scalar payload the codec needs.
@@ -312,12 +312,15 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// Size and losslessness of a scalar as the host would encode it.
-fn scalar_meter(kind: &Kind, string_cost: usize) -> (usize, bool) {
+/// Size and losslessness of a scalar as the host would encode it: a number as ECMAScript's
+/// `String(n)` spells it for an isolate (`js_numbers`; `1e+308` is 6 bytes), with its exact
+/// integer digits for a Python child (whose integers keep them).
+fn scalar_meter(kind: &Kind, string_cost: usize, js_numbers: bool) -> (usize, bool) {
     match kind {
         Kind::Null => (4, false),
         Kind::Bool(true) => (4, false),
         Kind::Bool(false) => (5, false),
+        Kind::Num(v) if js_numbers => (js_number_len(*v), !is_lossless_number(*v)),
         Kind::Num(v) => (wire_number_len(*v), !is_lossless_number(*v)),
         Kind::Str(_) => (string_cost, false),
         Kind::Array | Kind::Object => unreachable!("containers are metered as they close"),
@@ -478,7 +481,7 @@ fn scan(line: &[u8], value_budget: usize, js_numbers: bool) -> Option<Vec<Member
                             None
                         };
                         let metered = budget.map(|b: Option<usize>| {
-                            let (size, lossy) = scalar_meter(&kind, string_cost);
+                            let (size, lossy) = scalar_meter(&kind, string_cost, js_numbers);
                             Metered { over: b.is_some_and(|b| size > b), size, lossy }
                         });
                         let m = Member { key: top_key.clone(), kind, range: (start, p.i), metered, fields: Vec::new() };
@@ -486,7 +489,7 @@ fn scan(line: &[u8], value_budget: usize, js_numbers: bool) -> Option<Vec<Member
                     }
                     Role::Meter { .. } => {
                         if let Some(m) = meter.as_mut() {
-                            let (size, lossy) = scalar_meter(&kind, string_cost);
+                            let (size, lossy) = scalar_meter(&kind, string_cost, js_numbers);
                             m.value(size, lossy);
                         }
                     }

@@ -6,6 +6,7 @@ use super::host::HostEvent;
 use super::lossless::{snapshot, Intrinsics, Snapshot};
 use super::stack::{header_line, join, program_frames};
 use super::state::{state, PendingCall};
+use super::v8_guard::guarded;
 
 pub const ARGUMENTS_INVALID: &str = "binding arguments must be lossless JSON";
 
@@ -23,7 +24,7 @@ pub fn namespace_object<'s>(
     let object = v8::Object::with_prototype_and_properties(scope, null, &[], &[]);
     for (i, name) in names.iter().enumerate() {
         let data = v8::Number::new(scope, ((ns as f64) * 4_294_967_296.0) + i as f64).into();
-        let function = v8::Function::builder(call_binding)
+        let function = v8::Function::builder(guarded!("a binding call", call_binding))
             .data(data)
             .length(1)
             .constructor_behavior(v8::ConstructorBehavior::Throw)
@@ -46,6 +47,7 @@ fn call_binding<'s>(
     args: v8::FunctionCallbackArguments<'s>,
     mut rv: v8::ReturnValue<v8::Value>,
 ) {
+    crate::panic::switch::trip(crate::panic::switch::Site::Callback);
     let tag = args.data().number_value(scope).unwrap_or(0.0);
     let ns = (tag / 4_294_967_296.0).floor() as u32;
     let name = (tag % 4_294_967_296.0) as u32;

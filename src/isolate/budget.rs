@@ -12,6 +12,7 @@ use crate::ledger::text::Text;
 use crate::outcome::{self, FailureKind};
 
 pub use crate::os::cpu_clock::{current_thread_clock, thread_cpu_ns, ThreadClock};
+use crate::panic::{Lock, Wait};
 
 /// One run under the watchdog. It is registered by the isolate thread itself and unregistered by
 /// it before it exits, so its CPU clock is only read while the thread is alive.
@@ -53,7 +54,7 @@ const MIN_NAP: Duration = Duration::from_micros(250);
 
 impl Watchdog {
     fn patrol(&self) {
-        let mut runs = self.runs.lock().unwrap();
+        let mut runs = self.runs.locked();
         loop {
             let now = Instant::now();
             let mut nap = MAX_NAP;
@@ -81,7 +82,7 @@ impl Watchdog {
                 nap = nap.min(Duration::from_nanos(run.compute_ns - used));
             }
             let nap = nap.max(MIN_NAP);
-            runs = self.changed.wait_timeout(runs, nap).unwrap().0;
+            runs = self.changed.wait_for(runs, nap);
         }
     }
 }
@@ -101,10 +102,12 @@ pub fn watch(shared: Arc<RunShared>, compute_ms: f64, max_wall_ms: f64, started:
     let compute_ns = if compute_ms * 1e6 >= u64::MAX as f64 { u64::MAX } else { (compute_ms * 1e6) as u64 };
     let wall = Duration::from_secs_f64(max_wall_ms / 1000.0);
     let clock = current_thread_clock();
+    let base_ns = thread_cpu_ns(clock);
+    shared.time_from(clock, base_ns);
     let run = Arc::new(Watched {
         shared,
         clock,
-        base_ns: thread_cpu_ns(clock),
+        base_ns,
         compute_ns,
         compute_ms,
         wall_deadline: started + wall,
@@ -112,7 +115,7 @@ pub fn watch(shared: Arc<RunShared>, compute_ms: f64, max_wall_ms: f64, started:
         done: AtomicBool::new(false),
     });
     let dog = watchdog();
-    dog.runs.lock().unwrap().push(run.clone());
+    dog.runs.locked().push(run.clone());
     dog.changed.notify_one();
     WatchGuard(run)
 }
@@ -122,9 +125,11 @@ impl Drop for WatchGuard {
         let dog = watchdog();
         // Holding the list lock while marking done guarantees the watchdog is not between reading
         // this thread's clock and using it.
-        let mut runs = dog.runs.lock().unwrap();
+        let mut runs = dog.runs.locked();
         self.0.done.store(true, Ordering::Release);
         runs.retain(|r| !Arc::ptr_eq(r, &self.0));
+        drop(runs);
+        self.0.shared.stop_timing();
     }
 }
 
@@ -164,6 +169,17 @@ const MAX_EXTERNAL_GRANTS: usize = 64;
 pub unsafe extern "C" fn near_heap_limit(data: *mut c_void, current: usize, _initial: usize) -> usize {
     // SAFETY: `data` is the HeapGuard boxed by the run loop; it outlives the isolate.
     let guard = unsafe { &*(data as *const HeapGuard) };
+    crate::panic::guard(
+        || heap_limit_reached(guard, current),
+        |reason| {
+            let message = crate::outcome::internal_error_message("the heap limit callback", &reason);
+            guard.shared.claim(Terminal::Failed(FailureKind::WorkerExit, Text::new(&message)));
+            current.saturating_add(UNWIND_HEADROOM)
+        },
+    )
+}
+
+fn heap_limit_reached(guard: &HeapGuard, current: usize) -> usize {
     let refused = guard.refusals.load(Ordering::Relaxed);
     let new_refusal = guard.seen_refusals.swap(refused, Ordering::Relaxed) != refused;
     if new_refusal && guard.external_grants.fetch_add(1, Ordering::Relaxed) < MAX_EXTERNAL_GRANTS {
@@ -178,6 +194,37 @@ pub unsafe extern "C" fn near_heap_limit(data: *mut c_void, current: usize, _ini
     }
     let headroom = if guard.contained { CONTAINED_HEADROOM.max(current / 4) } else { UNWIND_HEADROOM };
     current.saturating_add(headroom)
+}
+
+/// Called by V8 on the isolate thread after each garbage collection: see [`heap_seen`].
+pub unsafe extern "C" fn after_gc(
+    mut isolate: v8::UnsafeRawIsolatePtr,
+    _type: v8::GCType,
+    _flags: v8::GCCallbackFlags,
+    data: *mut c_void,
+) {
+    // SAFETY: `data` is the HeapGuard boxed by the run loop (it outlives the callback's
+    // registration), and V8 passes the isolate it collected, on its own thread.
+    let (guard, isolate) =
+        unsafe { (&*(data as *const HeapGuard), v8::Isolate::ref_from_raw_isolate_ptr_mut(&mut isolate)) };
+    crate::panic::guard(|| heap_seen(guard, isolate), |_| false);
+}
+
+/// Records the heap for the run's usage, and claims the heap limit when more of it is in use than
+/// the cap allows: V8 lets one large young object past its old-generation limit (a flattened
+/// 2**28-character rope, say), which only the whole heap's size shows. True when over the cap.
+pub fn heap_seen(guard: &HeapGuard, isolate: &mut v8::Isolate) -> bool {
+    let stats = isolate.get_heap_statistics();
+    let used = stats.used_heap_size();
+    guard.shared.note_heap(used as u64, stats.total_heap_size() as u64);
+    // What the near-heap-limit callback granted ArrayBuffer refusals stays allowed.
+    let granted = guard.external_grants.load(Ordering::Relaxed).min(MAX_EXTERNAL_GRANTS) * EXTERNAL_HEADROOM;
+    let cap = (guard.limit_mb * 1024.0 * 1024.0) as usize + granted;
+    if used <= cap {
+        return false;
+    }
+    guard.shared.claim(Terminal::Failed(FailureKind::WorkerExit, Text::new(&heap_limit_message(guard.limit_mb))));
+    true
 }
 
 /// `isolate heap limit reached (<N> MiB)` (spec isolate-runtime.md §9.3).
@@ -210,6 +257,10 @@ impl BufferBudget {
 }
 
 unsafe extern "C" fn buffer_allocate(budget: &BufferBudget, len: usize) -> *mut c_void {
+    crate::panic::guard(|| allocate_zeroed(budget, len), |_| std::ptr::null_mut())
+}
+
+fn allocate_zeroed(budget: &BufferBudget, len: usize) -> *mut c_void {
     if !budget.reserve(len) {
         return std::ptr::null_mut();
     }
@@ -222,6 +273,10 @@ unsafe extern "C" fn buffer_allocate(budget: &BufferBudget, len: usize) -> *mut 
 }
 
 unsafe extern "C" fn buffer_allocate_uninitialized(budget: &BufferBudget, len: usize) -> *mut c_void {
+    crate::panic::guard(|| allocate(budget, len), |_| std::ptr::null_mut())
+}
+
+fn allocate(budget: &BufferBudget, len: usize) -> *mut c_void {
     if !budget.reserve(len) {
         return std::ptr::null_mut();
     }
@@ -236,12 +291,13 @@ unsafe extern "C" fn buffer_allocate_uninitialized(budget: &BufferBudget, len: u
 unsafe extern "C" fn buffer_free(budget: &BufferBudget, data: *mut c_void, len: usize) {
     // SAFETY: `data` came from buffer_allocate*.
     unsafe { libc::free(data) };
-    budget.used.fetch_sub(len, Ordering::Relaxed);
+    crate::panic::guard(|| budget.used.fetch_sub(len, Ordering::Relaxed), |_| 0);
 }
 
 unsafe extern "C" fn buffer_drop(budget: *const BufferBudget) {
     // SAFETY: the pointer was leaked from a Box in `capped_allocator`; V8 drops it once.
-    drop(unsafe { Box::from_raw(budget as *mut BufferBudget) });
+    let budget = unsafe { Box::from_raw(budget as *mut BufferBudget) };
+    crate::panic::guard(|| drop(budget), |_| ());
 }
 
 static BUFFER_VTABLE: v8::RustAllocatorVtable<BufferBudget> = v8::RustAllocatorVtable {

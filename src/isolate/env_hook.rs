@@ -16,7 +16,8 @@ unsafe extern "C" fn torn_down<T>(arg: *mut c_void) {
     // SAFETY: `arg` is the box `EnvHook::register` leaked; a hook runs once and, having run, is
     // never removed, so this is its only release.
     let hooked = unsafe { Box::from_raw(arg.cast::<Hooked<T>>()) };
-    (hooked.action)(&hooked.target);
+    // Node calls this as its env ends: a panic must stop here (the env ends regardless).
+    crate::panic::guard(|| (hooked.action)(&hooked.target), |_| ());
 }
 
 /// A registered hook; `remove` it on the env's thread once the action is no longer needed.

@@ -23,6 +23,7 @@ mod startup;
 mod state;
 pub mod strip;
 mod timers;
+mod v8_guard;
 mod wait;
 mod waiters;
 mod web;

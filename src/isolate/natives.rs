@@ -8,10 +8,16 @@ use std::sync::OnceLock;
 /// Named native callbacks.
 pub type Table = Vec<(&'static str, v8::FunctionCallback)>;
 
-/// `table!["name" => callback, …]`: a [`Table`] of plain Rust callbacks.
+/// `table!["name" => callback, …]`: a [`Table`] of plain Rust callbacks, each behind the guard
+/// that keeps its panics out of V8 (src/isolate/v8_guard.rs).
 macro_rules! table {
-    ($($name:literal => $callback:expr),* $(,)?) => {
-        vec![$(($name, <_ as v8::MapFnTo<v8::FunctionCallback>>::map_fn_to($callback))),*]
+    ($($name:literal => $callback:path),* $(,)?) => {
+        vec![$((
+            $name,
+            <_ as v8::MapFnTo<v8::FunctionCallback>>::map_fn_to(
+                $crate::isolate::v8_guard::guarded!(concat!("the native ", $name), $callback),
+            ),
+        )),*]
     };
 }
 pub(crate) use table;

@@ -7,7 +7,9 @@ use std::sync::mpsc::Sender;
 use std::sync::{Mutex, OnceLock};
 
 use crate::ledger::text::Text;
+use crate::os::cpu_clock::{thread_cpu_ns, ThreadClock};
 use crate::outcome::FailureKind;
+use crate::panic::Lock;
 
 /// A channel the isolate thread reads itself while it waits (a sandbox process's link to its
 /// host): replies it reads arrive as events, like those other threads send.
@@ -20,8 +22,18 @@ pub trait ChannelWait: Sync {
     fn wake(&self);
 }
 
-/// Told of a failure claimed from outside the program (see `RunShared::observe`).
-pub type ClaimObserver = Box<dyn Fn(FailureKind, &Text) + Send + Sync>;
+/// Told of a failure claimed from outside the program, with what the run used until then (see
+/// `RunShared::observe`).
+pub type ClaimObserver = Box<dyn Fn(FailureKind, &Text, &Usage) + Send + Sync>;
+
+/// What a run has used so far: the isolate thread's CPU (waiting excluded) and its heap as last
+/// seen (at the start, and after each garbage collection).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Usage {
+    pub cpu_ms: f64,
+    pub heap_used_bytes: f64,
+    pub heap_peak_bytes: f64,
+}
 
 /// How a run ended.
 #[derive(Debug)]
@@ -57,6 +69,11 @@ pub struct RunShared {
     observer: OnceLock<ClaimObserver>,
     /// Where the isolate thread waits, when it reads its own channel.
     channel: OnceLock<&'static dyn ChannelWait>,
+    /// The isolate thread's CPU clock and its reading when the run began, while the run is
+    /// watched (the clock is only read while that thread is alive).
+    clock: Mutex<Option<(ThreadClock, u64)>>,
+    heap_used: AtomicU64,
+    heap_peak: AtomicU64,
 }
 
 impl RunShared {
@@ -68,6 +85,39 @@ impl RunShared {
             wake,
             observer: OnceLock::new(),
             channel: OnceLock::new(),
+            clock: Mutex::new(None),
+            heap_used: AtomicU64::new(0),
+            heap_peak: AtomicU64::new(0),
+        }
+    }
+
+    /// The run is timed from here on `clock` (the isolate thread's, read `base_ns` now), until
+    /// [`RunShared::stop_timing`].
+    pub fn time_from(&self, clock: ThreadClock, base_ns: u64) {
+        *self.clock.locked() = Some((clock, base_ns));
+    }
+
+    /// Called on the isolate thread before it may exit.
+    pub fn stop_timing(&self) {
+        *self.clock.locked() = None;
+    }
+
+    /// The heap as V8 just reported it: bytes in use and committed.
+    pub fn note_heap(&self, used: u64, committed: u64) {
+        self.heap_used.store(used, Ordering::Relaxed);
+        self.heap_peak.fetch_max(committed.max(used), Ordering::Relaxed);
+    }
+
+    /// What the run used so far (0 CPU once it is no longer timed).
+    pub fn usage(&self) -> Usage {
+        let cpu_ns = match *self.clock.locked() {
+            Some((clock, base)) => thread_cpu_ns(clock).saturating_sub(base).saturating_sub(self.excluded_cpu_ns()),
+            None => 0,
+        };
+        Usage {
+            cpu_ms: cpu_ns as f64 / 1e6,
+            heap_used_bytes: self.heap_used.load(Ordering::Relaxed) as f64,
+            heap_peak_bytes: self.heap_peak.load(Ordering::Relaxed) as f64,
         }
     }
 
@@ -79,16 +129,16 @@ impl RunShared {
             _ => None,
         };
         {
-            let mut slot = self.terminal.lock().unwrap();
+            let mut slot = self.terminal.locked();
             if slot.is_some() {
                 return false;
             }
             *slot = Some(terminal);
         }
         if let (Some((kind, text)), Some(observer)) = (observed, self.observer.get()) {
-            observer(kind, &text);
+            observer(kind, &text, &self.usage());
         }
-        if let Some(handle) = self.isolate.lock().unwrap().as_ref() {
+        if let Some(handle) = self.isolate.locked().as_ref() {
             handle.terminate_execution();
         }
         self.send(IsolateEvent::Wake);
@@ -98,7 +148,7 @@ impl RunShared {
     /// Claims a terminal event decided by the program itself on the isolate thread; no termination
     /// is requested, the run loop simply stops.
     pub fn claim_quietly(&self, terminal: Terminal) -> bool {
-        let mut slot = self.terminal.lock().unwrap();
+        let mut slot = self.terminal.locked();
         if slot.is_some() {
             return false;
         }
@@ -112,11 +162,11 @@ impl RunShared {
     }
 
     pub fn is_decided(&self) -> bool {
-        self.terminal.lock().unwrap().is_some()
+        self.terminal.locked().is_some()
     }
 
     pub fn take(&self) -> Option<Terminal> {
-        self.terminal.lock().unwrap().take()
+        self.terminal.locked().take()
     }
 
     /// Publishes the isolate's handle; a terminal event claimed before this still stops it.
@@ -125,12 +175,12 @@ impl RunShared {
         if decided {
             handle.terminate_execution();
         }
-        *self.isolate.lock().unwrap() = Some(handle);
+        *self.isolate.locked() = Some(handle);
     }
 
     /// Forgets the isolate before it is disposed, so late claims never touch it.
     pub fn detach_isolate(&self) {
-        *self.isolate.lock().unwrap() = None;
+        *self.isolate.locked() = None;
     }
 
     /// Excludes CPU time spent waiting from the compute budget.

@@ -128,9 +128,18 @@ fn error_header<'s>(
     Some(header_line(scope, name, message))
 }
 
-/// V8's PrepareStackTrace callback: drops the runtime's own frames, then formats as V8 does, or
-/// hands the remaining CallSites to a program-installed `Error.prepareStackTrace`.
-pub fn prepare_stack_trace<'s>(
+/// V8's PrepareStackTrace callback, behind the guard (a panic leaves the error without a stack).
+pub fn prepare_stack_trace<'s, 'i>(
+    scope: &mut v8::PinScope<'s, 'i>,
+    error: v8::Local<'s, v8::Value>,
+    sites: v8::Local<'s, v8::Array>,
+) -> v8::Local<'s, v8::Value> {
+    super::v8_guard::guard(scope, "the stack trace formatter", |scope| format_stack(scope, error, sites), |_| error)
+}
+
+/// Drops the runtime's own frames, then formats as V8 does, or hands the remaining CallSites to
+/// a program-installed `Error.prepareStackTrace`.
+fn format_stack<'s>(
     scope: &mut v8::PinScope<'s, '_>,
     error: v8::Local<'s, v8::Value>,
     sites: v8::Local<'s, v8::Array>,

@@ -5,6 +5,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use crate::panic::Lock;
 use swc_common::errors::{DiagnosticBuilder, Emitter, Handler};
 use swc_common::sync::Lrc;
 use swc_common::{BytePos, Globals, SourceMap, GLOBALS};
@@ -89,7 +90,7 @@ pub fn strip(program: &str) -> Result<String, StripError> {
             Err(StripError("SyntaxError: TypeScript strip did not preserve positions\n    at program.ts:1:1".into()))
         }
         Err(err) => {
-            let first = diagnostics.lock().unwrap().first().cloned();
+            let first = diagnostics.locked().first().cloned();
             let (text, at) = match first {
                 Some((text, lo)) => (text, lo.0.saturating_sub(start.0) as usize),
                 None => (err.message, PREFIX.len()),
@@ -123,7 +124,7 @@ struct Collect(Arc<Mutex<Vec<(String, BytePos)>>>);
 impl Emitter for Collect {
     fn emit(&mut self, db: &mut DiagnosticBuilder<'_>) {
         let lo = db.span.primary_span().map(|s| s.lo).unwrap_or(BytePos(0));
-        self.0.lock().unwrap().push((db.message(), lo));
+        self.0.locked().push((db.message(), lo));
     }
 }
 

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use super::natives;
 use super::state::state;
+use super::v8_guard::guarded;
 
 /// V8's own `Atomics.waitAsync`, captured before the program runs.
 pub struct OriginalWaitAsync(v8::Global<v8::Function>);
@@ -57,7 +58,7 @@ pub fn install(scope: &mut v8::PinScope) -> Option<()> {
         return Some(());
     };
     scope.set_slot(OriginalWaitAsync(v8::Global::new(scope, original)));
-    let wrapper = v8::Function::builder(wait_async)
+    let wrapper = v8::Function::builder(guarded!("Atomics.waitAsync", wait_async))
         .length(4)
         .constructor_behavior(v8::ConstructorBehavior::Throw)
         .build(scope)?;
@@ -92,7 +93,11 @@ fn wait_async<'s>(
     }
     let id = state(scope).borrow_mut().async_waiters.add(due);
     let data = v8::Number::new(scope, id as f64).into();
-    let Some(settled) = v8::Function::builder(waiter_settled).data(data).build(scope) else { return };
+    let Some(settled) =
+        v8::Function::builder(guarded!("an Atomics.waitAsync settlement", waiter_settled)).data(data).build(scope)
+    else {
+        return;
+    };
     promise.then2(scope, settled, settled);
 }
 

@@ -114,6 +114,7 @@ pub fn nonblocking(fd: &OwnedFd) {
 pub fn pidfd_open(pid: i32) -> Option<OwnedFd> {
     // SAFETY: pidfd_open returns a new descriptor or -1.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    // SAFETY: a descriptor pidfd_open just returned is ours alone.
     (fd >= 0).then(|| unsafe { std::os::fd::FromRawFd::from_raw_fd(fd as RawFd) })
 }
 
@@ -137,6 +138,7 @@ pub fn cloexec_from(first: RawFd) -> std::io::Result<()> {
     // SAFETY: sysconf and fcntl are async-signal-safe.
     let max = unsafe { libc::sysconf(libc::_SC_OPEN_MAX) }.clamp(4, 65536) as RawFd;
     for fd in first..max {
+        // SAFETY: as above (a descriptor that is not open makes it fail with EBADF).
         unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
     }
     Ok(())

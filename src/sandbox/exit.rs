@@ -15,6 +15,7 @@ pub fn try_reap(pid: i32) -> Option<Exit> {
     let mut status = 0;
     // SAFETY: rusage is plain data.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 with pointers to locals.
     let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
     if r != pid {
         return None;

@@ -8,6 +8,7 @@ pub const HELPER_NAME: &str = "code-runtime-native-sandbox";
 
 /// The file this code was loaded from (the `.node` addon, or a test executable).
 pub fn own_file() -> Option<PathBuf> {
+    // SAFETY: Dl_info is plain data (null pointers are valid values).
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     let here = own_file as *const ();
     // SAFETY: dladdr only reads the loader's tables for an address inside this object.

@@ -12,6 +12,7 @@ use crate::isolate::globals::NamespaceSpec;
 use crate::isolate::host::{HostEvent, HostSink, RunReport};
 use crate::isolate::run::RunConfig;
 use crate::isolate::source::ProgramText;
+use crate::panic::{Lock, Wait};
 
 #[derive(Default)]
 struct Collected {
@@ -28,7 +29,7 @@ struct Collector {
 
 impl HostSink for Collector {
     fn send(&self, event: HostEvent) {
-        let mut events = self.events.lock().unwrap();
+        let mut events = self.events.locked();
         match event {
             HostEvent::Call { .. } => events.calls += 1,
             HostEvent::Logs(logs) => events.streamed += logs.len(),
@@ -88,13 +89,13 @@ pub fn forged_run(scenario: String, max_output_bytes: f64) -> Result<String, Str
     let config = Arc::new(ContainedConfig { run, memory_cap });
     let collector = Arc::new(Collector::default());
     supervise::run(pool.clone(), config, control, wake_r, collector.clone(), None, None);
-    let mut events = collector.events.lock().unwrap();
+    let mut events = collector.events.locked();
     while events.report.is_none() {
-        events = collector.done.wait_timeout(events, Duration::from_secs(15)).unwrap().0;
+        events = collector.done.wait_for(events, Duration::from_secs(15));
     }
     drop(events);
     pool.close();
-    let events = collector.events.lock().unwrap();
+    let events = collector.events.locked();
     let report = events.report.as_ref().expect("the run reported");
     let mut result = serde_json::json!({
         "logs": report.result.logs.iter().map(|t| t.to_string_lossy()).collect::<Vec<_>>(),

@@ -27,6 +27,7 @@ pub struct MainCallback {
 // SAFETY: the napi handles are only touched on `thread` (every use checks it); elsewhere the
 // value is only moved, and a drop there leaks the handles instead of releasing them.
 unsafe impl Send for MainCallback {}
+// SAFETY: as above: shared references use the handles only on `thread`.
 unsafe impl Sync for MainCallback {}
 
 impl MainCallback {

@@ -7,6 +7,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::process::{ProcessSpec, SandboxProcess};
+use crate::panic::{Lock, Wait};
 use crate::sandbox::Layers;
 
 pub struct PoolConfig {
@@ -62,9 +63,9 @@ impl Pool {
 
     /// The layers the first process reported; waits for it to start (bounded by its boot deadline).
     pub fn layers(&self) -> Result<Reported, String> {
-        let mut st = self.state.lock().unwrap();
+        let mut st = self.state.locked();
         while st.layers.is_none() && !st.closed {
-            st = self.changed.wait_timeout(st, Duration::from_millis(20)).unwrap().0;
+            st = self.changed.wait_for(st, Duration::from_millis(20));
         }
         st.layers.clone().unwrap_or(Ok(Reported::default()))
     }
@@ -82,7 +83,7 @@ impl Pool {
 
     /// A process for one run, waiting in FIFO order; `give_up` is polled while waiting.
     pub fn acquire(self: &Arc<Self>, give_up: &dyn Fn() -> bool) -> Result<SandboxProcess, Denied> {
-        let mut st = self.state.lock().unwrap();
+        let mut st = self.state.locked();
         let ticket = st.next_ticket;
         st.next_ticket += 1;
         st.queue.push_back(ticket);
@@ -109,7 +110,7 @@ impl Pool {
                     self.changed.notify_all();
                     drop(st);
                     let started = SandboxProcess::start(&self.config.spec, self.config.frame_cap);
-                    let mut st = self.state.lock().unwrap();
+                    let mut st = self.state.locked();
                     Self::note_layers(&mut st, &started);
                     if started.is_err() {
                         st.live -= 1;
@@ -124,13 +125,13 @@ impl Pool {
                 self.changed.notify_all();
                 return Err(Denied::Gave);
             }
-            st = self.changed.wait_timeout(st, Duration::from_millis(5)).unwrap().0;
+            st = self.changed.wait_for(st, Duration::from_millis(5));
         }
     }
 
     /// An idle process for a run that need not queue (nobody is waiting ahead of it), at once.
     pub fn take_idle(self: &Arc<Self>) -> Option<SandboxProcess> {
-        let mut st = self.state.lock().unwrap();
+        let mut st = self.state.locked();
         if st.closed || !st.queue.is_empty() {
             return None;
         }
@@ -152,13 +153,13 @@ impl Pool {
     pub fn release(self: &Arc<Self>, mut process: SandboxProcess, healthy: bool) {
         process.runs += 1;
         let keep = healthy && process.runs < self.config.max_runs;
-        let mut st = self.state.lock().unwrap();
+        let mut st = self.state.locked();
         if keep && !st.closed {
             st.idle.push(process);
         } else {
             drop(st);
             drop(process);
-            st = self.state.lock().unwrap();
+            st = self.state.locked();
             st.live -= 1;
         }
         self.changed.notify_all();
@@ -182,7 +183,7 @@ impl Pool {
 
     /// Forgets a process its run killed and reaped.
     pub fn release_dead(self: &Arc<Self>) {
-        self.state.lock().unwrap().live -= 1;
+        self.state.locked().live -= 1;
         self.changed.notify_all();
         self.keep_spare();
     }
@@ -190,7 +191,7 @@ impl Pool {
     /// Starts one process in the background when none is idle and there is room.
     fn keep_spare(self: &Arc<Self>) {
         {
-            let mut st = self.state.lock().unwrap();
+            let mut st = self.state.locked();
             if st.closed || !st.idle.is_empty() || st.booting > 0 || st.live >= self.config.max_processes {
                 return;
             }
@@ -200,7 +201,7 @@ impl Pool {
         let pool = self.clone();
         let spawned = std::thread::Builder::new().name("code-runtime-spare".into()).spawn(move || {
             let started = SandboxProcess::start(&pool.config.spec, pool.config.frame_cap);
-            let mut st = pool.state.lock().unwrap();
+            let mut st = pool.state.locked();
             Self::note_layers(&mut st, &started);
             st.booting -= 1;
             match started {
@@ -209,13 +210,13 @@ impl Pool {
                     drop(st);
                     // Killed and reaped before it stops counting.
                     drop(other);
-                    pool.state.lock().unwrap().live -= 1;
+                    pool.state.locked().live -= 1;
                 }
             }
             pool.changed.notify_all();
         });
         if spawned.is_err() {
-            let mut st = self.state.lock().unwrap();
+            let mut st = self.state.locked();
             st.live -= 1;
             st.booting -= 1;
         }
@@ -223,29 +224,29 @@ impl Pool {
 
     /// Processes that exist or are being started.
     pub fn live(&self) -> usize {
-        self.state.lock().unwrap().live
+        self.state.locked().live
     }
 
     pub fn is_closed(&self) -> bool {
-        self.state.lock().unwrap().closed
+        self.state.locked().closed
     }
 
     /// Kills every idle process and waits until no process of this pool is left (runs in flight
     /// were ended first by the runtime's dispose; each kills its process once it sees `closed`).
     pub fn close(&self) {
         let idle = {
-            let mut st = self.state.lock().unwrap();
+            let mut st = self.state.locked();
             st.closed = true;
             self.changed.notify_all();
             std::mem::take(&mut st.idle)
         };
         let killed = idle.len();
         drop(idle);
-        let mut st = self.state.lock().unwrap();
+        let mut st = self.state.locked();
         st.live -= killed;
         let deadline = Instant::now() + Duration::from_secs(10);
         while st.live > 0 && Instant::now() < deadline {
-            st = self.changed.wait_timeout(st, Duration::from_millis(5)).unwrap().0;
+            st = self.changed.wait_for(st, Duration::from_millis(5));
         }
     }
 }

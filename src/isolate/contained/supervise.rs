@@ -27,6 +27,8 @@ use crate::isolate::run::RunConfig;
 use crate::ledger::output::{Admission, LedgerResult, OutputLedger};
 use crate::ledger::text::Text;
 use crate::outcome::{self, FailureKind};
+use crate::panic::switch::Site;
+use crate::panic::Lock;
 
 /// How long an isolate may take to unwind after its end was claimed before its process is killed.
 pub const STOP_GRACE: Duration = Duration::from_millis(50);
@@ -106,7 +108,7 @@ pub struct RunControl {
 
 impl RunControl {
     pub fn nudge(&self) {
-        if let Some(wake) = self.wake.lock().unwrap().as_ref() {
+        if let Some(wake) = self.wake.locked().as_ref() {
             // SAFETY: a one-byte write to our own pipe; a full pipe already wakes the reader.
             unsafe { libc::write(wake.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
         }
@@ -179,10 +181,11 @@ impl MainSpin {
 impl SharedReader {
     /// One read under the lock; the events it decoded, and whether the run still wants reads.
     fn read_once(&self) -> (bool, Vec<HostEvent>) {
-        let mut reader = self.reader.lock().unwrap();
+        let mut reader = self.reader.locked();
         if reader.finished {
             return (false, Vec::new());
         }
+        crate::panic::switch::trip(Site::Reader);
         let claimed = reader.claim.is_some();
         let open = reader.read_available();
         if !open || reader.claim.is_some() != claimed {
@@ -192,9 +195,24 @@ impl SharedReader {
         (open, std::mem::take(&mut reader.outbox))
     }
 
+    /// Reading on Node's main thread panicked: the run ends as failed (its supervisor kills the
+    /// process), unless its end was already decided.
+    fn fail(&self, reason: &str) {
+        let mut reader = self.reader.locked();
+        if reader.ended.is_none() && !reader.finished {
+            let message = outcome::internal_error_message("the host's reader of the isolate's channel", reason);
+            reader.claim = None;
+            let result = reader.ledger_failure(FailureKind::WorkerExit, Text::new(&message));
+            reader.ended = Some(Ended::Killed(result));
+        }
+        reader.outbox.clear();
+        drop(reader);
+        self.control.nudge();
+    }
+
     /// Hands the reading to Node's main thread, whose poll handle now watches the channel.
     pub fn read_by_main(&self) {
-        let _reader = self.reader.lock().unwrap();
+        let _reader = self.reader.locked();
         self.main_reads.store(true, Ordering::Release);
         drop(_reader);
         self.control.nudge();
@@ -209,10 +227,14 @@ impl SharedReader {
 }
 
 impl MainReader for SharedReader {
+    fn failed(&self, reason: &str) {
+        self.fail(reason);
+    }
+
     fn on_readable(&self, fd: RawFd, deliver: &mut dyn FnMut(HostEvent)) -> bool {
         let started = Instant::now();
         {
-            let mut spin = self.spin.lock().unwrap();
+            let mut spin = self.spin.locked();
             // The next call came soon after the last one, though not within the window: the
             // window opens again (as the sandbox's own spin does).
             if spin.served.is_some_and(|at| at.elapsed() < MAIN_SPIN) {
@@ -234,7 +256,7 @@ impl MainReader for SharedReader {
                 return true;
             }
             let window = {
-                let mut spin = self.spin.lock().unwrap();
+                let mut spin = self.spin.locked();
                 spin.served = Some(Instant::now());
                 spin.window
             };
@@ -254,7 +276,7 @@ impl MainReader for SharedReader {
                 std::hint::spin_loop();
             }
             if !next {
-                let mut spin = self.spin.lock().unwrap();
+                let mut spin = self.spin.locked();
                 spin.window /= 2;
                 return true;
             }
@@ -301,7 +323,7 @@ pub fn take_ready(
         reader.read_by_main();
         Some(Ok(Ready { process, reader }))
     } else {
-        process.splitter = lend(&mut reader.reader.lock().unwrap().splitter);
+        process.splitter = lend(&mut reader.reader.locked().splitter);
         Some(Err(process))
     }
 }
@@ -332,12 +354,12 @@ pub fn run(
         // A bug of the supervisor itself still settles the run (the process was killed as it
         // unwound); it never leaves the run pending.
         let reason = crate::panic::reason(&*panic).unwrap_or_else(|| "unknown failure".into());
-        let message = Text::new(&format!("the isolate's supervisor failed: {reason}"));
+        let message = Text::new(&outcome::internal_error_message("the isolate's supervisor", &reason));
         let result = OutputLedger::new(max_output_bytes).finish_failure(FailureKind::WorkerExit, message);
         let stats = RunStats { cpu_ms: 0.0, wall_ms: 0.0, heap_used_bytes: 0.0, heap_peak_bytes: 0.0 };
         done_host.send(HostEvent::Done(Box::new(RunReport { result, stats })));
     }
-    control.wake.lock().unwrap().take();
+    control.wake.locked().take();
 }
 
 fn supervise_run(
@@ -351,7 +373,7 @@ fn supervise_run(
 ) {
     let started = Instant::now();
     let wall_deadline = started + Duration::from_secs_f64(config.run.max_wall_ms / 1000.0);
-    let give_up = || control.abort.lock().unwrap().is_some() || Instant::now() >= wall_deadline;
+    let give_up = || control.abort.locked().is_some() || Instant::now() >= wall_deadline;
     // A process killed from outside before it said anything of this run (an idle one's death
     // not yet visible when it was taken) cost the run nothing: it runs once more, elsewhere.
     let mut retried = false;
@@ -370,7 +392,7 @@ fn supervise_run(
             Err(denied) => {
                 let (kind, message) = match denied {
                     Denied::Failed(message) => (FailureKind::WorkerExit, Text::new(&message)),
-                    _ => match control.abort.lock().unwrap().clone() {
+                    _ => match control.abort.locked().clone() {
                         Some(aborted) => aborted,
                         None if pool.is_closed() => (FailureKind::Abort, Text::new(outcome::DISPOSED)),
                         None => (FailureKind::Timeout, Text::new(&wall_message(config.run.max_wall_ms))),
@@ -409,15 +431,23 @@ fn supervise_run(
             },
         };
         {
-            let mut out = control.out.lock().unwrap();
+            let mut out = control.out.locked();
             out.channel = process.channel.try_clone().ok();
             out.push(&run_frame(&config, started.elapsed()));
         }
-        let mut sup = Supervisor { config: &config, shared: &shared, pool: &pool };
-        let ended = sup.supervise(&mut process, control, &wake, wall_deadline);
-        *control.out.lock().unwrap() = Outbound::default();
-        let (stats, next_ready) = {
-            let mut reader = shared.reader.lock().unwrap();
+        let mut sup = Supervisor { config: &config, shared: &shared, pool: &pool, cpu_start: 0.0 };
+        // A bug of the supervisor's loop ends the run as failed and still gives the process back
+        // the ordinary way (killed, reaped, its place in the pool freed).
+        let ended = crate::panic::guard(
+            || sup.supervise(&mut process, control, &wake, wall_deadline),
+            |reason| {
+                let message = outcome::internal_error_message("the isolate's supervisor", &reason);
+                Ended::Killed(shared.reader.locked().ledger_failure(FailureKind::WorkerExit, Text::new(&message)))
+            },
+        );
+        *control.out.locked() = Outbound::default();
+        let (mut stats, next_ready) = {
+            let mut reader = shared.reader.locked();
             // From here on the main thread's handle reads nothing for this run (it closes itself).
             reader.finished = true;
             reader.host = None;
@@ -425,6 +455,12 @@ fn supervise_run(
             process.splitter = lend(&mut reader.splitter);
             (std::mem::take(&mut reader.stats), reader.next_ready)
         };
+        // A process killed before it reported its usage (no `stop` frame: the host's own
+        // memory verdict, a crash): the CPU the host saw it use during the run.
+        if stats.cpu_ms.is_none() && !matches!(ended, Ended::Done(..)) {
+            let used = process.cpu_ms() - sup.cpu_start;
+            stats.cpu_ms = (used > 0.0).then_some(used);
+        }
         match ended {
             Ended::Vanished(_) if !retried && !pool.is_closed() && !give_up() => {
                 super::trace!("run: its process vanished before it began; once more");
@@ -513,11 +549,13 @@ struct Supervisor<'a> {
     config: &'a ContainedConfig,
     shared: &'a SharedReader,
     pool: &'a Pool,
+    /// The process's CPU time (all its threads, as the host reads it) when the run began.
+    cpu_start: f64,
 }
 
 impl Supervisor<'_> {
     fn reader(&self) -> std::sync::MutexGuard<'_, Reader> {
-        self.shared.reader.lock().unwrap()
+        self.shared.reader.locked()
     }
 
     fn supervise(
@@ -533,6 +571,7 @@ impl Supervisor<'_> {
         // host's backstop is the whole process's CPU, with room for V8's GC threads, so a process
         // whose watchdog was subverted still ends.
         let cpu_start = process.cpu_ms();
+        self.cpu_start = cpu_start;
         let cpu_backstop = self.config.run.compute_ms * 2.0 + CPU_BACKSTOP_SLACK_MS;
         loop {
             // /proc is read outside the reader's lock: Node's main thread may be waiting for it.
@@ -542,6 +581,7 @@ impl Supervisor<'_> {
             });
             let kill_at = {
                 let mut reader = self.reader();
+                crate::panic::switch::trip(Site::Supervisor);
                 if let Some(ended) = reader.ended.take() {
                     return ended;
                 }
@@ -556,14 +596,14 @@ impl Supervisor<'_> {
                     // A pool closed under the run (its env torn down: a Worker's end) ends it as
                     // the runtime's dispose does.
                     let closed = || self.pool.is_closed().then(|| (FailureKind::Abort, Text::new(outcome::DISPOSED)));
-                    if let Some((kind, message)) = control.abort.lock().unwrap().clone().or_else(closed) {
+                    if let Some((kind, message)) = control.abort.locked().clone().or_else(closed) {
                         abort_seen = true;
                         // The process only needs to stop; the result keeps the host's own text
                         // (the claim below), every code unit of it.
                         let mut line = String::from("{\"type\":\"abort\",\"message\":");
                         push_str(&mut line, &message.to_string_lossy());
                         line.push_str("}\n");
-                        control.out.lock().unwrap().push(line.as_bytes());
+                        control.out.locked().push(line.as_bytes());
                         process.ring();
                         reader.claim(kind, message);
                     }
@@ -590,7 +630,7 @@ impl Supervisor<'_> {
                 }
                 reader.claim.as_ref().map(|c| c.kill_at)
             };
-            let pending = control.out.lock().unwrap().flush();
+            let pending = control.out.locked().flush();
             let mut deadline = next_memory_check.min(wall_deadline);
             if let Some(kill_at) = kill_at {
                 deadline = deadline.min(kill_at);
@@ -789,7 +829,11 @@ impl Reader {
                         self.outbox.push(HostEvent::Call { id: id as u64, ns, name: index, arg_json });
                     }
                 }
-                ChildFrame::Stop { kind, message } => self.claim(kind, units_text(message)),
+                ChildFrame::Stop { kind, message, stats } => {
+                    // What the run used by the claim: its result if the process is killed.
+                    self.stats = stats;
+                    self.claim(kind, units_text(message))
+                }
                 ChildFrame::Done { value, error, stats } => {
                     self.flush(&mut streamed);
                     self.stats = stats;

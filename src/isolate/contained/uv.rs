@@ -65,6 +65,8 @@ fn uv() -> Option<&'static Uv> {
 pub trait MainReader: Send + Sync {
     /// `fd` is the handle's own duplicate of the channel, open for the call's duration.
     fn on_readable(&self, fd: RawFd, deliver: &mut dyn FnMut(HostEvent)) -> bool;
+    /// `on_readable` panicked with `reason`: the run must end, and nobody reads for it again.
+    fn failed(&self, reason: &str);
 }
 
 /// A poll handle's `data`: the reader, the run's JavaScript callback and the descriptor it
@@ -135,7 +137,7 @@ unsafe extern "C" fn env_gone(handle: *mut c_void) {
     // SAFETY: the hook's argument is the handle registered with it, still open (a handle that
     // closed removed its hook first).
     let watch = unsafe { &**handle.cast::<*mut Watch>() };
-    watch.callback.forget_env();
+    crate::panic::guard(|| watch.callback.forget_env(), |_| ());
     if let Some(uv) = uv() {
         // SAFETY: a live, started poll handle on this env's loop, which runs once more before
         // it closes (a worker's does).
@@ -154,7 +156,14 @@ unsafe extern "C" fn readable(handle: *mut c_void, status: c_int, _events: c_int
         return;
     }
     let fd = watch.fd.as_raw_fd();
-    let more = status == 0 && watch.reader.on_readable(fd, &mut |event| watch.callback.call(event));
+    // A panic while reading ends the run (its supervisor kills the process) and this handle.
+    let more = crate::panic::guard(
+        || status == 0 && watch.reader.on_readable(fd, &mut |event| watch.callback.call(event)),
+        |reason| {
+            crate::panic::guard(|| watch.reader.failed(&reason), |_| ());
+            false
+        },
+    );
     watch.busy.set(false);
     if !more {
         if let Some(uv) = uv() {
@@ -174,7 +183,7 @@ unsafe extern "C" fn closed(handle: *mut c_void) {
     unsafe {
         let watch = Box::from_raw(*handle.cast::<*mut Watch>());
         let layout = std::alloc::Layout::from_size_align_unchecked(watch.size, ALIGN);
-        drop(watch);
+        crate::panic::guard(|| drop(watch), |_| ());
         std::alloc::dealloc(handle.cast(), layout);
     }
 }

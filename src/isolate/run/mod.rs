@@ -112,7 +112,7 @@ fn settle(
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
     let (result, heap, leftover) = outcome.unwrap_or_else(|panic| {
         let reason = crate::panic::reason(&*panic).unwrap_or_else(|| "unknown failure".into());
-        let message = Text::new(&format!("the isolate thread failed: {reason}"));
+        let message = Text::new(&crate::outcome::internal_error_message("the isolate thread", &reason));
         (OutputLedger::new(config.max_output_bytes).finish_failure(FailureKind::WorkerExit, message), (0, 0), None)
     });
     let mut leftover = leftover;
@@ -171,6 +171,8 @@ fn execute(
     }));
     isolate.set_slot(run.clone());
 
+    // The heap as the run begins: a run killed before any garbage collection still reports it.
+    budget::heap_seen(&heap_guard, &mut isolate);
     if !shared.is_decided() {
         v8::scope!(let scope, &mut isolate);
         let context = v8::Local::new(scope, &context);
@@ -182,8 +184,14 @@ fn execute(
 
     let stats = isolate.get_heap_statistics();
     let heap = (stats.used_heap_size(), stats.total_heap_size());
+    // A program that completed over its heap cap (one large young object, see `heap_seen`) did
+    // not complete within it.
+    let over_cap = budget::heap_seen(&heap_guard, &mut isolate);
     let ledger = std::mem::replace(&mut run.borrow_mut().ledger, OutputLedger::new(0));
     let result = match shared.take() {
+        Some(Terminal::Completed(_)) if over_cap => {
+            ledger.finish_failure(FailureKind::WorkerExit, Text::new(&budget::heap_limit_message(config.heap_mb)))
+        }
         Some(Terminal::Completed(value)) => ledger.finish_value(value),
         Some(Terminal::Failed(kind, message)) => ledger.finish_failure(kind, message),
         Some(Terminal::FailedOversized) | Some(Terminal::OutputLimit) => ledger.limit_result(),
@@ -220,6 +228,8 @@ impl Leftover {
         isolate.remove_slot::<super::stack::StackIntrinsics>();
         isolate.remove_slot::<super::waiters::OriginalWaitAsync>();
         isolate.remove_near_heap_limit_callback(budget::near_heap_limit, 0);
+        let guard_ptr = &*heap_guard as *const HeapGuard as *mut std::ffi::c_void;
+        isolate.remove_gc_epilogue_callback(budget::after_gc, guard_ptr);
         drop(isolate);
         drop(heap_guard);
         debug_assert!(Rc::strong_count(&run) == 1, "the run state is only shared with the isolate");

@@ -7,6 +7,7 @@ use super::super::budget::{self, HeapGuard};
 use super::super::run_shared::RunShared;
 use super::super::startup;
 use super::super::state::StateRef;
+use super::super::v8_guard::guard;
 
 /// An isolate and context made from the startup snapshot before any program exists, so a run in
 /// a sandbox process only pays for its own program. Never used by more than one run.
@@ -55,6 +56,7 @@ impl Prepared {
         });
         let guard_ptr = &*heap_guard as *const HeapGuard as *mut std::ffi::c_void;
         isolate.add_near_heap_limit_callback(budget::near_heap_limit, guard_ptr);
+        isolate.add_gc_epilogue_callback(budget::after_gc, guard_ptr, v8::GCType::kGCTypeAll);
         shared.attach_isolate(isolate.thread_safe_handle());
         let context = {
             v8::scope!(let scope, &mut isolate);
@@ -66,8 +68,13 @@ impl Prepared {
 }
 
 extern "C" fn on_uncaught_exception(message: v8::Local<v8::Message>, exception: v8::Local<v8::Value>) {
+    // SAFETY: V8 calls a message listener inside the isolate, with a live message.
     let scope = std::pin::pin!(unsafe { v8::CallbackScope::new(message) });
     let scope = &mut scope.init();
+    guard(scope, "the uncaught-exception listener", |scope| note_uncaught(scope, exception), |_| ());
+}
+
+fn note_uncaught<'s>(scope: &mut v8::PinScope<'s, '_>, exception: v8::Local<'s, v8::Value>) {
     let Some(run) = scope.get_slot::<StateRef>().cloned() else { return };
     let mut st = run.borrow_mut();
     if st.uncaught.is_none() {
@@ -77,6 +84,10 @@ extern "C" fn on_uncaught_exception(message: v8::Local<v8::Message>, exception: 
 
 extern "C" fn on_promise_reject(message: v8::PromiseRejectMessage) {
     v8::callback_scope!(unsafe scope, &message);
+    guard(scope, "the promise-rejection tracker", |scope| track_rejection(scope, &message), |_| ());
+}
+
+fn track_rejection(scope: &mut v8::PinScope, message: &v8::PromiseRejectMessage) {
     let Some(run) = scope.get_slot::<StateRef>().cloned() else {
         return;
     };
@@ -94,12 +105,19 @@ extern "C" fn on_promise_reject(message: v8::PromiseRejectMessage) {
     }
 }
 
-fn refuse_dynamic_import<'s>(
-    scope: &mut v8::PinScope<'s, '_>,
+fn refuse_dynamic_import<'s, 'i>(
+    scope: &mut v8::PinScope<'s, 'i>,
     _options: v8::Local<'s, v8::Data>,
     _resource: v8::Local<'s, v8::Value>,
     specifier: v8::Local<'s, v8::String>,
     _attributes: v8::Local<'s, v8::FixedArray>,
+) -> Option<v8::Local<'s, v8::Promise>> {
+    guard(scope, "the dynamic import refusal", |scope| import_refused(scope, specifier), |_| None)
+}
+
+fn import_refused<'s>(
+    scope: &mut v8::PinScope<'s, '_>,
+    specifier: v8::Local<'s, v8::String>,
 ) -> Option<v8::Local<'s, v8::Promise>> {
     let resolver = v8::PromiseResolver::new(scope)?;
     let specifier = specifier.to_rust_string_lossy(scope);

@@ -106,7 +106,9 @@ fn compile_diagnostic(tc: &mut v8::PinnedRef<v8::TryCatch<v8::HandleScope>>) -> 
     match tc.message() {
         Some(message) => {
             let line = message.get_line_number(tc).unwrap_or(1).max(1);
-            let column = message.get_start_column() + 1;
+            // V8 gives no position (-1) for some errors, a stack overflow while parsing among
+            // them: those are reported at 1:1, columns being 1-based.
+            let column = message.get_start_column().checked_add(1).unwrap_or(1);
             format!("{text}\n    at program.ts:{line}:{column}")
         }
         None => text,

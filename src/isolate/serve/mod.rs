@@ -22,12 +22,13 @@ use inbox::{Inbound, RUNS};
 use super::globals::NamespaceSpec;
 use super::host::{HostEvent, HostSink, RunReport};
 use super::run::{self, Start};
-use super::run_shared::{IsolateEvent, RunShared};
+use super::run_shared::{IsolateEvent, RunShared, Usage};
 use super::source::ProgramText;
 use super::strip;
 use crate::channel::wire::{num, push_str, push_str16};
 use crate::ledger::text::Text;
 use crate::outcome::FailureKind;
+use crate::panic::Lock;
 
 /// The channel's writing half, shared by the isolate thread, the watchdog and V8's fatal hooks.
 static CHANNEL: OnceLock<Mutex<UnixStream>> = OnceLock::new();
@@ -41,36 +42,59 @@ fn send_line(line: &str) {
     }
 }
 
-/// `{"type":"stop","error":{…}}`: a failure was claimed from outside the program; the supervisor
-/// ends this process if the isolate has not unwound within its grace.
-fn stop_frame(kind: FailureKind, message: &Text) -> String {
+/// `{"type":"stop","error":{…},"cpuMs":…}`: a failure was claimed from outside the program; the
+/// supervisor ends this process if the isolate has not unwound within its grace, and then
+/// reports the run's usage as it was at the claim.
+fn stop_frame(kind: FailureKind, message: &Text, usage: Option<&Usage>) -> String {
     let mut line = String::from("{\"type\":\"stop\",\"error\":{\"kind\":");
     push_str(&mut line, kind.as_str());
     line.push_str(",\"message\":");
     push_str16(&mut line, &message.to_utf16());
-    line.push_str("}}\n");
+    line.push('}');
+    if let Some(usage) = usage {
+        for (key, value) in [
+            ("cpuMs", usage.cpu_ms),
+            ("heapUsedBytes", usage.heap_used_bytes),
+            ("heapPeakBytes", usage.heap_peak_bytes),
+        ] {
+            line.push_str(&format!(",\"{key}\":{}", num(value)));
+        }
+    }
+    line.push_str("}\n");
     line
 }
 
 /// Called by V8 just before it aborts the process for want of memory.
 unsafe extern "C" fn on_oom(location: *const std::ffi::c_char, details: &v8::OomDetails) {
-    let message = if details.is_heap_oom {
-        super::budget::heap_limit_message(*HEAP_MB.get().unwrap_or(&0.0))
+    let location = if location.is_null() {
+        String::new()
     } else {
         // SAFETY: V8 passes a NUL-terminated location string (or null).
-        let location = if location.is_null() {
-            String::new()
-        } else {
-            unsafe { std::ffi::CStr::from_ptr(location) }.to_string_lossy().into_owned()
-        };
-        format!("isolate process aborted: V8 could not allocate ({location})")
+        unsafe { std::ffi::CStr::from_ptr(location) }.to_string_lossy().into_owned()
     };
-    send_line(&stop_frame(FailureKind::WorkerExit, &Text::new(&message)));
+    let heap = details.is_heap_oom;
+    // V8 aborts the process next either way; a panic here must not unwind into it first.
+    crate::panic::guard(
+        || {
+            let message = if heap {
+                super::budget::heap_limit_message(*HEAP_MB.get().unwrap_or(&0.0))
+            } else {
+                format!("isolate process aborted: V8 could not allocate ({location})")
+            };
+            send_line(&stop_frame(FailureKind::WorkerExit, &Text::new(&message), None));
+        },
+        |_| (),
+    );
 }
 
 fn on_fatal(file: &str, line: i32, message: &str) {
-    let text = format!("isolate process aborted: V8 fatal error at {file}:{line}: {message}");
-    send_line(&stop_frame(FailureKind::WorkerExit, &Text::new(&text)));
+    crate::panic::guard(
+        || {
+            let text = format!("isolate process aborted: V8 fatal error at {file}:{line}: {message}");
+            send_line(&stop_frame(FailureKind::WorkerExit, &Text::new(&text), None));
+        },
+        |_| (),
+    );
 }
 
 /// A run's events as frames on the channel.
@@ -152,7 +176,7 @@ const ISOLATE_STACK: usize = 8 << 20;
 fn prepare(heap_mb: f64) -> Option<Ready> {
     let (wake, events): (Sender<IsolateEvent>, Receiver<IsolateEvent>) = mpsc::channel();
     let shared = Arc::new(RunShared::new(wake));
-    shared.observe(Box::new(|kind, text| send_line(&stop_frame(kind, text))));
+    shared.observe(Box::new(|kind, text, usage| send_line(&stop_frame(kind, text, Some(usage)))));
     if let Some(inbox) = inbox::inbox() {
         shared.wait_on(inbox);
     }
@@ -196,7 +220,7 @@ fn start_up(heap_mb: f64) {
     // every thread this process will have is started after this point, so all inherit it.
     crate::sandbox::harden::landlock::restrict(&[], &[], &[], true);
     // Entropy from the kernel, not /dev/urandom: this process opens no file after start-up.
-    v8::V8::set_entropy_source(|buf: &mut [u8]| getrandom::fill(buf).is_ok());
+    v8::V8::set_entropy_source(|buf: &mut [u8]| crate::panic::guard(|| getrandom::fill(buf).is_ok(), |_| false));
     v8::V8::set_fatal_error_handler(on_fatal);
     super::platform::platform();
     // swc's first strip in a process initialises its tables: pay for that here, not in a run.
@@ -228,7 +252,7 @@ pub unsafe extern "C" fn crn_isolate_serve(fd: RawFd, heap_mb: f64) -> i32 {
             ack.push_str(&format!(",\"seccompAllowlist\":{allowlist}"));
         }
         ack.push_str("}\n");
-        RUNS.lock().unwrap().next = Some(ready.shared.clone());
+        RUNS.locked().next = Some(ready.shared.clone());
         send_line(&ack);
         // Between runs this thread reads the channel: only a `run` frame matters (late replies
         // and aborts belong to no run, and the inbox drops them).
@@ -255,7 +279,7 @@ pub unsafe extern "C" fn crn_isolate_serve(fd: RawFd, heap_mb: f64) -> i32 {
                 Ok(Inbound::Run(_)) => {}
             }
         }
-        RUNS.lock().unwrap().current = None;
+        RUNS.locked().current = None;
         let _ = ready.thread.join();
     }
 }

@@ -53,6 +53,7 @@ fn description(err: &io::Error) -> String {
             if p.is_null() {
                 err.to_string()
             } else {
+                // SAFETY: a non-null strerror result is a NUL-terminated string.
                 unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().into_owned()
             }
         }

@@ -41,11 +41,19 @@ pub struct Control {
     /// The waker's write end; the run closes it when it ends, so no descriptor waits for GC.
     wake: Arc<Mutex<Option<UnixStream>>>,
     group: Group,
+    /// An abort was sent: replies sent after it are dropped (abort wins).
+    aborted: AtomicBool,
 }
 
 impl Control {
-    /// Never fails: after the run ends, commands are dropped.
+    /// Never fails: after the run ends, commands are dropped, and so are replies after an abort.
     pub fn send(&self, cmd: Command) {
+        match cmd {
+            Command::Abort { .. } => self.aborted.store(true, Ordering::SeqCst),
+            // The call-backlog barrier (id -1) is not a settlement: it still passes.
+            Command::Reply { id, .. } if id >= 0.0 && self.aborted.load(Ordering::SeqCst) => return,
+            Command::Reply { .. } => {}
+        }
         if self.tx.send(cmd).is_ok() {
             if let Some(wake) = self.wake.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
                 let _ = (&*wake).write(&[1]);
@@ -77,7 +85,7 @@ pub fn start(spec: RunSpec, events: Box<dyn Events>) -> std::io::Result<Control>
         guarded(spec, events, rx, wake_rx, run_group);
         *run_wake.lock().unwrap_or_else(|p| p.into_inner()) = None;
     })?;
-    Ok(Control { tx, wake, group })
+    Ok(Control { tx, wake, group, aborted: AtomicBool::new(false) })
 }
 
 /// Runs one run; should it ever panic (a bug), the group is killed, the staging directory removed
@@ -92,6 +100,7 @@ fn guarded(spec: RunSpec, events: Box<dyn Events>, rx: Receiver<Command>, wake: 
     if let Some((pid, start, dir)) = group.lock().unwrap_or_else(|p| p.into_inner()).take() {
         signal_group(pid, start, Signal::SIGKILL);
         let _ = std::fs::remove_dir_all(dir);
+        // SAFETY: waitpid on our own child with a local status word.
         std::thread::spawn(move || unsafe {
             let mut status = 0;
             libc::waitpid(pid, &mut status, 0);

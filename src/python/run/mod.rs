@@ -628,6 +628,7 @@ impl Run {
         if self.exit.is_none() {
             // Still running past the hard bound: reap it off-thread whenever it finally exits.
             let pid = self.pid;
+            // SAFETY: waitpid on our own child with a local status word.
             std::thread::spawn(move || unsafe {
                 let mut status = 0;
                 libc::waitpid(pid, &mut status, 0);

@@ -442,7 +442,7 @@ mod tests {
                 failures.push(format!("{what}: returned {rc}, errno {got} (expected -1, errno {want_errno})"));
             }
         };
-        // SAFETY (all calls below): plain system calls with valid or null pointers; none of them
+        // SAFETY: (all calls below) plain system calls with valid or null pointers; none of them
         // may succeed, and those that would have side effects fail or are harmless probes.
         unsafe {
             let path = c"/etc/passwd";

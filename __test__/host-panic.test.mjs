@@ -1,0 +1,49 @@
+// No panic reaches Node (src/panic): a host process (__test__/panic-host.mjs) is started with the
+// suite's panic switch naming one site, so the addon's own code panics there once: a contained
+// run's supervisor (holding the lock it shares with Node's main thread), Node's main thread
+// reading a contained run's channel (a libuv callback), and a native callback V8 calls on a host
+// isolate thread. The run that passed the site ends as `worker-exit` naming it; the host lives
+// (it exits 0, not by a signal), and every later run, sequential or concurrent, succeeds.
+import { spawn } from 'node:child_process'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+
+const HOST = path.join(path.dirname(fileURLToPath(import.meta.url)), 'panic-host.mjs')
+
+function host(site, containment) {
+  const child = spawn(process.execPath, [HOST, containment], {
+    env: { ...process.env, CODE_RUNTIME_NATIVE_TEST_PANIC: site },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (d) => (stdout += d))
+  child.stderr.on('data', (d) => (stderr += d))
+  return new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })))
+}
+
+const ok = (i) => ({ logs: [`run ${i}`], value: i })
+
+describe.each([
+  ['supervisor', 'process', "the isolate's supervisor"],
+  ['reader', 'process', "the host's reader of the isolate's channel"],
+  ['callback', 'thread', 'a binding call'],
+])('a panic at the %s site (%s)', (site, containment, what) => {
+  it('ends only the run that passed it; the host lives and serves every later run', async () => {
+    const { code, signal, stdout, stderr } = await host(site, containment)
+    expect({ code, signal }, stderr).toEqual({ code: 0, signal: null })
+    const report = JSON.parse(stdout)
+    expect(report.containment).toBe(containment)
+    expect(report.first.error).toEqual({
+      kind: 'worker-exit',
+      message: expect.stringMatching(
+        new RegExp(`^code-runtime-native: internal error: ${what} failed \\(test panic at the ${site} site \\(CODE_RUNTIME_NATIVE_TEST_PANIC\\)\\); the run was ended\\.`),
+      ),
+    })
+    // The panic was printed where the host's operator sees it.
+    expect(stderr).toContain(`test panic at the ${site} site`)
+    expect(report.after).toEqual([1, 2, 3, 4, 5].map(ok))
+    expect(report.concurrent).toEqual([6, 7, 8, 9].map(ok))
+  })
+})

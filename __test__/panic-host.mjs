@@ -1,0 +1,25 @@
+// A host process for __test__/host-panic.test.mjs: started with CODE_RUNTIME_NATIVE_TEST_PANIC
+// naming the site that panics once (src/panic/switch.rs), it runs one program that passes that
+// site, then more programs, sequential and concurrent, and prints every result as one JSON line.
+// A panic that reached a C frame would abort this process instead.
+// `node panic-host.mjs <containment>`.
+import { Context } from 'cordis'
+import { IsolateCodeRuntime } from '../lib/index.mjs'
+
+const containment = process.argv[2]
+const ctx = new Context()
+// One sandbox process at most: a panic that lost the pool's count of its process would leave no
+// room for the next run's.
+const fiber = await ctx.plugin(IsolateCodeRuntime, { containment, computeMs: 5000, maxWallMs: 10000, maxProcesses: 1 })
+const runtime = ctx.get('codeRuntime')
+const tools = { global: 'tools', functions: { echo: async (x) => x } }
+const run = (i) => runtime.run({ program: `const got = await tools.echo(${i}); console.log('run', got); return got`, bindings: [tools] })
+
+const first = await run(0)
+const after = []
+for (let i = 1; i <= 5; i++) after.push(await run(i))
+const concurrent = await Promise.all([6, 7, 8, 9].map(run))
+const containmentInEffect = runtime.containment
+await fiber.dispose()
+process.stdout.write(`${JSON.stringify({ containment: containmentInEffect, first, after, concurrent })}\n`)
+process.exit(0)

@@ -1,0 +1,38 @@
+//! The suite's panic switch: `CODE_RUNTIME_NATIVE_TEST_PANIC=<site>[,<site>…]` in the host's
+//! environment makes the first pass through each named site panic, so the suite can show that a
+//! panic there reaches no C frame and leaves the host serving runs. Only whoever starts the host
+//! sets its environment; a program never can (a sandbox process's environment is empty, and the
+//! sites are all on the host's side).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+
+/// The sites, each with whether it is armed.
+#[derive(Clone, Copy)]
+pub enum Site {
+    /// A contained run's supervisor thread, while it holds the reader's lock.
+    Supervisor,
+    /// Node's main thread reading a contained run's channel (a libuv poll callback).
+    Reader,
+    /// A native callback V8 calls on a host isolate thread (a binding call).
+    Callback,
+}
+
+const SITES: [(&str, Site); 3] =
+    [("supervisor", Site::Supervisor), ("reader", Site::Reader), ("callback", Site::Callback)];
+
+fn armed() -> &'static [AtomicBool; 3] {
+    static ARMED: OnceLock<[AtomicBool; 3]> = OnceLock::new();
+    ARMED.get_or_init(|| {
+        let wanted = std::env::var("CODE_RUNTIME_NATIVE_TEST_PANIC").unwrap_or_default();
+        let names: Vec<&str> = wanted.split(',').map(str::trim).collect();
+        SITES.map(|(name, _)| AtomicBool::new(names.contains(&name)))
+    })
+}
+
+/// Panics the first time an armed site is passed.
+pub fn trip(site: Site) {
+    if armed()[site as usize].swap(false, Ordering::Relaxed) {
+        panic!("test panic at the {} site (CODE_RUNTIME_NATIVE_TEST_PANIC)", SITES[site as usize].0);
+    }
+}
