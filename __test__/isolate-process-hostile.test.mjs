@@ -171,21 +171,25 @@ describe('uninterruptible built-ins and abort', () => {
 
 describe('abort of a computing isolate (the doorbell)', () => {
   // A computing isolate reads nothing from its channel: the supervisor rings the process's
-  // doorbell, its doorbell thread reads the abort and the isolate unwinds. An unwound run
-  // reports the sandbox's own stats (its CPU time); a killed one could not.
+  // doorbell, its doorbell thread reads the abort and the isolate unwinds, reporting the CPU time
+  // it spent. (How much it got in the 150 ms before the abort depends on the machine's load, so
+  // only that it computed is asserted.)
   it('the isolate unwinds with the abort reason and reports its own CPU time', async () => {
     const { runtime, fiber } = await loadProcess({ computeMs: 30000 })
-    await requireProcessTier(runtime, fiber)
-    for (let i = 0; i < 3; i++) {
-      const controller = new AbortController()
-      setTimeout(() => controller.abort(`stop ${i}`), 150)
-      let stats
-      const result = await runtime.run({ program: 'for (;;) {}', bindings: [], signal: controller.signal, onStats: (s) => (stats = s) })
-      expect(result).toEqual({ logs: [], error: { kind: 'abort', message: `stop ${i}` } })
-      expect(stats.cpuMs).toBeGreaterThan(50)
-      await expectHealthy(runtime)
+    try {
+      await requireProcessTier(runtime, fiber)
+      for (let i = 0; i < 3; i++) {
+        const controller = new AbortController()
+        setTimeout(() => controller.abort(`stop ${i}`), 150)
+        let stats
+        const result = await runtime.run({ program: 'for (;;) {}', bindings: [], signal: controller.signal, onStats: (s) => (stats = s) })
+        expect(result).toEqual({ logs: [], error: { kind: 'abort', message: `stop ${i}` } })
+        expect(stats.cpuMs).toBeGreaterThan(0)
+        await expectHealthy(runtime)
+      }
+    } finally {
+      await fiber.dispose()
     }
-    await fiber.dispose()
   })
 })
 
