@@ -186,6 +186,20 @@ export declare class ContainedIsolateRun {
   join(wait?: boolean | undefined | null): boolean
 }
 
+/**
+ * The entries of a report with many: `take(into, max)` moves them into an array a slice at a
+ * time, so each turn of Node's event loop builds only a slice.
+ */
+export declare class IsolateLogs {
+  /** How many entries there are in all. */
+  get length(): number
+  /**
+   * Stores the next `max` entries at their indices of `into` (created with `length`
+   * elements); returns whether entries remain. The entries' memory goes with the last slice.
+   */
+  take(into: unknown[], max: number): boolean
+}
+
 /** The sandbox processes of one runtime. */
 export declare class IsolatePool {
   constructor(options: IsolatePoolOptions)
@@ -293,7 +307,8 @@ export interface IsolatePoolOptions {
 
 /** The final report of an isolate run: `value` is the completion's compact JSON text. */
 export interface IsolateReport {
-  logs: string[]
+  /** The entries as an array, or (many of them) an `IsolateLogs` to take them from a slice at a time. */
+  logs: string[] | IsolateLogs
   value?: string
   error?: ReportError
   stats: ReportStats

@@ -836,6 +836,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.ContainedIsolateRun = nativeBinding.ContainedIsolateRun
+module.exports.IsolateLogs = nativeBinding.IsolateLogs
 module.exports.IsolatePool = nativeBinding.IsolatePool
 module.exports.IsolateRun = nativeBinding.IsolateRun
 module.exports.PythonPycache = nativeBinding.PythonPycache

@@ -141,3 +141,30 @@ describe('onLog streaming', () => {
     expect(streamed).toHaveLength(50)
   })
 })
+
+describe('results with many entries (taken from the addon a slice per event-loop turn)', () => {
+  it('keep every entry, in order, every code unit included', async () => {
+    // 50 000 entries: Latin-1, UTF-16, lone surrogates, empty, escapes; more than one slice.
+    const program = `
+      const kinds = ['x', '€', '\\ud800', '', '\\u0001"\\\\', 'café']
+      for (let i = 0; i < 50000; i++) process.stdout.write(kinds[i % kinds.length] + (i % 7 === 0 ? i : ''))
+      return 'done'`
+    const expected = Array.from({ length: 50000 }, (_, i) => ['x', '€', '\ud800', '', '\u0001"\\', 'café'][i % 6] + (i % 7 === 0 ? i : ''))
+    const streamed = []
+    const result = await runAt(64 * 1024 * 1024, program, { onLog: (text) => streamed.push(text) })
+    expect(result.value).toBe('done')
+    expect(result.logs).toHaveLength(50000)
+    expect(result.logs).toEqual(expected)
+    expect(streamed).toEqual(expected)
+  })
+
+  it('an output-limit result with many entries is exact at its cap', async () => {
+    const cap = 200_000
+    const result = await runAt(cap, "for (let i = 0;; i++) process.stdout.write(i % 2 ? 'x' : '€')")
+    expect(result.error).toEqual({ kind: 'output-limit', message: `outer output exceeded ${cap} bytes` })
+    expect(ledgerBytes(result)).toBeLessThanOrEqual(cap)
+    expect(ledgerBytes(result)).toBeGreaterThan(cap - 8)
+    expect(result.logs.every((text, i) => text === (i % 2 ? 'x' : '€'))).toBe(true)
+    expect(result.logs.length).toBeGreaterThan(16384)
+  })
+})

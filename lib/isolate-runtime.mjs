@@ -231,6 +231,33 @@ const ISOLATE = {
   start: startIsolate,
 }
 
+/** Log entries built per turn of the event loop when a report has many (src/boundary/logs.rs). */
+const LOG_SLICE = 32768
+
+/**
+ * Calls `then` with the report and its log entries as an array. A report with many entries
+ * carries an `IsolateLogs`: its entries are taken a slice per turn of the event loop, so a run
+ * that printed millions of one-byte entries never holds the loop for long.
+ */
+function withLogs(payload, then) {
+  const logs = payload.logs
+  if (Array.isArray(logs)) return then(payload)
+  const all = new Array(logs.length)
+  const step = () => {
+    let more
+    try {
+      more = logs.take(all, LOG_SLICE)
+    } catch (error) {
+      // A bug of this layer still settles the run.
+      const message = `${PREFIX}internal error: the run's logs could not be built (${renderRejection(error)})`
+      return then({ logs: [], error: { kind: 'worker-exit', message }, stats: payload.stats })
+    }
+    if (more) setImmediate(step)
+    else then({ ...payload, logs: all })
+  }
+  step()
+}
+
 /** A native report in the session's terms (the value crosses as JSON text). */
 function report({ logs, value, error, stats }) {
   return value === undefined ? { logs, error, stats } : { logs, value: JSONParse(value), stats }
@@ -257,7 +284,7 @@ function startIsolate(state, plan, session) {
     done(payload) {
       if (state.pool) joinLater(state, run)
       else run.join()
-      session.settle(report(payload))
+      withLogs(payload, (whole) => session.settle(report(whole)))
     },
   })
   run = state.pool

@@ -143,7 +143,7 @@ pub struct ContainedIsolateRun {
     control: Arc<RunControl>,
     thread: Mutex<Option<JoinHandle<()>>>,
     /// Keeps the main thread's callback alive while the run may still hand it a channel.
-    _on_main: Option<Arc<main_call::MainCallback>>,
+    on_main: Option<Arc<main_call::MainCallback>>,
 }
 
 #[napi]
@@ -179,6 +179,10 @@ impl ContainedIsolateRun {
     /// isolate is prepared, which no run should wait for: the runtime joins it later.
     #[napi(catch_unwind)]
     pub fn join(&self, wait: Option<bool>) -> bool {
+        // Called once the run's Done was delivered: nothing calls its `onEvent` again.
+        if let Some(callback) = &self.on_main {
+            callback.release();
+        }
         let mut slot = self.thread.locked();
         match slot.as_ref() {
             None => true,
@@ -231,7 +235,7 @@ pub fn start_contained_isolate_run(
         .name("code-runtime-supervisor".into())
         .spawn(move || supervise::run(thread_pool, config, thread_control, wake_r, host, taken, attach))
         .map_err(|e| napi::Error::from_reason(format!("failed to start the run's supervisor: {e}")))?;
-    Ok(ContainedIsolateRun { control, thread: Mutex::new(Some(thread)), _on_main: on_main })
+    Ok(ContainedIsolateRun { control, thread: Mutex::new(Some(thread)), on_main })
 }
 
 /// Has Node's main thread read a channel the supervisor obtained: the work travels through the

@@ -7,6 +7,7 @@ use napi::bindgen_prelude::{FnArgs, ToNapiValue, TypeName};
 use napi::{sys, Status};
 use napi_derive::napi;
 
+use crate::ledger::logbook::LogBook;
 use crate::ledger::text::Text;
 use crate::outcome::FailureKind;
 
@@ -31,7 +32,7 @@ pub enum RunEventKind {
 pub enum Payload<R> {
     Nothing,
     Json(String),
-    Logs(Vec<Text>),
+    Logs(LogBook),
     Report(R),
 }
 
@@ -55,7 +56,7 @@ impl<R: ToNapiValue> ToNapiValue for Payload<R> {
             match val {
                 Payload::Nothing => <()>::to_napi_value(env, ()),
                 Payload::Json(json) => String::to_napi_value(env, json),
-                Payload::Logs(logs) => Vec::<Text>::to_napi_value(env, logs),
+                Payload::Logs(logs) => super::logs::array(env, &logs),
                 Payload::Report(report) => R::to_napi_value(env, report),
             }
         }

@@ -12,6 +12,7 @@ use napi::Status;
 use napi_derive::napi;
 
 use super::events::{self, Payload, ReportError, RunEventKind};
+use super::logs::ReportLogs;
 use crate::isolate::host::{Host, HostEvent, HostSink, RunReport, RunStats};
 use crate::isolate::run_shared::{IsolateEvent, RunShared, Terminal};
 use crate::isolate::{env_hook, globals, platform, run, source, strip};
@@ -212,8 +213,9 @@ pub struct ReportStats {
 /// The final report of an isolate run: `value` is the completion's compact JSON text.
 #[napi(object, object_from_js = false)]
 pub struct IsolateReport {
-    #[napi(ts_type = "string[]")]
-    pub logs: Vec<Text>,
+    /// The entries as an array, or (many of them) an `IsolateLogs` to take them from a slice at a time.
+    #[napi(ts_type = "string[] | IsolateLogs")]
+    pub logs: ReportLogs,
     pub value: Option<String>,
     pub error: Option<ReportError>,
     pub stats: ReportStats,
@@ -223,7 +225,7 @@ impl From<RunReport> for IsolateReport {
     fn from(report: RunReport) -> Self {
         let RunReport { result, stats } = report;
         IsolateReport {
-            logs: result.logs,
+            logs: ReportLogs(result.logs),
             value: result.value_json,
             error: result.error.map(|(kind, message)| ReportError { kind, message }),
             stats: ReportStats {
@@ -245,7 +247,7 @@ impl ToNapiValue for Box<RunReport> {
                 let message = Text::new(&format!("the run's report could not be built: {reason}"));
                 IsolateReport::from(RunReport {
                     result: LedgerResult {
-                        logs: Vec::new(),
+                        logs: Default::default(),
                         value_json: None,
                         error: Some((FailureKind::WorkerExit, message)),
                     },

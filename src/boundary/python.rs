@@ -10,6 +10,7 @@ use napi_derive::napi;
 
 use super::events::{self, EventArgs, Payload, ReportError, RunEventKind};
 use super::identity::{self, RunAs};
+use crate::ledger::logbook::LogBook;
 use crate::ledger::text::Text;
 use crate::outcome::FailureKind;
 use crate::python::process::interp::{self, CachedFile};
@@ -376,7 +377,9 @@ impl PythonEvent {
         match self {
             PythonEvent::Spawned => events::event(RunEventKind::Spawned, Payload::Nothing),
             PythonEvent::Call { id, ns, function, args } => events::call(id, ns, function, args),
-            PythonEvent::Log(text) => events::event(RunEventKind::Logs, Payload::Logs(vec![Text::Utf16(text)])),
+            PythonEvent::Log(text) => {
+                events::event(RunEventKind::Logs, Payload::Logs(LogBook::from(vec![Text::Utf16(text)])))
+            }
             PythonEvent::Barrier => events::event(RunEventKind::Barrier, Payload::Nothing),
             PythonEvent::Settled(report) => events::event(RunEventKind::Done, Payload::Report(*report)),
         }

@@ -4,14 +4,14 @@
 
 use napi::sys;
 
+use crate::ledger::logbook::LogBook;
 use crate::ledger::output::LedgerResult;
-use crate::ledger::text::Text;
 
 pub enum HostEvent {
     /// A validated binding call: call id, namespace index, function-name index, argument JSON.
     Call { id: u64, ns: u32, name: u32, arg_json: String },
     /// Entries the ledger admitted since the last batch, for `onLog`.
-    Logs(Vec<Text>),
+    Logs(LogBook),
     /// The run is over and its isolate is gone.
     Done(Box<RunReport>),
     /// Work for Node's main thread itself (a supervisor handing it a channel to read), done

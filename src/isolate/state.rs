@@ -10,6 +10,7 @@ use std::time::Instant;
 use super::host::{Host, HostEvent};
 use super::run_shared::{RunShared, Terminal};
 use super::timers::Timers;
+use crate::ledger::logbook::LogBook;
 use crate::ledger::output::{Admission, OutputLedger};
 use crate::ledger::text::Text;
 
@@ -38,7 +39,7 @@ pub struct RunState {
     /// could print may be refused, and none can outgrow what the host can convert).
     pub max_argument_bytes: usize,
     /// Entries admitted since the last `onLog` batch, when the host streams logs.
-    pub streamed: Option<Vec<Text>>,
+    pub streamed: Option<LogBook>,
     /// Flush `streamed` after every entry (see `RunConfig::log_at_once`).
     pub log_at_once: bool,
     pub namespaces: Vec<Namespace>,
@@ -59,6 +60,11 @@ pub struct RunState {
 
 pub type StateRef = Rc<RefCell<RunState>>;
 
+/// Streamed entries sent to the host in one event at most. Node's main thread runs up to 1000
+/// queued threadsafe-function calls in one turn of its loop; batches this small keep that turn
+/// short however fast a program prints.
+const STREAM_BATCH: usize = 16;
+
 /// The run state of the isolate behind `scope`.
 pub fn state(isolate: &v8::Isolate) -> StateRef {
     isolate.get_slot::<StateRef>().expect("run state is installed before any JavaScript runs").clone()
@@ -72,19 +78,19 @@ pub fn elapsed_ms(isolate: &v8::Isolate) -> f64 {
 impl RunState {
     /// Charges one log entry to the ledger; an overflow ends the run at once.
     pub fn log(&mut self, text: Text) {
-        // Only a streaming run needs its own copy of each entry.
-        let copy = self.streamed.is_some().then(|| text.clone());
-        let admitted = match self.ledger.push(text) {
-            Admission::Whole => copy,
+        let admitted = match self.ledger.push(&text) {
+            Admission::Whole => Some(text),
             Admission::Overflow { prefix_units } => {
                 self.shared.claim(Terminal::OutputLimit);
-                copy.filter(|_| prefix_units > 0).map(|t| t.slice(prefix_units))
+                (prefix_units > 0).then(|| text.slice(prefix_units))
             }
             Admission::Closed => None,
         };
         if let (Some(stream), Some(entry)) = (self.streamed.as_mut(), admitted) {
-            stream.push(entry);
-            if self.log_at_once {
+            stream.push(&entry);
+            // A program that prints in a tight loop never yields to the event loop: its entries
+            // still reach the host in batches, not all at once at its end.
+            if self.log_at_once || stream.len() >= STREAM_BATCH {
                 self.flush_stream();
             }
         }

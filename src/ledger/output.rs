@@ -2,6 +2,7 @@
 //! as they are emitted, the completion or failure message is charged at the end, and an overflow
 //! becomes the `output-limit` result whose size never exceeds the cap.
 
+use super::logbook::LogBook;
 use super::meter::{fitting_str_prefix, json_str_cost};
 use super::text::Text;
 use crate::outcome::FailureKind;
@@ -21,7 +22,7 @@ pub enum Admission {
 /// A run's result after the ledger: exactly the seam's shape.
 #[derive(Debug)]
 pub struct LedgerResult {
-    pub logs: Vec<Text>,
+    pub logs: LogBook,
     /// Compact JSON text of the completion value (lone surrogates escaped), when there is one.
     pub value_json: Option<String>,
     pub error: Option<(FailureKind, Text)>,
@@ -32,14 +33,14 @@ pub struct OutputLedger {
     cap: usize,
     /// UTF-8 bytes of `JSON.stringify(logs)` for the admitted entries.
     log_bytes: usize,
-    logs: Vec<Text>,
+    logs: LogBook,
     /// Full text of the entry that overflowed the stream, the last candidate of the limit result.
     overflowed: Option<Text>,
 }
 
 impl OutputLedger {
     pub fn new(cap: usize) -> Self {
-        OutputLedger { cap, log_bytes: 2, logs: Vec::new(), overflowed: None }
+        OutputLedger { cap, log_bytes: 2, logs: LogBook::default(), overflowed: None }
     }
 
     /// Bytes left for the completion value or failure message.
@@ -52,7 +53,7 @@ impl OutputLedger {
     }
 
     /// Charges one log entry in emission order (§10.2).
-    pub fn push(&mut self, text: Text) -> Admission {
+    pub fn push(&mut self, text: &Text) -> Admission {
         if self.overflowed.is_some() {
             return Admission::Closed;
         }
@@ -72,10 +73,10 @@ impl OutputLedger {
             let prefix = text.slice(prefix_units);
             self.log_bytes += sep + prefix.json_cost();
             // The admitted prefix is streamed, but the limit result recomputes from the full text.
-            self.overflowed = Some(text);
+            self.overflowed = Some(text.clone());
             return Admission::Overflow { prefix_units };
         }
-        self.overflowed = Some(text);
+        self.overflowed = Some(text.clone());
         Admission::Overflow { prefix_units: 0 }
     }
 
@@ -112,36 +113,48 @@ impl OutputLedger {
         let cap = self.cap;
         let full = format!("outer output exceeded {cap} bytes");
         let msg_bytes = json_str_cost(&full);
+        // The candidates are the admitted entries and the one that overflowed, kept in place.
         let mut candidates = self.logs;
-        candidates.extend(self.overflowed);
-        let mut kept: Vec<Text> = Vec::new();
+        if let Some(overflowed) = &self.overflowed {
+            candidates.push(overflowed);
+        }
+        let mut kept = 0usize;
+        let mut prefix = None;
         let mut used = 2usize;
         if let Some(log_budget) = cap.checked_sub(msg_bytes).filter(|b| *b >= 2) {
-            for entry in candidates {
-                let sep = usize::from(!kept.is_empty());
+            for entry in candidates.iter() {
+                let sep = usize::from(kept > 0);
                 let cost = entry.json_cost();
                 if used + sep + cost <= log_budget {
                     used += sep + cost;
-                    kept.push(entry);
+                    kept += 1;
                     continue;
                 }
                 let room = log_budget.saturating_sub(used + sep);
                 if let Some(units) = entry.fitting_prefix(room).filter(|u| *u > 0) {
-                    let prefix = entry.slice(units);
-                    used += sep + prefix.json_cost();
-                    kept.push(prefix);
+                    let cut = entry.to_text(units);
+                    used += sep + cut.json_cost();
+                    prefix = Some(cut);
                 }
                 break;
             }
         }
+        candidates.truncate(kept);
+        if let Some(cut) = prefix {
+            candidates.push(&cut);
+        }
         let message = fitting_str_prefix(&full, cap.saturating_sub(used)).to_string();
-        LedgerResult { logs: kept, value_json: None, error: Some((FailureKind::OutputLimit, Text::new(&message))) }
+        LedgerResult {
+            logs: candidates,
+            value_json: None,
+            error: Some((FailureKind::OutputLimit, Text::new(&message))),
+        }
     }
 }
 
 /// Bytes of `JSON.stringify(logs)`.
 #[cfg(test)]
-pub fn logs_cost(logs: &[Text]) -> usize {
+pub fn logs_cost(logs: &LogBook) -> usize {
     2 + logs.iter().map(|t| t.json_cost()).sum::<usize>() + logs.len().saturating_sub(1)
 }
 
@@ -157,8 +170,8 @@ mod tests {
     fn t(s: &str) -> Text {
         Text::new(s)
     }
-    fn strs(logs: &[Text]) -> Vec<String> {
-        logs.iter().map(|l| l.to_string_lossy()).collect()
+    fn strs(logs: &LogBook) -> Vec<String> {
+        logs.to_texts().iter().map(|l| l.to_string_lossy()).collect()
     }
     fn msg(r: &LedgerResult) -> (String, String) {
         let (k, m) = r.error.as_ref().unwrap();
@@ -173,9 +186,9 @@ mod tests {
     #[test]
     fn streaming_cap_15() {
         let mut l = OutputLedger::new(15);
-        assert_eq!(l.push(t("12345")), Admission::Whole);
-        assert_eq!(l.push(t("123456")), Admission::Overflow { prefix_units: 3 });
-        assert_eq!(l.push(t("dropped")), Admission::Closed);
+        assert_eq!(l.push(&t("12345")), Admission::Whole);
+        assert_eq!(l.push(&t("123456")), Admission::Overflow { prefix_units: 3 });
+        assert_eq!(l.push(&t("dropped")), Admission::Closed);
         assert_eq!(l.remaining(), 0);
         let r = l.limit_result();
         assert_eq!(strs(&r.logs), Vec::<String>::new());
@@ -186,8 +199,8 @@ mod tests {
     #[test]
     fn streaming_cap_6_has_no_empty_prefix() {
         let mut l = OutputLedger::new(6);
-        assert_eq!(l.push(t("12")), Admission::Whole);
-        assert_eq!(l.push(t("no-prefix-fits")), Admission::Overflow { prefix_units: 0 });
+        assert_eq!(l.push(&t("12")), Admission::Whole);
+        assert_eq!(l.push(&t("no-prefix-fits")), Admission::Overflow { prefix_units: 0 });
     }
 
     #[test]
@@ -199,10 +212,10 @@ mod tests {
         assert_eq!(msg(&r).1, "ou");
         // console.log("abc"); return "xy" at 11 and 10
         let mut l = OutputLedger::new(11);
-        l.push(t("abc"));
+        l.push(&t("abc"));
         assert!(l.finish_value(Some(("\"xy\"".into(), 4))).value_json.is_some());
         let mut l = OutputLedger::new(10);
-        l.push(t("abc"));
+        l.push(&t("abc"));
         let r = l.finish_value(Some(("\"xy\"".into(), 4)));
         assert_eq!((strs(&r.logs), msg(&r).1), (vec![], "outer ".into()));
         // throw "boom" at 8 and 7
@@ -212,11 +225,11 @@ mod tests {
         assert_eq!(msg(&r), ("output-limit".into(), "out".into()));
         // console.log("12345") at 4
         let mut l = OutputLedger::new(4);
-        assert_eq!(l.push(t("12345")), Admission::Overflow { prefix_units: 0 });
+        assert_eq!(l.push(&t("12345")), Admission::Overflow { prefix_units: 0 });
         assert_eq!(msg(&l.limit_result()).1, "");
         // a lossy completion whose diagnostic does not fit: 56 x's under 64
         let mut l = OutputLedger::new(64);
-        l.push(t(&"x".repeat(56)));
+        l.push(&t(&"x".repeat(56)));
         let r = l.finish_failure(FailureKind::InvalidOutput, t("program completion must be lossless JSON"));
         assert_eq!(strs(&r.logs), vec!["x".repeat(28)]);
         assert_eq!(msg(&r).1, "outer output exceeded 64 bytes");
@@ -225,12 +238,12 @@ mod tests {
     #[test]
     fn oversized_first_log_and_escapes() {
         let mut l = OutputLedger::new(96);
-        l.push(t(&format!("start-{}", "x".repeat(100000))));
+        l.push(&t(&format!("start-{}", "x".repeat(100000))));
         let r = l.limit_result();
         assert_eq!(strs(&r.logs), vec![format!("start-{}", "x".repeat(54))]);
         assert_eq!(total(&r), 96);
         let mut l = OutputLedger::new(96);
-        l.push(t(&"\"".repeat(1000)));
+        l.push(&t(&"\"".repeat(1000)));
         let r = l.limit_result();
         assert_eq!(strs(&r.logs), vec!["\"".repeat(30)]);
         assert!(total(&r) <= 96);
@@ -240,14 +253,14 @@ mod tests {
     fn runaway_spam_at_300() {
         let mut l = OutputLedger::new(300);
         for i in 0..1000 {
-            if l.push(t(&format!("spam line {i}"))) != Admission::Whole {
+            if l.push(&t(&format!("spam line {i}"))) != Admission::Whole {
                 break;
             }
         }
         let r = l.limit_result();
         assert_eq!(r.logs.len(), 19);
-        assert_eq!(r.logs[18].to_string_lossy(), "spa");
-        assert_eq!(r.logs[17].to_string_lossy(), "spam line 17");
+        assert_eq!(r.logs.to_texts()[18].to_string_lossy(), "spa");
+        assert_eq!(r.logs.to_texts()[17].to_string_lossy(), "spam line 17");
         assert_eq!(msg(&r).1, "outer output exceeded 300 bytes");
         assert_eq!(total(&r), 300);
     }
@@ -255,8 +268,8 @@ mod tests {
     #[test]
     fn two_writes_at_80() {
         let mut l = OutputLedger::new(80);
-        l.push(t(&"a".repeat(20)));
-        l.push(t(&"b".repeat(100)));
+        l.push(&t(&"a".repeat(20)));
+        l.push(&t(&"b".repeat(100)));
         let r = l.limit_result();
         assert_eq!(strs(&r.logs), vec!["a".repeat(20), "b".repeat(21)]);
         assert_eq!(msg(&r).1, "outer output exceeded 80 bytes");

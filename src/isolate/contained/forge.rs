@@ -98,7 +98,7 @@ pub fn forged_run(scenario: String, max_output_bytes: f64) -> Result<String, Str
     let events = collector.events.locked();
     let report = events.report.as_ref().expect("the run reported");
     let mut result = serde_json::json!({
-        "logs": report.result.logs.iter().map(|t| t.to_string_lossy()).collect::<Vec<_>>(),
+        "logs": report.result.logs.to_texts().iter().map(|t| t.to_string_lossy()).collect::<Vec<_>>(),
     });
     if let Some(json) = &report.result.value_json {
         result["value"] = serde_json::from_str(json).unwrap_or(serde_json::Value::Null);

@@ -24,6 +24,7 @@ use crate::channel::wire::push_str;
 use crate::isolate::budget::heap_limit_message;
 use crate::isolate::host::{Host, HostEvent, RunReport, RunStats};
 use crate::isolate::run::RunConfig;
+use crate::ledger::logbook::LogBook;
 use crate::ledger::output::{Admission, LedgerResult, OutputLedger};
 use crate::ledger::text::Text;
 use crate::outcome::{self, FailureKind};
@@ -41,6 +42,8 @@ const MAIN_SPIN: Duration = Duration::from_micros(40);
 const MIN_MAIN_SPIN: Duration = Duration::from_micros(5);
 /// The longest the main thread serves one run's calls in a row before it returns to the loop.
 const MAIN_SERVICE: Duration = Duration::from_millis(2);
+/// Bytes one read of a run's channel takes at most (see `Reader::read_into`).
+const READ_SLICE: usize = 256 * 1024;
 /// How long a finished process may take to prepare its next isolate before it is replaced.
 const NEXT_BOOT: Duration = Duration::from_secs(2);
 
@@ -746,6 +749,9 @@ impl Reader {
     }
 
     fn read_into(&mut self, buf: &mut [u8]) -> bool {
+        // One call reads this much at most: the rest waits for the next (the readers' polls are
+        // level-triggered), so a process that floods the channel never holds Node's loop long.
+        let mut left = READ_SLICE;
         loop {
             let Some(mut channel) = self.channel.as_ref() else { return false };
             match channel.read(buf) {
@@ -760,7 +766,8 @@ impl Reader {
                     }
                     // A short read emptied the socket: what comes next wakes the reader again
                     // (both readers' polls are level-triggered), without a read that fails here.
-                    if n < buf.len() {
+                    left = left.saturating_sub(n);
+                    if n < buf.len() || left == 0 {
                         return true;
                     }
                 }
@@ -795,7 +802,7 @@ impl Reader {
         if self.splitter.push(chunk, |line| lines.push(line.to_vec())).is_err() {
             return Some(self.malformed("a frame exceeded its size cap"));
         }
-        let mut streamed = Vec::new();
+        let mut streamed = LogBook::default();
         let mut ended = None;
         self.heard |= !lines.is_empty();
         let mut lines = lines.into_iter();
@@ -807,13 +814,16 @@ impl Reader {
                 break;
             };
             match frame {
-                ChildFrame::Log { text, .. } => match self.ledger.push(units_text(text.clone())) {
-                    Admission::Whole => streamed.push(units_text(text)),
-                    Admission::Overflow { prefix_units } if prefix_units > 0 => {
-                        streamed.push(units_text(text).slice(prefix_units))
+                ChildFrame::Log { text, .. } => {
+                    let text = units_text(text);
+                    match self.ledger.push(&text) {
+                        Admission::Whole if self.config.run.stream_logs => streamed.push(&text),
+                        Admission::Overflow { prefix_units } if prefix_units > 0 && self.config.run.stream_logs => {
+                            streamed.push(&text.slice(prefix_units))
+                        }
+                        _ => {}
                     }
-                    _ => {}
-                },
+                }
                 ChildFrame::Call { id, global, name, args } => {
                     let Some((ns, index)) = self.binding(&global, &name) else {
                         ended = Some(self.malformed("a call named no declared binding"));
@@ -831,7 +841,12 @@ impl Reader {
                 }
                 ChildFrame::Stop { kind, message, stats } => {
                     // What the run used by the claim: its result if the process is killed.
-                    self.stats = stats;
+                    self.stats = DoneStats {
+                        cpu_ms: stats.cpu_ms.or(self.stats.cpu_ms),
+                        wall_ms: None,
+                        heap_used_bytes: stats.heap_used_bytes.or(self.stats.heap_used_bytes),
+                        heap_peak_bytes: stats.heap_peak_bytes.or(self.stats.heap_peak_bytes),
+                    };
                     self.claim(kind, units_text(message))
                 }
                 ChildFrame::Done { value, error, stats } => {
@@ -878,11 +893,11 @@ impl Reader {
         ended
     }
 
-    fn flush(&mut self, streamed: &mut Vec<Text>) {
+    fn flush(&mut self, streamed: &mut LogBook) {
         if self.config.run.stream_logs && !streamed.is_empty() && self.host.is_some() {
             self.outbox.push(HostEvent::Logs(std::mem::take(streamed)));
         }
-        streamed.clear();
+        *streamed = LogBook::default();
     }
 
     fn binding(&self, global: &[u16], name: &[u16]) -> Option<(u32, u32)> {

@@ -149,7 +149,7 @@ fn execute(
         host: host.clone(),
         ledger: OutputLedger::new(config.max_output_bytes),
         max_argument_bytes: config.max_output_bytes,
-        streamed: config.stream_logs.then(Vec::new),
+        streamed: config.stream_logs.then(Default::default),
         log_at_once: config.log_at_once,
         namespaces: config
             .namespaces

@@ -119,9 +119,9 @@ impl HostSink for ChannelSink {
             }
             HostEvent::Logs(entries) => {
                 let mut lines = String::new();
-                for entry in entries {
+                for entry in entries.iter() {
                     lines.push_str("{\"type\":\"log\",\"text\":");
-                    push_str16(&mut lines, &entry.to_utf16());
+                    push_str16(&mut lines, &entry.to_text(entry.units()).to_utf16());
                     lines.push_str("}\n");
                 }
                 send_line(&lines);

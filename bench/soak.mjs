@@ -1,0 +1,89 @@
+// Nothing grows with the number of runs: tens of thousands of runs per case, the host's JavaScript
+// heap after a forced GC and its resident memory sampled every `every` runs, and the growth per
+// run as the least-squares slope over the samples after the warm-up (bytes per run). Cases: both
+// isolate tiers, `return 1` and a run with one binding call, and Python (fewer runs: each is a
+// child process).
+// Usage: node --expose-gc bench/soak.mjs [runs=20000] [case…] [--json]
+//   cases: process-return, process-call, thread-return, thread-call, python-return, python-call
+//   --json: one JSON line per case instead (__test__/soak-growth.test.mjs reads them)
+import { Context } from 'cordis'
+import { IsolateCodeRuntime, PythonCodeRuntime } from '../lib/index.mjs'
+
+if (typeof globalThis.gc !== 'function') {
+  console.error('run with node --expose-gc bench/soak.mjs')
+  process.exit(2)
+}
+
+const args = process.argv.slice(2).filter((a) => a !== '--json')
+const JSON_LINES = process.argv.includes('--json')
+const RUNS = Number(args[0] ?? 20000)
+const CASES = {
+  'process-return': { Class: IsolateCodeRuntime, config: { containment: 'process' }, program: 'return 1', runs: RUNS },
+  'process-call': { Class: IsolateCodeRuntime, config: { containment: 'process' }, program: 'return await tools.echo(1)', runs: RUNS },
+  'thread-return': { Class: IsolateCodeRuntime, config: { containment: 'thread' }, program: 'return 1', runs: RUNS },
+  'thread-call': { Class: IsolateCodeRuntime, config: { containment: 'thread' }, program: 'return await tools.echo(1)', runs: RUNS },
+  'python-return': { Class: PythonCodeRuntime, config: {}, program: 'return 1', runs: Math.ceil(RUNS / 10) },
+  'python-call': { Class: PythonCodeRuntime, config: {}, program: 'return await tools.echo(1)', runs: Math.ceil(RUNS / 10) },
+}
+const chosen = args.slice(1).length > 0 ? args.slice(1) : Object.keys(CASES)
+const tools = { global: 'tools', functions: { echo: async (x) => x } }
+
+/** Heap in use after a full collection (twice: weak callbacks and finalizers run in between). */
+async function settledHeap() {
+  for (let i = 0; i < 3; i++) {
+    globalThis.gc()
+    await new Promise((r) => setImmediate(r))
+  }
+  return process.memoryUsage().heapUsed
+}
+
+/** Least-squares slope of y over x. */
+function slope(points) {
+  const n = points.length
+  const mx = points.reduce((s, p) => s + p.x, 0) / n
+  const my = points.reduce((s, p) => s + p.y, 0) / n
+  const sxy = points.reduce((s, p) => s + (p.x - mx) * (p.y - my), 0)
+  const sxx = points.reduce((s, p) => s + (p.x - mx) ** 2, 0)
+  return sxx === 0 ? 0 : sxy / sxx
+}
+
+/** Runs one case; returns `{ heapPerRun, rssPerRun, heapGrowth, rssGrowth, runs }`. */
+export async function soak({ Class, config, program, runs }, { every = Math.max(1, Math.floor(runs / 20)), warmup = Math.floor(runs / 4) } = {}) {
+  const ctx = new Context()
+  const fiber = await ctx.plugin(Class, config)
+  const runtime = ctx.get('codeRuntime')
+  const heap = []
+  const rss = []
+  for (let i = 1; i <= runs; i++) {
+    const result = await runtime.run({ program, bindings: [tools] })
+    if (result.value !== 1) throw new Error(`run ${i} returned ${JSON.stringify(result)}`)
+    if (i >= warmup && i % every === 0) {
+      heap.push({ x: i, y: await settledHeap() })
+      rss.push({ x: i, y: process.memoryUsage().rss })
+    }
+  }
+  await fiber.dispose()
+  return {
+    runs,
+    heapPerRun: slope(heap),
+    rssPerRun: slope(rss),
+    heapGrowth: heap.at(-1).y - heap[0].y,
+    rssGrowth: rss.at(-1).y - rss[0].y,
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  for (const name of chosen) {
+    const started = performance.now()
+    const r = await soak(CASES[name])
+    if (JSON_LINES) {
+      console.log(JSON.stringify({ case: name, ...r }))
+      continue
+    }
+    const seconds = ((performance.now() - started) / 1000).toFixed(0)
+    console.log(
+      `${name.padEnd(16)} ${String(r.runs).padStart(6)} runs  heap after GC ${r.heapPerRun.toFixed(1).padStart(8)} B/run (${(r.heapGrowth / 1024).toFixed(0)} KiB)   RSS ${r.rssPerRun.toFixed(1).padStart(8)} B/run (${(r.rssGrowth / 1024).toFixed(0)} KiB)   ${seconds} s`,
+    )
+  }
+  process.exit(0)
+}
