@@ -9,7 +9,7 @@
 // all: installing either, both runtimes refuse to load with the repair, unless allowed to run
 // unsandboxed.
 import { execFileSync, spawnSync } from 'node:child_process'
-import { chmodSync, chownSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, copyFileSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -165,7 +165,11 @@ describe('npm install code-runtime-native cordis, with no Rust on PATH', () => {
     chownSync(tmp, uid, gid)
     const script = join(project, 'unprivileged.mjs')
     writeFileSync(script, hostScript({ isolate: {}, python: { pythonBin: '/usr/bin/python3' } }, 'code-runtime-native'))
-    const { code, stdout, stderr } = await runAs(process.execPath, script, { uid, gid, cwd: project, env: { PATH: '/usr/bin:/bin', TMPDIR: tmp } })
+    // This Node may live where that user cannot reach it (CI's Node 22+ are under /root): a copy.
+    const node = join(tmp, 'node')
+    copyFileSync(process.execPath, node)
+    chmodSync(node, 0o755)
+    const { code, stdout, stderr } = await runAs(node, script, { uid, gid, cwd: project, env: { PATH: '/usr/bin:/bin', TMPDIR: tmp } })
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
     expectEveryLayer(JSON.parse(stdout), expect)
   })
