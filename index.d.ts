@@ -108,7 +108,11 @@ export interface IsolateCodeRuntimeConfig {
   containment?: 'process' | 'thread'
   /** Sandbox processes at most (`'process'`); runs beyond wait in FIFO order. Default max(2, cores). */
   maxProcesses?: number
-  /** Runs one sandbox process serves before it is replaced (`'process'`). Default 100. */
+  /**
+   * Runs one sandbox process serves before it is replaced (`'process'`). Default 1: a program that
+   * compromised its process never sees another run. Above 1 reuses processes (faster back to
+   * back) and is for trusted workloads only (README: Containment).
+   */
   maxRunsPerProcess?: number
   /** The ids a root host's sandbox processes have (`'process'`). Default nobody (README). */
   runAs?: SandboxRunAs
@@ -285,6 +289,13 @@ export declare const enum FailureKind {
  * For the suite.
  */
 export declare function forgeContainedIsolateRun(scenario: string, maxOutputBytes: number): string
+
+/**
+ * Runs `programs` one after another on a pool of processes playing `scenario`, each serving
+ * `maxRunsPerProcess` runs at most; returns `{ results: [{ result, calls, streamed }], processesLeft }`
+ * as JSON text. For the suite (a compromised process must never see a later run).
+ */
+export declare function forgeContainedIsolateRuns(scenario: string, maxOutputBytes: number, programs: Array<string>, maxRunsPerProcess: number): string
 
 /** A result decided before any isolate exists (a pre-aborted signal), through a fresh ledger. */
 export declare function isolateFreshFailure(kind: FailureKind, message: string, maxOutputBytes: number): IsolateReport

@@ -846,6 +846,7 @@ module.exports.containedIsolatesAvailable = nativeBinding.containedIsolatesAvail
 module.exports.DISPOSED = nativeBinding.DISPOSED
 module.exports.FailureKind = nativeBinding.FailureKind
 module.exports.forgeContainedIsolateRun = nativeBinding.forgeContainedIsolateRun
+module.exports.forgeContainedIsolateRuns = nativeBinding.forgeContainedIsolateRuns
 module.exports.isolateFreshFailure = nativeBinding.isolateFreshFailure
 module.exports.PREFIX = nativeBinding.PREFIX
 module.exports.probeContainedIsolate = nativeBinding.probeContainedIsolate

@@ -65,6 +65,24 @@ describe.runIf(native.containedIsolatesAvailable())('a subverted sandbox process
     expect(report.processesLeft).toBe(0)
   })
 
+  it('by default a compromised process never sees another run: each run is served by a fresh process', () => {
+    // `implant` looks healthy after each run and would hand back the program of the run before.
+    const programs = ['return "the secret of user A"', 'return 2', 'return 3']
+    const report = JSON.parse(native.forgeContainedIsolateRuns('implant', MAX_OUTPUT_BYTES, programs, 1))
+    expect(report.results.map((r) => r.result)).toEqual(programs.map(() => ({ logs: [], value: 1 })))
+    expect(report.processesLeft).toBe(0)
+  })
+
+  it('maxRunsPerProcess above 1 gives that up: the compromised process reads the run before', () => {
+    const programs = ['return "the secret of user A"', 'return 2']
+    const report = JSON.parse(native.forgeContainedIsolateRuns('implant', MAX_OUTPUT_BYTES, programs, 2))
+    expect(report.results.map((r) => r.result)).toEqual([
+      { logs: [], value: 1 },
+      { logs: [], value: 'implant saw: return "the secret of user A"' },
+    ])
+    expect(report.processesLeft).toBe(0)
+  })
+
   it('leaves no sandbox process behind, and a real runtime still runs return 1', async () => {
     for (const scenario of ['garbage', 'oversized-frame']) forge(scenario)
     expect(sandboxProcesses()).toEqual([])

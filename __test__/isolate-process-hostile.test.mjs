@@ -13,7 +13,7 @@ import fs from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadIsolate, tools } from './helpers.mjs'
-import { sandboxProcesses, sandboxRoots, waitFor } from './process-helpers.mjs'
+import { runProcesses, sandboxProcesses, sandboxRoots, waitFor } from './process-helpers.mjs'
 
 const REPO = fileURLToPath(new URL('..', import.meta.url))
 const SECRET = 'sekret-7f3a9c'
@@ -208,7 +208,8 @@ describe('a host that dies while its isolate computes', () => {
       await ctx.codeRuntime.run({ program: 'for (;;) {}', bindings: [] })`
     const host = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] })
     await new Promise((resolve) => host.stdout.once('data', resolve))
-    await waitFor(() => sandboxRoots(host.pid).length >= 2, 10000)
+    // The process computing and the spare, both forked by the template.
+    await waitFor(() => runProcesses(host.pid).length >= 2, 10000)
     const pids = sandboxProcesses(host.pid).map((p) => p.pid)
     expect(pids.length).toBeGreaterThan(0)
     host.kill('SIGKILL')
@@ -393,8 +394,9 @@ describe('escape attempts from inside the sandbox', () => {
 
 describe('nothing left for the next run in the same sandbox process', () => {
   it('a run that pollutes its globals, prototypes and timers leaves nothing for the next one', async () => {
-    // One process serves every run, so the second run is served where the first ran.
-    const { runtime, fiber } = await loadProcess({ maxProcesses: 1 })
+    // One process serves every run (a trusted workload's reuse), so the second run is served
+    // where the first ran.
+    const { runtime, fiber } = await loadProcess({ maxProcesses: 1, maxRunsPerProcess: 100 })
     await requireProcessTier(runtime, fiber)
     expect(
       await runtime.run({
@@ -402,15 +404,40 @@ describe('nothing left for the next run in the same sandbox process', () => {
         bindings: [],
       }),
     ).toEqual({ logs: [], value: 1 })
-    const roots = sandboxRoots().map((r) => r.pid)
-    expect(roots).toHaveLength(1)
+    const served = runProcesses().map((p) => p.pid)
+    expect(served).toHaveLength(1)
     const next = await runtime.run({
       program: 'const a = []; a.push(1); return [typeof globalThis.leak, typeof {}.polluted, a.length]',
       bindings: [],
     })
     expect(next).toEqual({ logs: [], value: ['undefined', 'undefined', 1] })
-    expect(sandboxRoots().map((r) => r.pid)).toEqual(roots)
+    expect(runProcesses().map((p) => p.pid)).toEqual(served)
     await fiber.dispose()
+  })
+})
+
+describe('a process a program may have compromised never serves another run', () => {
+  // By default each sandbox process serves one run: the next run takes a process the template
+  // forked ahead of time (a copy of a process no program ran in). Which process serves a run is
+  // read while the run awaits a binding call; with one process at most there is no spare then.
+  it('every run, by default, is served by a process no earlier run used; each is gone after its run', async () => {
+    const { runtime, fiber } = await loadProcess({ maxProcesses: 1 })
+    await requireProcessTier(runtime, fiber)
+    const servers = []
+    const seen = { global: 'tools', functions: { where: async () => (servers.push(runProcesses().map((p) => p.pid)), null) } }
+    for (let i = 0; i < 4; i++) {
+      expect(await runtime.run({ program: `await tools.where({}); return ${i}`, bindings: [seen] })).toEqual({ logs: [], value: i })
+    }
+    expect(servers.map((pids) => pids.length)).toEqual([1, 1, 1, 1])
+    const pids = servers.flat()
+    expect(new Set(pids).size).toBe(4)
+    // Each served one run and was retired: none of them is alive any more.
+    await waitFor(() => pids.every((pid) => !runProcesses().some((p) => p.pid === pid)), 5000)
+    expect(runProcesses().filter((p) => pids.includes(p.pid))).toEqual([])
+    // They were all forked by one template, which itself ran nothing.
+    expect(sandboxRoots()).toHaveLength(1)
+    await fiber.dispose()
+    expect(sandboxProcesses()).toEqual([])
   })
 })
 
@@ -451,7 +478,7 @@ describe('a burst of 64 runs', () => {
     const { runtime, fiber } = await loadProcess({ maxProcesses })
     await requireProcessTier(runtime, fiber, 'the process cap is what this test measures')
     let peak = 0
-    const sample = () => (peak = Math.max(peak, sandboxRoots().length))
+    const sample = () => (peak = Math.max(peak, runProcesses().length))
     const sampler = setInterval(sample, 2)
     const start = performance.now()
     const results = await Promise.all(

@@ -87,6 +87,26 @@ export function sandboxRoots(root = process.pid) {
   return all.filter((p) => !byPid.has(p.ppid)).map((r) => ({ ...r, tree: trees.get(r.pid) }))
 }
 
+/** argv[1] of a process ('' when it cannot be read). */
+function mode(pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[1] ?? ''
+  } catch {
+    return ''
+  }
+}
+
+/**
+ * The sandbox processes that serve runs: each forked by a template (a sandbox process in mode
+ * `isolate` or `isolate-forge` that never runs a program), so in that mode itself with a parent in
+ * it. Each has `pid` and `ppid` (its template).
+ */
+export function runProcesses(root = process.pid) {
+  const all = sandboxProcesses(root)
+  const serving = new Set(all.filter((p) => mode(p.pid).startsWith('isolate')).map((p) => p.pid))
+  return all.filter((p) => serving.has(p.pid) && serving.has(p.ppid))
+}
+
 /** VmRSS of a process in bytes (0 when it is gone or has no memory, e.g. a zombie). */
 export function rssBytes(pid) {
   try {

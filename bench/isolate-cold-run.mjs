@@ -16,19 +16,16 @@
 // child Node started with that flag (the same loop, timed inside the child).
 // Usage: node bench/isolate-cold-run.mjs [runs=300]
 import { spawnSync } from 'node:child_process'
-import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { Context } from 'cordis'
 import { IsolateCodeRuntime } from '../lib/index.mjs'
 import { ms, p50, p99 } from './stats.mjs'
+import { ensureIsolatedVm, IVM_DIR } from './isolated-vm.mjs'
 import { workerRun } from './worker-baseline.mjs'
 
 const RUNS = Number(process.argv[2] ?? 300)
 const WARMUP = 20
 const IVM_MEMORY_LIMIT_MB = 128
-const CACHE = process.env.CRN_BENCH_CACHE ?? path.join(os.homedir(), '.cache', 'code-runtime-native', 'bench')
-const IVM_DIR = path.join(CACHE, 'isolated-vm')
 
 async function measure(label, runOnce, paceMs = 0) {
   for (let i = 0; i < WARMUP; i++) await runOnce()
@@ -51,33 +48,6 @@ function line(label, times) {
 function ratio(label, num, den, target) {
   if (!num || !den) return console.log(`${label.padEnd(50)} (not measured)`)
   console.log(`${label.padEnd(50)} p50 ${(p50(num) / p50(den)).toFixed(1)}×   p99 ${(p99(num) / p99(den)).toFixed(1)}×   (target ${target})`)
-}
-
-/** Ensures isolated-vm 5 is installed in the cache; returns the reason when it is not. */
-function ensureIsolatedVm() {
-  const pkg = path.join(IVM_DIR, 'node_modules', 'isolated-vm', 'package.json')
-  const installed = () => {
-    try {
-      const { version } = JSON.parse(fs.readFileSync(pkg, 'utf8'))
-      return version.startsWith('5.') && fs.existsSync(path.join(IVM_DIR, 'node_modules', 'isolated-vm', 'out', 'isolated_vm.node'))
-    } catch {
-      return false
-    }
-  }
-  if (installed()) return null
-  fs.mkdirSync(IVM_DIR, { recursive: true })
-  const env = { ...process.env }
-  if (fs.existsSync('/usr/include/node/node.h')) env.npm_config_nodedir = '/usr'
-  const args = ['install', '--prefix', IVM_DIR, 'isolated-vm@5', '--no-audit', '--no-fund', '--no-save']
-  console.log(`installing isolated-vm into ${IVM_DIR} (npm ${args.join(' ')}${env.npm_config_nodedir ? ', npm_config_nodedir=/usr' : ''}); building it takes about a minute`)
-  const out = spawnSync('npm', args, { env, encoding: 'utf8', timeout: 15 * 60 * 1000 })
-  if (out.status !== 0 || !installed()) {
-    const lines = `${out.stderr ?? ''}\n${out.stdout ?? ''}`.trim().split('\n')
-    const errors = lines.filter((l) => /^npm (error|ERR!)/.test(l))
-    const tail = (errors.length > 0 ? errors.slice(0, 6) : lines.slice(-8)).join('\n  ')
-    return `npm install failed (${out.error?.message ?? `status ${out.status}`}):\n  ${tail}`
-  }
-  return null
 }
 
 /** Times isolated-vm's cold isolate in a child Node with --no-node-snapshot; `{ times }` or `{ reason }`. */

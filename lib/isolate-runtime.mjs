@@ -63,7 +63,7 @@ export const IsolateConfig = Schema.object({
   maxProcesses: Schema.number()
     .description('Sandbox processes at most; runs beyond wait in FIFO order. Default max(2, cores).'),
   maxRunsPerProcess: Schema.number()
-    .description('Runs one sandbox process serves before it is replaced. Default 100.'),
+    .description('Runs one sandbox process serves before it is replaced. Default 1: a compromised process never sees another run; above 1 only for trusted workloads.'),
   runAs: RUN_AS_SCHEMA,
   allowUnsandboxed: Schema.boolean().default(false)
     .description("Load even when the sandbox helper this platform ships is missing or unusable: isolates then run on host threads, as with containment 'thread'."),
@@ -133,7 +133,7 @@ export function createIsolateState(ctx, config = {}) {
     maxOldGenerationSizeMb: config?.maxOldGenerationSizeMb ?? 512,
     containment: config?.containment,
     maxProcesses: config?.maxProcesses ?? Math.max(2, os.availableParallelism?.() ?? os.cpus().length),
-    maxRunsPerProcess: config?.maxRunsPerProcess ?? 100,
+    maxRunsPerProcess: config?.maxRunsPerProcess ?? 1,
     runAs: readRunAs(config?.runAs, (message) => {
       throw new Error(`${PREFIX}${message}`)
     }),

@@ -108,7 +108,11 @@ export interface IsolateCodeRuntimeConfig {
   containment?: 'process' | 'thread'
   /** Sandbox processes at most (`'process'`); runs beyond wait in FIFO order. Default max(2, cores). */
   maxProcesses?: number
-  /** Runs one sandbox process serves before it is replaced (`'process'`). Default 100. */
+  /**
+   * Runs one sandbox process serves before it is replaced (`'process'`). Default 1: a program that
+   * compromised its process never sees another run. Above 1 reuses processes (faster back to
+   * back) and is for trusted workloads only (README: Containment).
+   */
   maxRunsPerProcess?: number
   /** The ids a root host's sandbox processes have (`'process'`). Default nobody (README). */
   runAs?: SandboxRunAs

@@ -65,7 +65,8 @@ pub fn probe_contained_isolate(allowlist: bool) -> napi::Result<String> {
         return Err(napi::Error::from_reason("the sandbox helper is not beside the addon"));
     };
     let run_as = crate::sandbox::identity::run_as(None);
-    let spec = ProcessSpec { helper, addon, heap_mb: 64.0, memory_cap: memory_cap(64.0), forge: None, run_as };
+    let spec =
+        ProcessSpec { helper, addon, heap_mb: 64.0, memory_cap: memory_cap(64.0), forge: None, run_as, children: 1 };
     let pid = std::process::id() as i32;
     process::SandboxProcess::probe(&spec, if allowlist { pid } else { -pid }).map_err(napi::Error::from_reason)
 }
@@ -98,6 +99,7 @@ impl IsolatePool {
                 memory_cap: memory_cap(options.max_old_generation_size_mb),
                 forge: None,
                 run_as: super::identity::run_as(options.run_as),
+                children: options.max_processes.max(1) as usize,
             },
             max_processes: options.max_processes.max(1) as usize,
             max_runs: options.max_runs_per_process.max(1),
@@ -259,4 +261,19 @@ fn attach_on_main(callback: Weak<main_call::MainCallback>, host: Host) -> superv
 #[napi(catch_unwind)]
 pub fn forge_contained_isolate_run(scenario: String, max_output_bytes: f64) -> napi::Result<String> {
     forge::forged_run(scenario, max_output_bytes).map_err(napi::Error::from_reason)
+}
+
+/// Runs `programs` one after another on a pool of processes playing `scenario`, each serving
+/// `maxRunsPerProcess` runs at most; returns `{ results: [{ result, calls, streamed }], processesLeft }`
+/// as JSON text. For the suite (a compromised process must never see a later run).
+#[napi(catch_unwind)]
+pub fn forge_contained_isolate_runs(
+    scenario: String,
+    max_output_bytes: f64,
+    programs: Vec<String>,
+    max_runs_per_process: u32,
+) -> napi::Result<String> {
+    let (results, left) = forge::forged_runs(scenario, max_output_bytes, &programs, max_runs_per_process)
+        .map_err(napi::Error::from_reason)?;
+    Ok(serde_json::json!({ "results": results, "processesLeft": left }).to_string())
 }

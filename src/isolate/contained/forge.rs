@@ -47,6 +47,21 @@ impl HostSink for Collector {
 /// returns `{ result: { logs, value?, error? }, calls, streamed, processesLeft }` as JSON text.
 /// For the suite.
 pub fn forged_run(scenario: String, max_output_bytes: f64) -> Result<String, String> {
+    let (mut results, left) = forged_runs(scenario, max_output_bytes, &["return 1".to_string()], 1)?;
+    let mut report = results.pop().ok_or("no run reported")?;
+    report["processesLeft"] = left.into();
+    Ok(report.to_string())
+}
+
+/// Runs `programs` one after another on one pool of processes playing `scenario`, each process
+/// serving `max_runs` runs at most; returns each run's `{ result, calls, streamed }` and how many
+/// processes were left after the pool closed.
+pub fn forged_runs(
+    scenario: String,
+    max_output_bytes: f64,
+    programs: &[String],
+    max_runs: u32,
+) -> Result<(Vec<serde_json::Value>, usize), String> {
     let Some((helper, addon)) = process::locate() else {
         return Err("the sandbox helper is not beside the addon".into());
     };
@@ -59,16 +74,31 @@ pub fn forged_run(scenario: String, max_output_bytes: f64) -> Result<String, Str
         memory_cap,
         forge: Some(scenario),
         run_as: crate::sandbox::identity::run_as(None),
+        children: 1,
     };
     let max_output_bytes = max_output_bytes as usize;
     let pool = Pool::new(PoolConfig {
         spec,
         max_processes: 1,
-        max_runs: 1,
+        max_runs: max_runs.max(1),
         frame_cap: max_output_bytes.saturating_mul(6).saturating_add(1 << 20),
     });
-    let (wake_r, wake_w) =
-        nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK).map_err(|e| e.to_string())?;
+    let results =
+        programs.iter().map(|program| forged_one(&pool, program, heap_mb, memory_cap, max_output_bytes)).collect();
+    pool.close();
+    Ok((results, pool.live()))
+}
+
+fn forged_one(
+    pool: &Arc<Pool>,
+    program: &str,
+    heap_mb: f64,
+    memory_cap: u64,
+    max_output_bytes: usize,
+) -> serde_json::Value {
+    let Ok((wake_r, wake_w)) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK) else {
+        return serde_json::json!({ "error": "pipe" });
+    };
     let control = Arc::new(RunControl {
         abort: Mutex::new(None),
         out: Mutex::new(Outbound::default()),
@@ -76,7 +106,7 @@ pub fn forged_run(scenario: String, max_output_bytes: f64) -> Result<String, Str
         replies: Default::default(),
     });
     let run = RunConfig {
-        program: ProgramText::plain("return 1"),
+        program: ProgramText::plain(program),
         namespaces: vec![NamespaceSpec { global: "tools".into(), names: vec!["echo".into()], error_class: None }],
         compute_ms: 5000.0,
         max_wall_ms: 10000.0,
@@ -93,9 +123,6 @@ pub fn forged_run(scenario: String, max_output_bytes: f64) -> Result<String, Str
     while events.report.is_none() {
         events = collector.done.wait_for(events, Duration::from_secs(15));
     }
-    drop(events);
-    pool.close();
-    let events = collector.events.locked();
     let report = events.report.as_ref().expect("the run reported");
     let mut result = serde_json::json!({
         "logs": report.result.logs.to_texts().iter().map(|t| t.to_string_lossy()).collect::<Vec<_>>(),
@@ -106,11 +133,5 @@ pub fn forged_run(scenario: String, max_output_bytes: f64) -> Result<String, Str
     if let Some((kind, message)) = &report.result.error {
         result["error"] = serde_json::json!({ "kind": kind.as_str(), "message": message.to_string_lossy() });
     }
-    Ok(serde_json::json!({
-        "result": result,
-        "calls": events.calls,
-        "streamed": events.streamed,
-        "processesLeft": pool.live(),
-    })
-    .to_string())
+    serde_json::json!({ "result": result, "calls": events.calls, "streamed": events.streamed })
 }

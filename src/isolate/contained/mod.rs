@@ -18,6 +18,7 @@ pub mod main_call;
 pub mod pool;
 pub mod process;
 pub mod supervise;
+pub mod template;
 pub mod uv;
 
 /// Memory of a sandbox process beyond its isolate's heap and buffer caps: V8's code and the

@@ -1,12 +1,15 @@
-//! The sandbox processes of one runtime: started on demand up to a maximum, one run at a time
-//! each, runs beyond it admitted in FIFO order; one spare kept ready so a burst's first run does
-//! not pay for a spawn; a process is replaced after an abnormal end or `max_runs` runs.
+//! The sandbox processes of one runtime: forked on demand from the runtime's template (started
+//! through the helper, never running a program: `super::template`) up to a maximum, one run at a
+//! time each, runs beyond it admitted in FIFO order; one spare kept ready so a run does not wait
+//! for a fork; a process is replaced after an abnormal end or `max_runs` runs (by default one: a
+//! process a program may have compromised never serves another run).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use super::process::{ProcessSpec, SandboxProcess};
+use super::process::{ProcessSpec, SandboxProcess, BOOT_DEADLINE};
+use super::template::Template;
 use crate::panic::{Lock, Wait};
 use crate::sandbox::Layers;
 
@@ -35,6 +38,8 @@ pub struct Pool {
     config: PoolConfig,
     state: Mutex<State>,
     changed: Condvar,
+    /// The template processes are forked from (started on first need, again if it died).
+    template: Mutex<Option<Arc<Template>>>,
 }
 
 /// What holds around a sandbox process: the helper's report, and what the process and the
@@ -56,7 +61,12 @@ pub enum Denied {
 
 impl Pool {
     pub fn new(config: PoolConfig) -> Arc<Pool> {
-        let pool = Arc::new(Pool { config, state: Mutex::new(State::default()), changed: Condvar::new() });
+        let pool = Arc::new(Pool {
+            config,
+            state: Mutex::new(State::default()),
+            changed: Condvar::new(),
+            template: Mutex::new(None),
+        });
         pool.keep_spare();
         pool
     }
@@ -101,15 +111,16 @@ impl Pool {
                     st.queue.pop_front();
                     self.changed.notify_all();
                     drop(st);
-                    self.keep_spare();
+                    self.replace_early(&process);
                     return Ok(process);
                 }
-                if st.live < self.config.max_processes {
+                // A spare on its way serves a waiting run sooner than a process started now.
+                if st.live < self.config.max_processes && st.booting < st.queue.len() {
                     st.live += 1;
                     st.queue.pop_front();
                     self.changed.notify_all();
                     drop(st);
-                    let started = SandboxProcess::start(&self.config.spec, self.config.frame_cap);
+                    let started = self.start_process();
                     let mut st = self.state.locked();
                     Self::note_layers(&mut st, &started);
                     if started.is_err() {
@@ -117,6 +128,9 @@ impl Pool {
                     }
                     self.changed.notify_all();
                     drop(st);
+                    if let Ok(process) = &started {
+                        self.replace_early(process);
+                    }
                     return started.map_err(Denied::Failed);
                 }
             }
@@ -142,10 +156,23 @@ impl Pool {
             }
             self.changed.notify_all();
             drop(st);
-            self.keep_spare();
+            self.replace_early(&process);
             return Some(process);
         }
         None
+    }
+
+    /// Whether `process` is retired after the run it serves now (or is about to).
+    pub fn is_last_run(&self, process: &SandboxProcess) -> bool {
+        process.runs + 1 >= self.config.max_runs
+    }
+
+    /// A process taken for its last run starts its replacement now, while it runs, so the next
+    /// run finds a process ready (by default every run is a process's last).
+    fn replace_early(self: &Arc<Self>, taken: &SandboxProcess) {
+        if self.is_last_run(taken) {
+            self.keep_spare();
+        }
     }
 
     /// Takes a process back after its run: kept for the next run when it is healthy (its next
@@ -200,7 +227,7 @@ impl Pool {
         }
         let pool = self.clone();
         let spawned = std::thread::Builder::new().name("code-runtime-spare".into()).spawn(move || {
-            let started = SandboxProcess::start(&pool.config.spec, pool.config.frame_cap);
+            let started = pool.start_process();
             let mut st = pool.state.locked();
             Self::note_layers(&mut st, &started);
             st.booting -= 1;
@@ -222,6 +249,36 @@ impl Pool {
         }
     }
 
+    /// A fresh process, forked from the template and booted (its first isolate prepared).
+    fn start_process(&self) -> Result<SandboxProcess, String> {
+        let template = self.template()?;
+        super::trace!("fork: asking");
+        let mut process = template.fork(&self.config.spec, self.config.frame_cap)?;
+        super::trace!("fork: forked");
+        let booted = process.await_boot(Instant::now() + BOOT_DEADLINE);
+        super::trace!("fork: booted");
+        if let Err(e) = booted {
+            process.kill();
+            process.reap_blocking();
+            return Err(format!("failed to start the isolate's sandbox process: {e}"));
+        }
+        Ok(process)
+    }
+
+    /// The template, started (again, if the last one died: its children died with it) here.
+    fn template(&self) -> Result<Arc<Template>, String> {
+        let mut slot = self.template.locked();
+        if let Some(template) = slot.as_ref().filter(|t| t.alive()) {
+            return Ok(template.clone());
+        }
+        if self.is_closed() {
+            return Err("failed to start the isolate's sandbox process: the runtime was disposed".into());
+        }
+        let template = Arc::new(Template::start(&self.config.spec)?);
+        *slot = Some(template.clone());
+        Ok(template)
+    }
+
     /// Processes that exist or are being started.
     pub fn live(&self) -> usize {
         self.state.locked().live
@@ -241,6 +298,12 @@ impl Pool {
             std::mem::take(&mut st.idle)
         };
         let killed = idle.len();
+        // The template's namespace holds every process: killing it ends them all at once (and
+        // no new one can be forked).
+        let template = self.template.locked().take();
+        if let Some(template) = template {
+            template.kill();
+        }
         drop(idle);
         let mut st = self.state.locked();
         st.live -= killed;

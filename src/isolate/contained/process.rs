@@ -1,13 +1,16 @@
 //! One sandbox process for contained isolates: started through the helper
 //! (`exec … -- code-runtime-native-sandbox isolate <addon> <heapMb>`), killed through its
-//! namespace's init, reaped by this host.
+//! namespace's init and reaped by this host; or forked by such a process, a template
+//! (`super::template`), killed through its pidfd and reaped by the template.
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::template::Template;
 use crate::channel::codec::{decode_js_frame, ChildFrame};
 use crate::channel::lines::LineSplitter;
 use crate::channel::scan::{key_is, scan_js_line, Kind};
@@ -22,7 +25,7 @@ const SYSTEM_READ_ONLY: &[&str] = &["/usr", "/lib", "/lib64", "/lib32", "/libx32
 /// Threads one sandbox process may have (V8's platform, the isolate, strip, channel, watchdog).
 const THREAD_CAP: u64 = 64;
 /// How long a new process may take to prepare its first isolate.
-const BOOT_DEADLINE: Duration = Duration::from_secs(10);
+pub const BOOT_DEADLINE: Duration = Duration::from_secs(10);
 
 /// What every sandbox process of one runtime shares.
 #[derive(Clone)]
@@ -38,6 +41,9 @@ pub struct ProcessSpec {
     pub forge: Option<String>,
     /// The ids a root host's processes have (`None` for other hosts).
     pub run_as: Option<(u32, u32)>,
+    /// Processes a template may have alive at once (its caps hold them all until each child is
+    /// moved into cgroups of its own).
+    pub children: usize,
 }
 
 /// How far above `memory_cap` the cgroup's hard limit sits: the supervisor's own reading
@@ -45,10 +51,13 @@ pub struct ProcessSpec {
 const CGROUP_SLACK: u64 = 64 << 20;
 
 pub struct SandboxProcess {
-    /// The host's child: the helper's keeper (or the program itself without namespaces).
+    /// The host's child: the helper's keeper (or the program itself without namespaces); for a
+    /// forked process, the process itself as the host sees it.
     pub pid: i32,
     pidfd: Option<OwnedFd>,
     init: Option<OwnedFd>,
+    /// The template that forked it, and its pid there (`None`: started through the helper).
+    template: Option<(Arc<Template>, i32)>,
     pub channel: UnixStream,
     pub layers: Option<Layers>,
     /// Runs served so far.
@@ -67,7 +76,8 @@ pub struct SandboxProcess {
 }
 
 /// `mode` is `isolate` (serve runs) or `isolate-probe` with the host's pid (the escape probe).
-fn plan(spec: &ProcessSpec, mode: &[&str], cgroup: Option<&Path>, memory: Option<&Path>) -> Plan {
+/// `processes`: how many processes (each with its threads) it may hold.
+fn plan(spec: &ProcessSpec, mode: &[&str], cgroup: Option<&Path>, memory: Option<&Path>, processes: u64) -> Plan {
     let mut read_only: Vec<PathBuf> = SYSTEM_READ_ONLY.iter().map(PathBuf::from).collect();
     read_only.push(spec.helper.clone());
     read_only.push(spec.addon.clone());
@@ -83,7 +93,11 @@ fn plan(spec: &ProcessSpec, mode: &[&str], cgroup: Option<&Path>, memory: Option
         read_only,
         read_write: Vec::new(),
         as_host: Vec::new(),
-        rlimits: vec![(RlimitKind::Core, 0, 0), (RlimitKind::Fsize, 0, 0), (RlimitKind::Nproc, THREAD_CAP, THREAD_CAP)],
+        rlimits: vec![
+            (RlimitKind::Core, 0, 0),
+            (RlimitKind::Fsize, 0, 0),
+            (RlimitKind::Nproc, THREAD_CAP * processes, THREAD_CAP * processes),
+        ],
         cgroup: cgroup.map(Path::to_path_buf),
         memory_cgroup: memory.map(Path::to_path_buf),
         env: Vec::new(),
@@ -101,21 +115,38 @@ fn io(what: &str, e: impl std::fmt::Display) -> String {
 }
 
 impl SandboxProcess {
-    /// Starts a process and waits until its first isolate is prepared (`boot-ack`).
-    pub fn start(spec: &ProcessSpec, frame_cap: usize) -> Result<SandboxProcess, String> {
-        let mode = match &spec.forge {
-            Some(scenario) => vec!["isolate-forge", scenario.as_str()],
-            None => vec!["isolate"],
-        };
-        let mut process = Self::spawn(spec, frame_cap, &mode)?;
-        let booted = process.await_boot(Instant::now() + BOOT_DEADLINE);
-        super::trace!("start: booted {booted:?}");
-        if let Err(e) = booted {
-            process.kill();
-            process.reap_blocking();
-            return Err(format!("failed to start the isolate's sandbox process: {e}"));
-        }
-        Ok(process)
+    /// A process `template` just forked (its channel and pidfd from the template), moved into
+    /// cgroups of its own where the host can make them.
+    pub fn forked(
+        spec: &ProcessSpec,
+        frame_cap: usize,
+        template: Arc<Template>,
+        ns_pid: i32,
+        channel: UnixStream,
+        pidfd: OwnedFd,
+    ) -> Result<SandboxProcess, String> {
+        let pid = pid_of(&pidfd).ok_or("failed to start the isolate's sandbox process: its pid is unknown")?;
+        let cgroup = RunCgroup::create(THREAD_CAP).filter(|c| c.adopt(pid));
+        let memory =
+            RunCgroup::with_memory_limit(spec.memory_cap.saturating_add(CGROUP_SLACK)).filter(|c| c.adopt(pid));
+        let fd = OwnedFd::from(channel.try_clone().map_err(|e| io("dup", e))?);
+        nonblocking(&fd);
+        drop(fd);
+        Ok(SandboxProcess {
+            pid,
+            pidfd: Some(pidfd),
+            init: None,
+            layers: template.layers,
+            template: Some((template, ns_pid)),
+            channel,
+            runs: 0,
+            splitter: LineSplitter::new(frame_cap),
+            program_pid: Some(pid),
+            reaped: None,
+            cgroup,
+            memory,
+            allowlist: false,
+        })
     }
 
     /// Starts the escape probe against `host_pid` and returns its report line.
@@ -136,13 +167,23 @@ impl SandboxProcess {
         Ok(line)
     }
 
-    fn spawn(spec: &ProcessSpec, frame_cap: usize, mode: &[&str]) -> Result<SandboxProcess, String> {
-        let cgroup = RunCgroup::create(THREAD_CAP);
-        let memory = RunCgroup::with_memory_limit(spec.memory_cap.saturating_add(CGROUP_SLACK));
+    /// Starts a process through the helper (a template, or the probe: `mode`), not yet booted.
+    pub fn spawn(spec: &ProcessSpec, frame_cap: usize, mode: &[&str]) -> Result<SandboxProcess, String> {
+        // A template's caps hold itself and each child until the child is moved out.
+        let processes = if mode[0] == "isolate-probe" { 1 } else { spec.children as u64 + 1 };
+        let cgroup = RunCgroup::create(THREAD_CAP * processes);
+        let memory =
+            RunCgroup::with_memory_limit(spec.memory_cap.saturating_add(CGROUP_SLACK).saturating_mul(processes));
         let launch = Launch {
             executable: &spec.helper,
-            args: plan(spec, mode, cgroup.as_ref().map(RunCgroup::path), memory.as_ref().map(RunCgroup::path))
-                .to_args(),
+            args: plan(
+                spec,
+                mode,
+                cgroup.as_ref().map(RunCgroup::path),
+                memory.as_ref().map(RunCgroup::path),
+                processes,
+            )
+            .to_args(),
             env: Vec::new(),
             cwd: Some(PathBuf::from("/")),
             reports: true,
@@ -167,6 +208,7 @@ impl SandboxProcess {
             pid,
             pidfd,
             init,
+            template: None,
             channel,
             layers,
             runs: 0,
@@ -252,23 +294,27 @@ impl SandboxProcess {
         self.program_pid.and_then(crate::sandbox::procfs::cpu_ms).unwrap_or(0.0)
     }
 
-    /// SIGKILL: the whole namespace through its init, or the process itself.
-    /// Rings the process's doorbell (SIGTERM, forwarded by its init): it reads the channel now,
-    /// even while its isolate computes and reads nothing (an abort frame waits there).
+    /// Rings the process's doorbell (SIGTERM, forwarded by its init, or through a forked
+    /// process's pidfd): it reads the channel now, even while its isolate computes and reads
+    /// nothing (an abort frame waits there).
     pub fn ring(&self) {
-        match &self.init {
-            Some(init) => signal_init(init, libc::SIGTERM),
-            None if self.reaped.is_none() => {
+        match (&self.init, &self.template, &self.pidfd) {
+            (Some(init), _, _) => signal_init(init, libc::SIGTERM),
+            (None, Some(_), Some(pidfd)) => signal_init(pidfd, libc::SIGTERM),
+            _ if self.reaped.is_none() => {
                 let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.pid), nix::sys::signal::Signal::SIGTERM);
             }
-            None => {}
+            _ => {}
         }
     }
 
+    /// SIGKILL: the whole namespace through its init, a forked process through its pidfd, or
+    /// the process itself.
     pub fn kill(&self) {
-        match &self.init {
-            Some(init) => kill_init(init),
-            None => {
+        match (&self.init, &self.template, &self.pidfd) {
+            (Some(init), _, _) => kill_init(init),
+            (None, Some(_), Some(pidfd)) => kill_init(pidfd),
+            _ => {
                 if self.reaped.is_none() {
                     let _ =
                         nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.pid), nix::sys::signal::Signal::SIGKILL);
@@ -277,10 +323,13 @@ impl SandboxProcess {
         }
     }
 
-    /// Reaps the process if it has exited.
+    /// Reaps the process if it has exited (a forked one: once its template reports it reaped).
     pub fn try_reap(&mut self) -> Option<&Exit> {
         if self.reaped.is_none() {
-            self.reaped = try_reap(self.pid);
+            self.reaped = match &self.template {
+                Some((template, ns_pid)) => template.exit_of(*ns_pid, Duration::ZERO),
+                None => try_reap(self.pid),
+            };
         }
         self.reaped.as_ref()
     }
@@ -314,6 +363,12 @@ impl Drop for SandboxProcess {
         drop(self.cgroup.take());
         drop(self.memory.take());
     }
+}
+
+/// The pid a pidfd refers to, as this host sees it (its fdinfo's `Pid:`).
+fn pid_of(pidfd: &OwnedFd) -> Option<i32> {
+    let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", pidfd.as_raw_fd())).ok()?;
+    info.lines().find_map(|l| l.strip_prefix("Pid:")).and_then(|p| p.trim().parse().ok()).filter(|p: &i32| *p > 0)
 }
 
 /// The first child of `pid` as the host's `/proc` shows it (init's only child is the program).

@@ -436,7 +436,7 @@ fn supervise_run(
         {
             let mut out = control.out.locked();
             out.channel = process.channel.try_clone().ok();
-            out.push(&run_frame(&config, started.elapsed()));
+            out.push(&run_frame(&config, started.elapsed(), pool.is_last_run(&process)));
         }
         let mut sup = Supervisor { config: &config, shared: &shared, pool: &pool, cpu_start: 0.0 };
         // A bug of the supervisor's loop ends the run as failed and still gives the process back
@@ -483,6 +483,10 @@ fn supervise_run(
                     // Dispose waits for every process to be reaped: this one goes before the result.
                     pool.release(process, false);
                     finish(&host, started, &stats, result);
+                } else if pool.is_last_run(&process) {
+                    // Retired: it prepares nothing more, and its end is off the run's path.
+                    finish(&host, started, &stats, result);
+                    pool.release(process, false);
                 } else {
                     finish(&host, started, &stats, result);
                     let ready = next_ready || process.await_boot(Instant::now() + NEXT_BOOT).is_ok();
@@ -509,7 +513,8 @@ fn wall_message(max_wall_ms: f64) -> String {
     outcome::wall_clock_message(max_wall_ms)
 }
 
-fn run_frame(config: &ContainedConfig, waited: Duration) -> Vec<u8> {
+/// `last`: the process is retired after this run, so it prepares no next isolate.
+fn run_frame(config: &ContainedConfig, waited: Duration, last: bool) -> Vec<u8> {
     let namespaces: Vec<serde_json::Value> = config
         .run
         .namespaces
@@ -531,6 +536,7 @@ fn run_frame(config: &ContainedConfig, waited: Duration) -> Vec<u8> {
         "maxWallMs": config.run.max_wall_ms,
         "maxOutputBytes": config.run.max_output_bytes,
         "waitedMs": waited.as_secs_f64() * 1000.0,
+        "last": last,
     });
     if !config.run.program.lone.is_empty() {
         frame["lone"] = config.run.program.lone.iter().map(|&(at, unit)| serde_json::json!([at, unit])).collect();
@@ -808,7 +814,7 @@ impl Reader {
         let mut lines = lines.into_iter();
         while let Some(line) = lines.next() {
             let budget = self.ledger.remaining();
-            super::trace!("frame {}", String::from_utf8_lossy(&line[..line.len().min(220)]));
+            super::trace!("frame {} {:?}", line.len(), String::from_utf8_lossy(&line[..line.len().min(220)]));
             let Some(frame) = decode_js_frame(&line, budget) else {
                 ended = Some(self.malformed("a frame did not parse"));
                 break;

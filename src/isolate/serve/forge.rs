@@ -9,7 +9,7 @@ use std::os::fd::{FromRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::sync::Mutex;
 
-use super::{prepare, send_line, start_up, CHANNEL};
+use super::{prepare, send_line, start_v8, CHANNEL};
 
 /// What each scenario writes once the run frame has arrived (`None`: it exits mid-run).
 fn scenario_bytes(scenario: &str) -> Option<Vec<u8>> {
@@ -50,19 +50,37 @@ fn scenario_bytes(scenario: &str) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
+/// A template whose children play `scenario` (src/isolate/serve/template.rs).
+///
 /// # Safety
 /// As `crn_isolate_serve`; `scenario` is a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn crn_isolate_forge(fd: RawFd, heap_mb: f64, scenario: *const c_char) -> i32 {
-    // SAFETY: the caller hands over the descriptor and a valid C string.
-    let (channel, scenario) = unsafe { (UnixStream::from_raw_fd(fd), CStr::from_ptr(scenario)) };
-    let scenario = scenario.to_string_lossy().into_owned();
+    // SAFETY: the caller passes a valid C string.
+    let scenario = unsafe { CStr::from_ptr(scenario) }.to_string_lossy().into_owned();
+    super::template::run(fd, heap_mb, |channel| {
+        // SAFETY: the template hands its fresh child the child's own channel.
+        unsafe { forged(channel, heap_mb, &scenario) }
+    })
+}
+
+/// One forged process: boots as a serving one, then plays the scenario.
+///
+/// # Safety
+/// `fd` is this process's own connected channel; it is taken over.
+unsafe fn forged(fd: RawFd, heap_mb: f64, scenario: &str) -> i32 {
+    super::isolate_from_siblings();
+    // SAFETY: the caller hands over the descriptor.
+    let channel = unsafe { UnixStream::from_raw_fd(fd) };
     let Ok(mut reader) = channel.try_clone() else { return 70 };
     let _ = CHANNEL.set(Mutex::new(channel));
-    start_up(heap_mb);
+    start_v8(heap_mb);
     let Some(_ready) = prepare(heap_mb) else { return 72 };
     let allowlist = crate::sandbox::harden::allowlist::apply_all_threads().is_ok();
     send_line(&format!("{{\"type\":\"boot-ack\",\"seccompAllowlist\":{allowlist}}}\n"));
+    if scenario == "implant" {
+        return implant(reader);
+    }
     // The run frame is the first thing the host sends.
     let mut seen = Vec::new();
     let mut buf = [0u8; 4096];
@@ -72,7 +90,7 @@ pub unsafe extern "C" fn crn_isolate_forge(fd: RawFd, heap_mb: f64, scenario: *c
             Ok(n) => seen.extend_from_slice(&buf[..n]),
         }
     }
-    let Some(bytes) = scenario_bytes(&scenario) else {
+    let Some(bytes) = scenario_bytes(scenario) else {
         send_line("{\"type\":\"log\",\"text\":\"before the exit\"}\n");
         return 3;
     };
@@ -82,6 +100,35 @@ pub unsafe extern "C" fn crn_isolate_forge(fd: RawFd, heap_mb: f64, scenario: *c
         match reader.read(&mut buf) {
             Ok(0) | Err(_) => return 0,
             Ok(_) => {}
+        }
+    }
+}
+
+/// `implant`: code that took over the process and hides. Each run looks honest (`done`, then the
+/// next isolate's readiness, as a healthy process ends a run), but from its second run on, the
+/// value is the program of the run before (another user's, perhaps): only a process that served
+/// an earlier run can show one.
+fn implant(mut reader: UnixStream) -> i32 {
+    let mut pending = Vec::new();
+    let mut buf = [0u8; 4096];
+    let mut seen: Vec<String> = Vec::new();
+    loop {
+        while let Some(end) = pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = pending.drain(..=end).collect();
+            let Ok(frame) = serde_json::from_slice::<serde_json::Value>(&line) else { continue };
+            if frame["type"] != "run" {
+                continue;
+            }
+            let value = match seen.last() {
+                None => serde_json::json!(1),
+                Some(earlier) => serde_json::json!(format!("implant saw: {earlier}")),
+            };
+            seen.push(frame["program"].as_str().unwrap_or_default().to_string());
+            send_line(&format!("{{\"type\":\"done\",\"value\":{value}}}\n{{\"type\":\"boot-ack\"}}\n"));
+        }
+        match reader.read(&mut buf) {
+            Ok(0) | Err(_) => return 0,
+            Ok(n) => pending.extend_from_slice(&buf[..n]),
         }
     }
 }

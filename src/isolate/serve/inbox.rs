@@ -22,7 +22,7 @@ use crate::outcome::FailureKind;
 
 /// Frames from the host, as the serve loop gets them.
 pub enum Inbound {
-    Run(Box<(RunConfig, f64)>),
+    Run(Box<(RunConfig, f64, bool)>),
     /// The run's isolate is gone and its `done` frame written.
     Done,
     Closed,
@@ -30,7 +30,7 @@ pub enum Inbound {
 
 /// A frame the host wrote (trusted: the host is the one side that is not hostile).
 enum Frame {
-    Run(Box<(RunConfig, f64)>),
+    Run(Box<(RunConfig, f64, bool)>),
     Reply { id: u64, ok: bool, json: String },
     Abort(String),
 }
@@ -327,7 +327,8 @@ fn parse_frame(line: &[u8]) -> Option<Frame> {
                 log_at_once: true,
                 node_major: num_of(&frame, "nodeMajor").map(|n| n as u32),
             };
-            Some(Frame::Run(Box::new((config, num_of(&frame, "waitedMs").unwrap_or(0.0)))))
+            let last = frame.get("last").and_then(serde_json::Value::as_bool).unwrap_or(false);
+            Some(Frame::Run(Box::new((config, num_of(&frame, "waitedMs").unwrap_or(0.0), last))))
         }
         "reply" => Some(Frame::Reply {
             id: num_of(&frame, "id")? as u64,

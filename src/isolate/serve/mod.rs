@@ -9,6 +9,7 @@
 mod forge;
 mod inbox;
 mod probe;
+mod template;
 
 use std::io::Write;
 use std::os::fd::{FromRawFd, RawFd};
@@ -215,31 +216,67 @@ fn strip_program(program: &ProgramText) -> Result<ProgramText, strip::StripError
 
 /// Hooks and layers that need V8 loaded but no isolate thread yet.
 fn start_up(heap_mb: f64) {
-    let _ = HEAP_MB.set(heap_mb);
-    // No file access from here on (stacked on the helper's ruleset): V8 and ICU are loaded, and
-    // every thread this process will have is started after this point, so all inherit it.
+    harden();
+    warm_strip();
+    start_v8(heap_mb);
+}
+
+/// No file access from here on (stacked on the helper's ruleset): V8 and ICU are loaded, and
+/// every thread this process (or a child of its template) will have is started after this
+/// point, so all inherit it.
+fn harden() {
     crate::sandbox::harden::landlock::restrict(&[], &[], &[], true);
+}
+
+/// A forked process's own Landlock domain, nested in its template's, before any thread starts:
+/// its scopes keep signals and abstract sockets from reaching the template or a sibling (another
+/// run's process), whatever the seccomp allowlist holds on this machine.
+fn isolate_from_siblings() {
+    harden();
+}
+
+/// swc's first strip in a process initialises its tables: pay for that here, not in a run (a
+/// template pays once for all its children).
+fn warm_strip() {
+    let _ = strip_program(&ProgramText::plain("let warm: number = 1"));
+}
+
+/// V8's process-wide set-up: its platform threads start here.
+fn start_v8(heap_mb: f64) {
+    let _ = HEAP_MB.set(heap_mb);
     // Entropy from the kernel, not /dev/urandom: this process opens no file after start-up.
     v8::V8::set_entropy_source(|buf: &mut [u8]| crate::panic::guard(|| getrandom::fill(buf).is_ok(), |_| false));
     v8::V8::set_fatal_error_handler(on_fatal);
     super::platform::platform();
-    // swc's first strip in a process initialises its tables: pay for that here, not in a run.
-    let _ = strip_program(&ProgramText::plain("let warm: number = 1"));
 }
 
-/// Serves runs on the channel until the host closes it or kills this process.
+/// The sandbox process the host starts: a template that forks one fresh process per request
+/// (src/isolate/serve/template.rs), each of which serves runs on its own channel.
 ///
 /// # Safety
 /// `fd` must be an open, connected stream socket this process owns; it is taken over.
 #[no_mangle]
 pub unsafe extern "C" fn crn_isolate_serve(fd: RawFd, heap_mb: f64) -> i32 {
+    template::run(fd, heap_mb, |channel| {
+        // SAFETY: the template hands its fresh child the child's own channel.
+        unsafe { serve(channel, heap_mb) }
+    })
+}
+
+/// Serves runs on the channel until the host closes it or kills this process: a child of the
+/// template, whose layers, Landlock domain, warm strip and startup snapshot it inherited.
+///
+/// # Safety
+/// `fd` must be an open, connected stream socket this process owns; it is taken over.
+unsafe fn serve(fd: RawFd, heap_mb: f64) -> i32 {
+    isolate_from_siblings();
     // SAFETY: the caller hands over the descriptor.
     let channel = unsafe { UnixStream::from_raw_fd(fd) };
     let _ = CHANNEL.set(Mutex::new(channel));
     let (serve, inbound) = mpsc::channel();
     // Before V8 starts any thread: SIGTERM (the host's doorbell) must be handled by then.
     let Some(inbox) = inbox::install(fd, serve) else { return 71 };
-    start_up(heap_mb);
+    start_v8(heap_mb);
     let mut first = true;
     loop {
         let Some(ready) = prepare(heap_mb) else { return 72 };
@@ -256,7 +293,7 @@ pub unsafe extern "C" fn crn_isolate_serve(fd: RawFd, heap_mb: f64) -> i32 {
         send_line(&ack);
         // Between runs this thread reads the channel: only a `run` frame matters (late replies
         // and aborts belong to no run, and the inbox drops them).
-        let (config, waited_ms) = loop {
+        let (config, waited_ms, last) = loop {
             match inbound.try_recv() {
                 Ok(Inbound::Run(run)) => break *run,
                 Ok(Inbound::Closed) | Err(mpsc::TryRecvError::Disconnected) => return 0,
@@ -281,5 +318,10 @@ pub unsafe extern "C" fn crn_isolate_serve(fd: RawFd, heap_mb: f64) -> i32 {
         }
         RUNS.locked().current = None;
         let _ = ready.thread.join();
+        if last {
+            // The host retires this process after this run: preparing another isolate would
+            // only spend CPU the next process needs.
+            return 0;
+        }
     }
 }

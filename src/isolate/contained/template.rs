@@ -1,0 +1,240 @@
+//! The host's side of a template (src/isolate/serve/template.rs): the one sandbox process a pool
+//! starts through the helper, which never runs a program and forks a fresh sandbox process per
+//! request. A fork costs a few milliseconds where a process started through the helper costs
+//! tens (namespaces, root, exec, loading the addon, V8, the startup snapshot), so a run can have
+//! a process of its own and still start at once.
+//!
+//! The template's channel carries its replies and, with each `forked`, the child's channel and
+//! pidfd (SCM_RIGHTS); children are killed through their pidfds, and reaped by the template,
+//! which reports how each ended. Whoever needs the template's word reads its channel, under one
+//! lock.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::Write;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use super::process::{ProcessSpec, SandboxProcess};
+use crate::channel::scan::{key_is, scan_js_line, Kind, Member};
+use crate::panic::Lock;
+use crate::sandbox::exit::Exit;
+use crate::sandbox::Layers;
+
+/// How long a template may take to build its snapshot and say it is ready.
+const READY_DEADLINE: Duration = Duration::from_secs(10);
+/// How long a fork may take to be answered.
+const FORK_DEADLINE: Duration = Duration::from_secs(5);
+
+/// Locks are taken one at a time (never `process` while `control` is held, or the reverse).
+pub struct Template {
+    /// The template's own process (started through the helper; its namespace holds every child).
+    process: Mutex<SandboxProcess>,
+    control: Mutex<Control>,
+    pub layers: Option<Layers>,
+    /// The template's channel and pidfd (owned by `process`, which lives as long as this).
+    fd: RawFd,
+    pidfd: Option<RawFd>,
+}
+
+/// What the template's channel said so far.
+#[derive(Default)]
+struct Control {
+    /// Bytes past the last complete line.
+    pending: Vec<u8>,
+    /// Descriptors received, in order (two per `forked`).
+    fds: VecDeque<OwnedFd>,
+    /// Lines other than `exited`, in order.
+    replies: VecDeque<Vec<Member>>,
+    /// How each reaped child ended, by its pid in the template's namespace.
+    exits: HashMap<i32, Exit>,
+    /// The channel reached its end: the template, and every child of it, is gone.
+    dead: bool,
+}
+
+impl Template {
+    /// Starts a template and waits until it is ready to fork.
+    pub fn start(spec: &ProcessSpec) -> Result<Template, String> {
+        let mode = match &spec.forge {
+            Some(scenario) => vec!["isolate-forge", scenario.as_str()],
+            None => vec!["isolate"],
+        };
+        let process = SandboxProcess::spawn(spec, 1 << 20, &mode)?;
+        let template = Template {
+            fd: process.channel.as_raw_fd(),
+            pidfd: process.pidfd().map(AsRawFd::as_raw_fd),
+            layers: process.layers,
+            process: Mutex::new(process),
+            control: Mutex::new(Control::default()),
+        };
+        let ready = template.reply(&mut template.control.locked(), Instant::now() + READY_DEADLINE);
+        match ready {
+            Some(line) if type_is(&line, "template-ready") => Ok(template),
+            _ => {
+                let mut process = template.process.locked();
+                process.kill();
+                let status = process.exit_description();
+                Err(format!("failed to start the isolate's sandbox process: its template did not start ({status})"))
+            }
+        }
+    }
+
+    /// A fresh process forked from the template (not yet booted: see `SandboxProcess::await_boot`).
+    pub fn fork(self: &std::sync::Arc<Self>, spec: &ProcessSpec, frame_cap: usize) -> Result<SandboxProcess, String> {
+        let mut control = self.control.locked();
+        let failed = |what: &str| format!("failed to start the isolate's sandbox process: {what}");
+        if control.dead {
+            return Err(failed("its template is gone"));
+        }
+        // SAFETY: `fd` is the template's channel, open as long as `self` (the write only borrows it).
+        let mut channel = std::mem::ManuallyDrop::new(unsafe { UnixStream::from_raw_fd(self.fd) });
+        if channel.write_all(b"{\"type\":\"fork\"}\n").is_err() {
+            control.dead = true;
+            return Err(failed("its template is gone"));
+        }
+        let line = self
+            .reply(&mut control, Instant::now() + FORK_DEADLINE)
+            .ok_or_else(|| failed("its template did not answer"))?;
+        if !type_is(&line, "forked") {
+            let errno = number(&line, "errno").unwrap_or(0.0) as i32;
+            return Err(failed(&format!("the template could not fork ({})", std::io::Error::from_raw_os_error(errno))));
+        }
+        let (Some(channel), Some(pidfd)) = (control.fds.pop_front(), control.fds.pop_front()) else {
+            return Err(failed("the template's answer came without its descriptors"));
+        };
+        let ns_pid = number(&line, "pid").unwrap_or(0.0) as i32;
+        drop(control);
+        SandboxProcess::forked(spec, frame_cap, self.clone(), ns_pid, UnixStream::from(channel), pidfd)
+    }
+
+    /// How child `ns_pid` ended, once the template reaped it (`None` while it may live). A gone
+    /// template took every child with it.
+    pub fn exit_of(&self, ns_pid: i32, wait: Duration) -> Option<Exit> {
+        let deadline = Instant::now() + wait;
+        let mut control = self.control.locked();
+        loop {
+            if let Some(exit) = control.exits.remove(&ns_pid) {
+                return Some(exit);
+            }
+            if control.dead {
+                return Some(Exit { code: None, signal: Some(libc::SIGKILL), cpu_ms: 0.0, max_rss_bytes: 0.0 });
+            }
+            if !self.read(&mut control, deadline) {
+                return None;
+            }
+        }
+    }
+
+    /// Whether the template can still fork: its channel has not ended and its process (its
+    /// keeper, as the host sees it) has not exited. Unread reports on the channel are no sign of
+    /// death.
+    pub fn alive(&self) -> bool {
+        if self.control.locked().dead {
+            return false;
+        }
+        let Some(pidfd) = self.pidfd else { return true };
+        let mut pfd = libc::pollfd { fd: pidfd, events: libc::POLLIN, revents: 0 };
+        // SAFETY: one valid pollfd; a zero timeout only samples it.
+        unsafe { libc::poll(&mut pfd, 1, 0) == 0 }
+    }
+
+    /// Kills the template's namespace (every child with it) and reaps it.
+    pub fn kill(&self) {
+        {
+            let mut process = self.process.locked();
+            process.kill();
+            process.reap_blocking();
+        }
+        self.control.locked().dead = true;
+    }
+
+    /// The next line that is not an `exited` report, reading until `deadline`.
+    fn reply(&self, control: &mut Control, deadline: Instant) -> Option<Vec<Member>> {
+        loop {
+            if let Some(line) = control.replies.pop_front() {
+                return Some(line);
+            }
+            if control.dead || !self.read(control, deadline) {
+                return None;
+            }
+        }
+    }
+
+    /// Reads what the channel holds (waiting for it until `deadline`); false when nothing came.
+    fn read(&self, control: &mut Control, deadline: Instant) -> bool {
+        let wait = deadline.saturating_duration_since(Instant::now());
+        let mut pfd = libc::pollfd { fd: self.fd, events: libc::POLLIN, revents: 0 };
+        // SAFETY: one valid pollfd.
+        if unsafe { libc::poll(&mut pfd, 1, wait.as_millis().min(1000) as i32) } <= 0 {
+            return false;
+        }
+        let mut buf = [0u8; 4096];
+        let mut space = [0u64; 16];
+        let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+        // SAFETY: msghdr is plain data; its pointers are to locals that outlive the call.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = space.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of_val(&space) as _;
+        // SAFETY: a complete msghdr; received descriptors are close-on-exec.
+        let n = unsafe { libc::recvmsg(self.fd, &mut msg, libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC) };
+        if n == 0 {
+            control.dead = true;
+            return true;
+        }
+        if n < 0 {
+            return false;
+        }
+        // SAFETY: walking the control messages recvmsg filled in, within `msg_controllen`.
+        unsafe {
+            let mut header = libc::CMSG_FIRSTHDR(&msg);
+            while !header.is_null() {
+                if (*header).cmsg_level == libc::SOL_SOCKET && (*header).cmsg_type == libc::SCM_RIGHTS {
+                    let bytes = (*header).cmsg_len as usize - libc::CMSG_LEN(0) as usize;
+                    let data = libc::CMSG_DATA(header).cast::<RawFd>();
+                    for i in 0..bytes / std::mem::size_of::<RawFd>() {
+                        control.fds.push_back(OwnedFd::from_raw_fd(data.add(i).read_unaligned()));
+                    }
+                }
+                header = libc::CMSG_NXTHDR(&msg, header);
+            }
+        }
+        control.pending.extend_from_slice(&buf[..n as usize]);
+        while let Some(end) = control.pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = control.pending.drain(..=end).collect();
+            let Some(members) = scan_js_line(&line[..line.len() - 1], 0) else { continue };
+            if type_is(&members, "exited") {
+                let Some(pid) = number(&members, "pid") else { continue };
+                let exit = Exit {
+                    code: number(&members, "code").map(|c| c as i32),
+                    signal: number(&members, "signal").map(|s| s as i32),
+                    cpu_ms: 0.0,
+                    max_rss_bytes: 0.0,
+                };
+                control.exits.insert(pid as i32, exit);
+            } else {
+                control.replies.push_back(members);
+            }
+        }
+        true
+    }
+}
+
+impl Drop for Template {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn type_is(members: &[Member], ty: &str) -> bool {
+    members.iter().any(|m| key_is(&m.key, "type") && matches!(&m.kind, Kind::Str(Some(units)) if key_is(units, ty)))
+}
+
+fn number(members: &[Member], key: &str) -> Option<f64> {
+    members.iter().find(|m| key_is(&m.key, key)).and_then(|m| match m.kind {
+        Kind::Num(v) if v.is_finite() => Some(v),
+        _ => None,
+    })
+}

@@ -1,0 +1,265 @@
+//! The template: the sandbox process the host starts never runs a program. It hardens itself
+//! (Landlock: no file access), warms swc, has the startup snapshot built once (by a short-lived
+//! child: V8 starts threads, and a process with threads cannot fork safely), then forks one fresh
+//! process per request of the host. Each child serves on a channel of its own, which the template
+//! hands to the host with the child's pidfd; the template reaps its children and reports how each
+//! ended. So every run can have a process that no earlier program ran in, at the cost of a fork.
+//!
+//! The template's channel (fd 3), trusted in both directions (no program ever runs here):
+//! host → template `{"type":"fork"}`; template → host `{"type":"template-ready"}` once, then per
+//! fork `{"type":"forked","pid":N}` with two descriptors (the child's channel, its pidfd) or
+//! `{"type":"fork-failed","errno":E}`, and `{"type":"exited","pid":N,"code":C,"signal":S}` (each
+//! `null` when absent) once a child is reaped. Children share the template's namespaces, Landlock
+//! domain and address layout; what keeps them apart is README "Host safety".
+
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::net::UnixStream;
+
+use crate::sandbox::child::pidfd_open;
+use crate::sandbox::exit::try_reap;
+
+/// Runs the template on `control` until the host closes it; `child` is what each forked process
+/// runs (on its channel, fd 3) before it exits with the code `child` returns.
+pub fn run(control: RawFd, heap_mb: f64, child: impl Fn(RawFd) -> i32) -> i32 {
+    // SIGTERM reaches the template only through its init; the host rings children directly.
+    // SAFETY: installing SIG_IGN is always sound.
+    unsafe { libc::signal(libc::SIGTERM, libc::SIG_IGN) };
+    hold_standard_fds();
+    super::harden();
+    super::warm_strip();
+    let Some(blob) = build_snapshot(heap_mb) else { return 74 };
+    crate::isolate::startup::provide(blob);
+    if !write_all(control, b"{\"type\":\"template-ready\"}\n") {
+        return 0;
+    }
+    let mut children: Vec<(i32, OwnedFd)> = Vec::new();
+    let mut pending: Vec<u8> = Vec::new();
+    loop {
+        let mut fds = vec![libc::pollfd { fd: control, events: libc::POLLIN, revents: 0 }];
+        fds.extend(children.iter().map(|(_, pidfd)| libc::pollfd {
+            fd: pidfd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        }));
+        // SAFETY: valid pollfds for the duration of the call.
+        if unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) } < 0 {
+            continue;
+        }
+        let exited: Vec<usize> = (1..fds.len()).filter(|&i| fds[i].revents != 0).collect();
+        for i in exited.into_iter().rev() {
+            let (pid, _) = &children[i - 1];
+            if let Some(exit) = try_reap(*pid) {
+                let field = |v: Option<i32>| v.map_or("null".to_string(), |v| v.to_string());
+                let line = format!(
+                    "{{\"type\":\"exited\",\"pid\":{pid},\"code\":{},\"signal\":{}}}\n",
+                    field(exit.code),
+                    field(exit.signal)
+                );
+                children.remove(i - 1);
+                if !write_all(control, line.as_bytes()) {
+                    return 0;
+                }
+            }
+        }
+        if fds[0].revents == 0 {
+            continue;
+        }
+        let mut buf = [0u8; 4096];
+        // SAFETY: reading the template's own channel into a local buffer.
+        let n = unsafe { libc::read(control, buf.as_mut_ptr().cast(), buf.len()) };
+        if n == 0 || (n < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted) {
+            // The host is gone: the template exits, and its init takes every child with it.
+            return 0;
+        }
+        pending.extend_from_slice(&buf[..n.max(0) as usize]);
+        while let Some(end) = pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = pending.drain(..=end).collect();
+            if line.starts_with(b"{\"type\":\"fork\"}") && !fork_child(control, &mut children, &child) {
+                return 0;
+            }
+        }
+    }
+}
+
+/// Forks one child and hands the host its channel and pidfd; false when the host is gone.
+fn fork_child(control: RawFd, children: &mut Vec<(i32, OwnedFd)>, child: &impl Fn(RawFd) -> i32) -> bool {
+    let (host_end, child_end) = match UnixStream::pair() {
+        Ok(pair) => pair,
+        Err(e) => return report_failure(control, e.raw_os_error().unwrap_or(libc::EIO)),
+    };
+    // SAFETY: this process is single-threaded (it never starts V8), so the child may run any code.
+    match unsafe { libc::fork() } {
+        0 => {
+            // The child: its own channel becomes fd 3 (replacing the template's), nothing else
+            // of the template stays open (the standard descriptors were closed in the template,
+            // so its sockets and pidfds may sit at 0–2: V8's fatal messages must not reach
+            // them), and SIGTERM is the doorbell it installs itself.
+            // SAFETY: descriptor calls on this process's own table; `_exit` ends the child.
+            unsafe {
+                libc::signal(libc::SIGTERM, libc::SIG_DFL);
+                if libc::dup2(child_end.as_raw_fd(), 3) != 3 {
+                    libc::_exit(71);
+                }
+                for fd in 0..3 {
+                    libc::close(fd);
+                }
+                close_from(4);
+                std::mem::forget((host_end, child_end));
+                libc::_exit(child(3))
+            }
+        }
+        pid if pid > 0 => {
+            drop(child_end);
+            let Some(pidfd) = pidfd_open(pid) else {
+                // SAFETY: killing and reaping our own child.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                    libc::waitpid(pid, std::ptr::null_mut(), 0);
+                }
+                return report_failure(control, libc::ESRCH);
+            };
+            let line = format!("{{\"type\":\"forked\",\"pid\":{pid}}}\n");
+            let sent = send_with_fds(control, line.as_bytes(), &[host_end.as_raw_fd(), pidfd.as_raw_fd()]);
+            children.push((pid, pidfd));
+            sent
+        }
+        _ => report_failure(control, std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EAGAIN)),
+    }
+}
+
+fn report_failure(control: RawFd, errno: i32) -> bool {
+    write_all(control, format!("{{\"type\":\"fork-failed\",\"errno\":{errno}}}\n").as_bytes())
+}
+
+/// The startup snapshot, built by a child that starts V8 and exits (so this process never has
+/// V8's threads); `None` when it could not be built.
+fn build_snapshot(heap_mb: f64) -> Option<&'static [u8]> {
+    let mut ends = [-1; 2];
+    // SAFETY: pipe2 fills both descriptors or returns -1.
+    if unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return None;
+    }
+    // SAFETY: fresh descriptors, owned from here on.
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(ends[0]), OwnedFd::from_raw_fd(ends[1])) };
+    // SAFETY: single-threaded, as above.
+    match unsafe { libc::fork() } {
+        0 => {
+            drop(read);
+            super::start_v8(heap_mb);
+            let written = crate::isolate::startup::blob().is_some_and(|blob| write_all(write.as_raw_fd(), blob));
+            // SAFETY: ends the builder at once (V8's threads run; no destructor may).
+            unsafe { libc::_exit(if written { 0 } else { 1 }) }
+        }
+        pid if pid > 0 => {
+            drop(write);
+            let mut blob = Vec::new();
+            let mut buf = vec![0u8; 1 << 16];
+            loop {
+                // SAFETY: reading our own pipe into a local buffer.
+                let n = unsafe { libc::read(read.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+                match n {
+                    0 => break,
+                    n if n > 0 => blob.extend_from_slice(&buf[..n as usize]),
+                    _ if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
+                    _ => return None,
+                }
+            }
+            let mut status = 0;
+            // SAFETY: reaping our own child.
+            unsafe { libc::waitpid(pid, &mut status, 0) };
+            let built = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 && !blob.is_empty();
+            built.then(|| &*Box::leak(blob.into_boxed_slice()))
+        }
+        _ => None,
+    }
+}
+
+/// Fills descriptors 0–2 (the helper closed them) with an unused pipe, so the sockets, pidfds
+/// and pipes the template opens never take those numbers, where V8's fatal messages would go.
+fn hold_standard_fds() {
+    let mut ends = [-1; 2];
+    // SAFETY: pipe2 fills both descriptors or returns -1; the rest are descriptor calls on this
+    // process's own table.
+    unsafe {
+        if libc::pipe2(ends.as_mut_ptr(), 0) != 0 {
+            return;
+        }
+        for fd in 0..3 {
+            if libc::fcntl(fd, libc::F_GETFD) < 0 {
+                libc::dup2(ends[0], fd);
+            }
+        }
+        for end in ends {
+            if end > 2 {
+                libc::close(end);
+            }
+        }
+    }
+}
+
+/// Closes every descriptor from `first` up.
+fn close_from(first: RawFd) {
+    // SAFETY: close_range only closes this process's own descriptors.
+    if unsafe { libc::syscall(libc::SYS_close_range, first as u32, u32::MAX, 0) } == 0 {
+        return;
+    }
+    // SAFETY: sysconf and close are always safe to call.
+    let max = unsafe { libc::sysconf(libc::_SC_OPEN_MAX) }.clamp(4, 65536) as RawFd;
+    for fd in first..max {
+        // SAFETY: as above (a descriptor that is not open fails with EBADF).
+        unsafe { libc::close(fd) };
+    }
+}
+
+fn write_all(fd: RawFd, mut bytes: &[u8]) -> bool {
+    while !bytes.is_empty() {
+        // SAFETY: writing from a live buffer.
+        let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+        if n > 0 {
+            bytes = &bytes[n as usize..];
+        } else if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        } else {
+            return false;
+        }
+    }
+    true
+}
+
+/// One message with descriptors attached (SCM_RIGHTS); the host receives them with its first byte.
+fn send_with_fds(fd: RawFd, bytes: &[u8], fds: &[RawFd]) -> bool {
+    let payload = std::mem::size_of_val(fds) as u32;
+    // SAFETY: CMSG_SPACE is arithmetic.
+    let space = unsafe { libc::CMSG_SPACE(payload) } as usize;
+    let mut control = vec![0u8; space];
+    let mut iov = libc::iovec { iov_base: bytes.as_ptr() as *mut libc::c_void, iov_len: bytes.len() };
+    // SAFETY: msghdr is plain data; every pointer set below outlives the sendmsg call.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = space as _;
+    // SAFETY: the control buffer is CMSG_SPACE(payload) bytes, so it holds one header and the
+    // descriptors.
+    unsafe {
+        let header = libc::CMSG_FIRSTHDR(&msg);
+        (*header).cmsg_level = libc::SOL_SOCKET;
+        (*header).cmsg_type = libc::SCM_RIGHTS;
+        (*header).cmsg_len = libc::CMSG_LEN(payload) as _;
+        std::ptr::copy_nonoverlapping(fds.as_ptr(), libc::CMSG_DATA(header).cast::<RawFd>(), fds.len());
+    }
+    loop {
+        // SAFETY: a complete msghdr (above).
+        let n = unsafe { libc::sendmsg(fd, &msg, libc::MSG_NOSIGNAL) };
+        if n == bytes.len() as isize {
+            return true;
+        }
+        if n > 0 {
+            // The descriptors went with the first bytes; the rest goes as plain data.
+            return write_all(fd, &bytes[n as usize..]);
+        }
+        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return false;
+        }
+    }
+}
