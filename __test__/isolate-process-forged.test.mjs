@@ -83,6 +83,20 @@ describe.runIf(native.containedIsolatesAvailable())('a subverted sandbox process
     expect(report.processesLeft).toBe(0)
   })
 
+  it('a process whose program took it over cannot signal the template that forked it (its own Landlock scope, without seccomp)', async () => {
+    // Where Landlock scopes signals (ABI 6 and later), each forked process's own domain keeps it
+    // from the template and its siblings even on a kernel that refuses the seccomp allowlist.
+    const { runtime, fiber } = await loadIsolate({ containment: 'process' })
+    const landlock = runtime.sandbox?.landlock ?? 0
+    await fiber.dispose()
+    const report = forge('signal-template')
+    expect(report.result.value).toBe(1)
+    expect(report.result.logs).toEqual([
+      landlock >= 6 ? 'kill(template, 0): Operation not permitted (os error 1)' : 'kill(template, 0): allowed',
+    ])
+    expect(report.processesLeft).toBe(0)
+  })
+
   it('leaves no sandbox process behind, and a real runtime still runs return 1', async () => {
     for (const scenario of ['garbage', 'oversized-frame']) forge(scenario)
     expect(sandboxProcesses()).toEqual([])

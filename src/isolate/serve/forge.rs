@@ -76,7 +76,19 @@ unsafe fn forged(fd: RawFd, heap_mb: f64, scenario: &str) -> i32 {
     let _ = CHANNEL.set(Mutex::new(channel));
     start_v8(heap_mb);
     let Some(_ready) = prepare(heap_mb) else { return 72 };
-    let allowlist = crate::sandbox::harden::allowlist::apply_all_threads().is_ok();
+    // `signal-template`: as on a kernel without seccomp (no allowlist), code that took over this
+    // process signals the template that forked it; only this process's own Landlock domain
+    // (its signal scope) stands in the way.
+    let signalled = (scenario == "signal-template").then(|| {
+        // SAFETY: signal 0 delivers nothing; it only asks whether the signal would be allowed.
+        let rc = unsafe { libc::kill(libc::getppid(), 0) };
+        if rc == 0 {
+            "allowed".to_string()
+        } else {
+            std::io::Error::last_os_error().to_string()
+        }
+    });
+    let allowlist = signalled.is_none() && crate::sandbox::harden::allowlist::apply_all_threads().is_ok();
     send_line(&format!("{{\"type\":\"boot-ack\",\"seccompAllowlist\":{allowlist}}}\n"));
     if scenario == "implant" {
         return implant(reader);
@@ -89,6 +101,11 @@ unsafe fn forged(fd: RawFd, heap_mb: f64, scenario: &str) -> i32 {
             Ok(0) | Err(_) => return 0,
             Ok(n) => seen.extend_from_slice(&buf[..n]),
         }
+    }
+    if let Some(outcome) = signalled {
+        let log = serde_json::json!({ "type": "log", "text": format!("kill(template, 0): {outcome}") });
+        send_line(&format!("{log}\n{{\"type\":\"done\",\"value\":1}}\n"));
+        return 0;
     }
     let Some(bytes) = scenario_bytes(scenario) else {
         send_line("{\"type\":\"log\",\"text\":\"before the exit\"}\n");
