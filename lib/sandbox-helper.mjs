@@ -12,7 +12,7 @@ import { PREFIX } from './request.mjs'
 
 export const SANDBOX_HELPER_ERROR = 'ERR_CODE_RUNTIME_NATIVE_SANDBOX_HELPER'
 
-/** Run with no arguments, the helper refuses with this status: it started and is the helper. */
+/** Run with no arguments, the helper refuses with this status (EXIT_USAGE, src/sandbox/abi.rs): it started and is the helper. */
 const BY_HAND_STATUS = 125
 const START_TIMEOUT_MS = 10_000
 

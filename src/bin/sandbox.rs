@@ -37,6 +37,10 @@ mod root;
 #[cfg(target_os = "linux")]
 #[path = "../sandbox/harden/seccomp.rs"]
 mod seccomp;
+// Exit codes and the addon's entry points, shared with the addon.
+#[allow(dead_code)]
+#[path = "../sandbox/abi.rs"]
+mod abi;
 // Shared with the addon, which uses the writing half.
 #[cfg(target_os = "linux")]
 #[allow(dead_code)]
@@ -55,7 +59,7 @@ fn main() {
             eprintln!(
                 "code-runtime-native-sandbox: this helper is started by the code-runtime-native addon, not by hand"
             );
-            std::process::exit(125);
+            std::process::exit(abi::EXIT_USAGE);
         }
     }
 }
@@ -63,11 +67,12 @@ fn main() {
 #[cfg(not(target_os = "linux"))]
 fn main() {
     eprintln!("code-runtime-native-sandbox: sandboxed children need Linux");
-    std::process::exit(125);
+    std::process::exit(abi::EXIT_USAGE);
 }
 
 #[cfg(target_os = "linux")]
 mod linux {
+    use crate::abi;
     use std::ffi::CString;
     use std::os::fd::{FromRawFd, OwnedFd};
     use std::os::unix::ffi::OsStrExt;
@@ -157,7 +162,7 @@ mod linux {
             Ok(Cloned::Child) => {
                 drop((relay_r, go_w, lifeline));
                 if !namespaces::await_maps(&go_r) {
-                    std::process::exit(126);
+                    std::process::exit(abi::EXIT_SETUP);
                 }
                 drop(go_r);
                 setup.namespaces = true;
@@ -227,24 +232,25 @@ mod linux {
         let (Some(addon), Some(heap_mb)) = (args.first(), args.get(1).and_then(|h| h.to_str()?.parse::<f64>().ok()))
         else {
             eprintln!("code-runtime-native-sandbox: isolate <addon> <heapMb>");
-            std::process::exit(125);
+            std::process::exit(abi::EXIT_USAGE);
         };
-        let Ok(path) = CString::new(addon.as_bytes()) else { std::process::exit(125) };
+        let Ok(path) = CString::new(addon.as_bytes()) else { std::process::exit(abi::EXIT_USAGE) };
         // SAFETY: loading the addon this helper shipped with; its initialisers only register
         // napi items, which nothing calls without Node.
         let lib = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
         if lib.is_null() {
-            std::process::exit(124);
+            std::process::exit(abi::EXIT_NO_ADDON);
         }
         let symbol = match mode.to_str() {
-            Some("isolate-probe") => c"crn_isolate_probe",
-            Some("isolate-forge") => c"crn_isolate_forge",
-            _ => c"crn_isolate_serve",
+            Some("isolate-probe") => abi::PROBE_SYMBOL,
+            Some("isolate-forge") => abi::FORGE_SYMBOL,
+            _ => abi::SERVE_SYMBOL,
         };
-        // SAFETY: the symbols of src/isolate/serve/, of these types.
+        // SAFETY: the symbols of src/isolate/serve/, of the types in src/sandbox/abi.rs (which
+        // the addon checks its definitions against).
         let entry = unsafe { libc::dlsym(lib, symbol.as_ptr()) };
         if entry.is_null() {
-            std::process::exit(124);
+            std::process::exit(abi::EXIT_NO_ADDON);
         }
         // Only the channel stays open: stdio goes (nothing here prints; V8's fatal hooks use the
         // channel).
@@ -256,16 +262,13 @@ mod linux {
         // isolate threads may still run, and V8's static destructors must not run under them.
         let code = unsafe {
             if mode == "isolate-probe" {
-                type Probe = unsafe extern "C" fn(i32, f64, i32) -> i32;
                 let host_pid = args.get(2).and_then(|p| p.to_str()?.parse().ok()).unwrap_or(0);
-                std::mem::transmute::<*mut libc::c_void, Probe>(entry)(3, heap_mb, host_pid)
+                std::mem::transmute::<*mut libc::c_void, abi::ProbeEntry>(entry)(3, heap_mb, host_pid)
             } else if mode == "isolate-forge" {
-                type Forge = unsafe extern "C" fn(i32, f64, *const libc::c_char) -> i32;
                 let scenario = args.get(2).and_then(|s| CString::new(s.as_bytes()).ok()).unwrap_or_default();
-                std::mem::transmute::<*mut libc::c_void, Forge>(entry)(3, heap_mb, scenario.as_ptr())
+                std::mem::transmute::<*mut libc::c_void, abi::ForgeEntry>(entry)(3, heap_mb, scenario.as_ptr())
             } else {
-                type Serve = unsafe extern "C" fn(i32, f64) -> i32;
-                std::mem::transmute::<*mut libc::c_void, Serve>(entry)(3, heap_mb)
+                std::mem::transmute::<*mut libc::c_void, abi::ServeEntry>(entry)(3, heap_mb)
             }
         };
         // SAFETY: ends this process at once.
@@ -303,7 +306,7 @@ mod linux {
         match status {
             WaitStatus::Exited(_, code) => std::process::exit(code),
             WaitStatus::Signaled(_, sig, _) => die_by(sig as i32),
-            _ => std::process::exit(125),
+            _ => std::process::exit(abi::EXIT_USAGE),
         }
     }
 
@@ -481,7 +484,7 @@ mod linux {
         let errno = exec(plan);
         // Still here: the host reports this as a spawn error (and sees the descriptor close).
         write_all(&status, plan::exec_error_line(errno as i32).as_bytes());
-        std::process::exit(127);
+        std::process::exit(abi::EXIT_EXEC);
     }
 
     /// The program's ids: in namespaces the inside id (mapped to the run's ids outside); without
@@ -535,7 +538,7 @@ mod linux {
         if libc::WIFSIGNALED(raw) {
             die_by(libc::WTERMSIG(raw));
         }
-        std::process::exit(125)
+        std::process::exit(abi::EXIT_USAGE)
     }
 
     /// Ends this process by `sig`, as the program was ended.
@@ -568,6 +571,6 @@ mod linux {
 
     fn fail(what: &str, err: nix::errno::Errno) -> ! {
         eprintln!("code-runtime-native-sandbox: {what}: {}", err.desc());
-        std::process::exit(126);
+        std::process::exit(abi::EXIT_SETUP);
     }
 }

@@ -2,6 +2,9 @@
 //! small helper executable shipped beside the addon (src/bin/sandbox.rs). The host writes the
 //! helper's instructions (`plan`) and reads back which layers hold (`Layers`).
 
+/// The entry symbols are the helper's to look up; the addon checks its definitions' types.
+#[allow(dead_code)]
+pub mod abi;
 pub mod cgroup;
 pub mod child;
 pub mod exit;

@@ -343,13 +343,18 @@ impl SandboxProcess {
         self.reaped.as_ref()
     }
 
-    /// `code=<code>, signal=<signal>` of the process once it is reaped.
+    /// `code=<code>, signal=<signal>` of the process once it is reaped, and what a code the
+    /// helper or a sandbox process ends with when it cannot do its job means.
     pub fn exit_description(&mut self) -> String {
         let deadline = Instant::now() + Duration::from_millis(200);
         while self.try_reap().is_none() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(1));
         }
-        self.reaped.as_ref().map_or_else(|| "code=null, signal=null".into(), Exit::describe)
+        let Some(exit) = self.reaped.as_ref() else { return "code=null, signal=null".into() };
+        match exit.code.and_then(crate::sandbox::abi::meaning) {
+            Some(meaning) => format!("{}: {meaning}", exit.describe()),
+            None => exit.describe(),
+        }
     }
 }
 

@@ -10,6 +10,7 @@ use std::os::unix::net::UnixStream;
 use std::sync::Mutex;
 
 use super::{prepare, send_line, start_v8, CHANNEL};
+use crate::sandbox::abi;
 
 /// What each scenario writes once the run frame has arrived (`None`: it exits mid-run).
 fn scenario_bytes(scenario: &str) -> Option<Vec<u8>> {
@@ -54,6 +55,8 @@ fn scenario_bytes(scenario: &str) -> Option<Vec<u8>> {
 ///
 /// # Safety
 /// As `crn_isolate_serve`; `scenario` is a NUL-terminated string.
+const _: abi::ForgeEntry = crn_isolate_forge;
+
 #[no_mangle]
 pub unsafe extern "C" fn crn_isolate_forge(fd: RawFd, heap_mb: f64, scenario: *const c_char) -> i32 {
     // SAFETY: the caller passes a valid C string.
@@ -72,10 +75,10 @@ unsafe fn forged(fd: RawFd, heap_mb: f64, scenario: &str) -> i32 {
     super::isolate_from_siblings();
     // SAFETY: the caller hands over the descriptor.
     let channel = unsafe { UnixStream::from_raw_fd(fd) };
-    let Ok(mut reader) = channel.try_clone() else { return 70 };
+    let Ok(mut reader) = channel.try_clone() else { return abi::EXIT_NO_CHANNEL };
     let _ = CHANNEL.set(Mutex::new(channel));
     start_v8(heap_mb);
-    let Some(_ready) = prepare(heap_mb) else { return 72 };
+    let Some(_ready) = prepare(heap_mb) else { return abi::EXIT_NO_ISOLATE };
     // `signal-template`: as on a kernel without seccomp (no allowlist), code that took over this
     // process signals the template that forked it; only this process's own Landlock domain
     // (its signal scope) stands in the way.

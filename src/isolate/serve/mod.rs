@@ -30,6 +30,7 @@ use crate::channel::wire::{num, push_str, push_str16};
 use crate::ledger::text::Text;
 use crate::outcome::FailureKind;
 use crate::panic::Lock;
+use crate::sandbox::abi;
 
 /// The channel's writing half, shared by the isolate thread, the watchdog and V8's fatal hooks.
 static CHANNEL: OnceLock<Mutex<UnixStream>> = OnceLock::new();
@@ -255,6 +256,8 @@ fn start_v8(heap_mb: f64) {
 ///
 /// # Safety
 /// `fd` must be an open, connected stream socket this process owns; it is taken over.
+const _: abi::ServeEntry = crn_isolate_serve;
+
 #[no_mangle]
 pub unsafe extern "C" fn crn_isolate_serve(fd: RawFd, heap_mb: f64) -> i32 {
     template::run(fd, heap_mb, |channel| {
@@ -275,11 +278,11 @@ unsafe fn serve(fd: RawFd, heap_mb: f64) -> i32 {
     let _ = CHANNEL.set(Mutex::new(channel));
     let (serve, inbound) = mpsc::channel();
     // Before V8 starts any thread: SIGTERM (the host's doorbell) must be handled by then.
-    let Some(inbox) = inbox::install(fd, serve) else { return 71 };
+    let Some(inbox) = inbox::install(fd, serve) else { return abi::EXIT_NO_INBOX };
     start_v8(heap_mb);
     let mut first = true;
     loop {
-        let Some(ready) = prepare(heap_mb) else { return 72 };
+        let Some(ready) = prepare(heap_mb) else { return abi::EXIT_NO_ISOLATE };
         let mut ack = String::from("{\"type\":\"boot-ack\"");
         if std::mem::take(&mut first) {
             // Start-up is over (V8's threads run, the first isolate exists): from here on only
@@ -305,7 +308,7 @@ unsafe fn serve(fd: RawFd, heap_mb: f64) -> i32 {
         let host = Arc::new(ChannelSink { namespaces: config.namespaces.clone() });
         let started = Instant::now() - Duration::from_secs_f64((waited_ms / 1000.0).clamp(0.0, 1e9));
         if ready.start.send(Start { config, js, host, started }).is_err() {
-            return 73;
+            return abi::EXIT_ISOLATE_LOST;
         }
         // During the run the isolate thread reads the channel while it waits, and the doorbell
         // thread when the host rings.

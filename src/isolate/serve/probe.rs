@@ -6,6 +6,7 @@ use std::os::unix::net::UnixStream;
 use std::sync::Mutex;
 
 use super::{prepare, send_line, start_up, CHANNEL};
+use crate::sandbox::abi;
 
 /// One system call an attacker with code execution in this process would make, and its errno
 /// (0: it succeeded — a hole in the sandbox).
@@ -49,13 +50,15 @@ unsafe fn connect_unix(path: &str) -> libc::c_long {
 ///
 /// # Safety
 /// As [`crn_isolate_serve`].
+const _: abi::ProbeEntry = crn_isolate_probe;
+
 #[no_mangle]
 pub unsafe extern "C" fn crn_isolate_probe(fd: RawFd, heap_mb: f64, host_pid: i32) -> i32 {
     // SAFETY: the caller hands over the descriptor.
     let channel = unsafe { UnixStream::from_raw_fd(fd) };
     let _ = CHANNEL.set(Mutex::new(channel));
     start_up(heap_mb);
-    let Some(_ready) = prepare(heap_mb) else { return 72 };
+    let Some(_ready) = prepare(heap_mb) else { return abi::EXIT_NO_ISOLATE };
     let (host_pid, with_allowlist) = (host_pid.abs(), host_pid > 0);
     let allowlist = with_allowlist && crate::sandbox::harden::allowlist::apply_all_threads().is_ok();
     let path = |p: String| std::ffi::CString::new(p).unwrap_or_default();

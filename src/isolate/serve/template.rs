@@ -15,6 +15,7 @@
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
 
+use crate::sandbox::abi;
 use crate::sandbox::child::pidfd_open;
 use crate::sandbox::exit::try_reap;
 
@@ -27,7 +28,7 @@ pub fn run(control: RawFd, heap_mb: f64, child: impl Fn(RawFd) -> i32) -> i32 {
     hold_standard_fds();
     super::harden();
     super::warm_strip();
-    let Some(blob) = build_snapshot(heap_mb) else { return 74 };
+    let Some(blob) = build_snapshot(heap_mb) else { return abi::EXIT_NO_SNAPSHOT };
     crate::isolate::startup::provide(blob);
     if !write_all(control, b"{\"type\":\"template-ready\"}\n") {
         return 0;
@@ -98,7 +99,7 @@ fn fork_child(control: RawFd, children: &mut Vec<(i32, OwnedFd)>, child: &impl F
             unsafe {
                 libc::signal(libc::SIGTERM, libc::SIG_DFL);
                 if libc::dup2(child_end.as_raw_fd(), 3) != 3 {
-                    libc::_exit(71);
+                    libc::_exit(abi::EXIT_NO_INBOX);
                 }
                 for fd in 0..3 {
                     libc::close(fd);
