@@ -37,6 +37,11 @@ mod root;
 #[cfg(target_os = "linux")]
 #[path = "../sandbox/harden/seccomp.rs"]
 mod seccomp;
+// poll(2) over a slice, shared with the addon.
+#[cfg(target_os = "linux")]
+#[allow(dead_code)]
+#[path = "../os/poll.rs"]
+mod poll;
 // Exit codes and the addon's entry points, shared with the addon.
 #[allow(dead_code)]
 #[path = "../sandbox/abi.rs"]
@@ -321,9 +326,9 @@ mod linux {
                 libc::pollfd { fd: pidfd.as_ref().map_or(-1, |f| f.as_raw_fd()), events: libc::POLLIN, revents: 0 },
             ];
             // Without pidfds (Linux < 5.3) the child's exit is checked ten times a second.
-            let timeout = if pidfd.is_some() { -1 } else { 100 };
-            // SAFETY: two valid pollfds (a negative fd is ignored).
-            unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout) };
+            let timeout = if pidfd.is_some() { None } else { Some(std::time::Duration::from_millis(100)) };
+            // A negative fd is ignored.
+            crate::poll::poll(&mut fds, timeout);
             if fds[0].revents != 0 {
                 return true;
             }

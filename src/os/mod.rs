@@ -2,3 +2,5 @@
 //! behind one interface each.
 
 pub mod cpu_clock;
+#[cfg(unix)]
+pub mod poll;

@@ -62,9 +62,7 @@ pub fn read_until(fd: RawFd, deadline: Instant, mut chunk: impl FnMut(&[u8]) -> 
         if left.is_zero() {
             return ReadEnd::TimedOut;
         }
-        let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-        // SAFETY: one valid pollfd.
-        if unsafe { libc::poll(&mut pfd, 1, left.as_millis().clamp(1, 1000) as i32) } <= 0 {
+        if !crate::os::poll::wait_for(fd, libc::POLLIN, Some(left.min(Duration::from_secs(1)))) {
             continue;
         }
         // SAFETY: reading into our own buffer.

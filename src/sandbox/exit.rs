@@ -10,6 +10,34 @@ pub struct Exit {
     pub max_rss_bytes: f64,
 }
 
+/// Blocks until child `pid` has ended and reaps it; how it ended (`None`: it was reaped before,
+/// which is no error for a caller that killed it).
+pub fn reap(pid: i32) -> Option<nix::sys::wait::WaitStatus> {
+    let pid = nix::unistd::Pid::from_raw(pid);
+    loop {
+        match nix::sys::wait::waitpid(pid, None) {
+            Err(nix::errno::Errno::EINTR) => {}
+            status => return status.ok(),
+        }
+    }
+}
+
+/// `reap` on a thread of its own, for a caller that must not wait (Node's main thread).
+pub fn reap_in_background(pid: i32) {
+    std::thread::spawn(move || {
+        reap(pid);
+    });
+}
+
+/// Whether child `pid` is still running; one that has ended is reaped here.
+pub fn running(pid: i32) -> bool {
+    let flags = Some(nix::sys::wait::WaitPidFlag::WNOHANG);
+    matches!(
+        nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid), flags),
+        Ok(nix::sys::wait::WaitStatus::StillAlive)
+    )
+}
+
 /// `wait4(pid, WNOHANG)`.
 pub fn try_reap(pid: i32) -> Option<Exit> {
     let mut status = 0;

@@ -115,8 +115,7 @@ pub fn launch(
         Some(Report::ExecFailed(errno)) => {
             // Not reaped yet, so the pid (and its group) cannot have been reused.
             let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
-            // SAFETY: reaping our own child.
-            unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+            crate::sandbox::exit::reap(pid);
             return Err(LaunchError::Exec(std::io::Error::from_raw_os_error(errno)));
         }
     };

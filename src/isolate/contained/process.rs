@@ -261,8 +261,8 @@ impl SandboxProcess {
         if let Some(pidfd) = &self.pidfd {
             fds.push(libc::pollfd { fd: pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 });
         }
-        // SAFETY: valid pollfds; a zero timeout only samples them.
-        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 0) == 0 }
+        // A zero timeout only samples them.
+        crate::os::poll::poll(&mut fds, Some(Duration::ZERO)) == 0
     }
 
     /// The pidfd, readable once the process has exited.

@@ -223,9 +223,7 @@ impl SharedReader {
 
     /// Whether `fd` has bytes (or its end) now, without taking the lock.
     fn ready_now(fd: RawFd) -> bool {
-        let mut fd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-        // SAFETY: one valid pollfd, no wait.
-        unsafe { libc::poll(&mut fd, 1, 0) > 0 }
+        crate::os::poll::wait_for(fd, libc::POLLIN, Some(Duration::ZERO))
     }
 }
 
@@ -654,9 +652,7 @@ impl Supervisor<'_> {
             if let Some(pidfd) = process.pidfd() {
                 fds.push(libc::pollfd { fd: pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 });
             }
-            let millis = (wait.as_micros().div_ceil(1000)).min(1000) as i32;
-            // SAFETY: valid pollfds for the duration of the call.
-            unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, millis) };
+            crate::os::poll::poll(&mut fds, Some(wait.min(Duration::from_secs(1))));
             if fds[0].revents != 0 {
                 let mut sink = [0u8; 256];
                 // SAFETY: draining our own non-blocking pipe.

@@ -134,9 +134,7 @@ impl Template {
             return false;
         }
         let Some(pidfd) = self.pidfd else { return true };
-        let mut pfd = libc::pollfd { fd: pidfd, events: libc::POLLIN, revents: 0 };
-        // SAFETY: one valid pollfd; a zero timeout only samples it.
-        unsafe { libc::poll(&mut pfd, 1, 0) == 0 }
+        !crate::os::poll::wait_for(pidfd, libc::POLLIN, Some(Duration::ZERO))
     }
 
     /// Kills the template's namespace (every child with it) and reaps it.
@@ -164,9 +162,7 @@ impl Template {
     /// Reads what the channel holds (waiting for it until `deadline`); false when nothing came.
     fn read(&self, control: &mut Control, deadline: Instant) -> bool {
         let wait = deadline.saturating_duration_since(Instant::now());
-        let mut pfd = libc::pollfd { fd: self.fd, events: libc::POLLIN, revents: 0 };
-        // SAFETY: one valid pollfd.
-        if unsafe { libc::poll(&mut pfd, 1, wait.as_millis().min(1000) as i32) } <= 0 {
+        if !crate::os::poll::wait_for(self.fd, libc::POLLIN, Some(wait.min(Duration::from_secs(1)))) {
             return false;
         }
         let mut buf = [0u8; 4096];

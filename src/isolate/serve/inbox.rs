@@ -131,8 +131,7 @@ fn answer_doorbell(inbox: &'static Inbox) {
             libc::pollfd { fd: inbox.bell.0.as_raw_fd(), events: libc::POLLIN, revents: 0 },
             libc::pollfd { fd: inbox.fd, events: libc::POLLRDHUP, revents: 0 },
         ];
-        // SAFETY: valid pollfds for the duration of the call.
-        if unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) } <= 0 {
+        if crate::os::poll::poll(&mut fds, None) <= 0 {
             continue;
         }
         if fds[1].revents != 0 {
@@ -146,10 +145,7 @@ fn answer_doorbell(inbox: &'static Inbox) {
 
 /// Waits until `fd` is readable or `timeout` passes; true when it is readable.
 fn poll_one(fd: RawFd, timeout: Option<Duration>) -> bool {
-    let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-    let millis = timeout.map_or(-1, |t| t.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32);
-    // SAFETY: one valid pollfd for the duration of the call.
-    unsafe { libc::poll(&mut pfd, 1, millis) > 0 }
+    crate::os::poll::wait_for(fd, libc::POLLIN, timeout)
 }
 
 fn drain_fd(fd: RawFd) {
@@ -262,9 +258,7 @@ impl ChannelWait for Inbox {
             libc::pollfd { fd: self.fd, events: libc::POLLIN, revents: 0 },
             libc::pollfd { fd: self.wake.as_raw_fd(), events: libc::POLLIN, revents: 0 },
         ];
-        let millis = timeout.map_or(-1, |t| t.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32);
-        // SAFETY: valid pollfds for the duration of the call.
-        unsafe { libc::poll(fds.as_mut_ptr(), 2, millis) };
+        crate::os::poll::poll(&mut fds, timeout);
         if fds[1].revents != 0 {
             drain_fd(self.wake.as_raw_fd());
         }

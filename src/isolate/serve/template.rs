@@ -42,8 +42,7 @@ pub fn run(control: RawFd, heap_mb: f64, child: impl Fn(RawFd) -> i32) -> i32 {
             events: libc::POLLIN,
             revents: 0,
         }));
-        // SAFETY: valid pollfds for the duration of the call.
-        if unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) } < 0 {
+        if crate::os::poll::poll(&mut fds, None) < 0 {
             continue;
         }
         let exited: Vec<usize> = (1..fds.len()).filter(|&i| fds[i].revents != 0).collect();
@@ -112,11 +111,9 @@ fn fork_child(control: RawFd, children: &mut Vec<(i32, OwnedFd)>, child: &impl F
         pid if pid > 0 => {
             drop(child_end);
             let Some(pidfd) = pidfd_open(pid) else {
-                // SAFETY: killing and reaping our own child.
-                unsafe {
-                    libc::kill(pid, libc::SIGKILL);
-                    libc::waitpid(pid, std::ptr::null_mut(), 0);
-                }
+                // SAFETY: killing our own child, not yet reaped.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                crate::sandbox::exit::reap(pid);
                 return report_failure(control, libc::ESRCH);
             };
             let line = format!("{{\"type\":\"forked\",\"pid\":{pid}}}\n");
@@ -165,10 +162,8 @@ fn build_snapshot(heap_mb: f64) -> Option<&'static [u8]> {
                     _ => return None,
                 }
             }
-            let mut status = 0;
-            // SAFETY: reaping our own child.
-            unsafe { libc::waitpid(pid, &mut status, 0) };
-            let built = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 && !blob.is_empty();
+            let exited = crate::sandbox::exit::reap(pid);
+            let built = matches!(exited, Some(nix::sys::wait::WaitStatus::Exited(_, 0))) && !blob.is_empty();
             built.then(|| &*Box::leak(blob.into_boxed_slice()))
         }
         _ => None,

@@ -104,9 +104,7 @@ pub fn boot(spec: &ChildSpec) -> Result<Booted, BootError> {
 impl Booted {
     /// Whether the child is still running (a spare that died waiting is discarded, reaped).
     fn alive(&self) -> bool {
-        let mut status = 0;
-        // SAFETY: a non-blocking wait for our own child.
-        unsafe { libc::waitpid(self.spawned.pid, &mut status, libc::WNOHANG) == 0 }
+        crate::sandbox::exit::running(self.spawned.pid)
     }
 
     /// Kills a child no run will use, reaps it and removes its directory and cgroup.
@@ -115,8 +113,7 @@ impl Booted {
             Some(init) => kill_init(init),
             None => signal_group(self.spawned.pid, self.spawned.start_time, nix::sys::signal::Signal::SIGKILL),
         }
-        // SAFETY: reaping our own child (already reaped: ECHILD, harmless).
-        unsafe { libc::waitpid(self.spawned.pid, std::ptr::null_mut(), 0) };
+        crate::sandbox::exit::reap(self.spawned.pid);
         self.staging.remove();
         drop(self.cgroups);
     }

@@ -323,8 +323,7 @@ pub fn probe_layers(
                 nix::sys::signal::Signal::SIGKILL,
             ),
         }
-        // SAFETY: reaping our own child.
-        unsafe { libc::waitpid(child.pid, std::ptr::null_mut(), 0) };
+        crate::sandbox::exit::reap(child.pid);
     }
     staging.remove();
     (spawned.ok().and_then(|s| s.layers), cgroups.memory.is_some())

@@ -100,11 +100,7 @@ fn guarded(spec: RunSpec, events: Box<dyn Events>, rx: Receiver<Command>, wake: 
     if let Some((pid, start, dir)) = group.lock().unwrap_or_else(|p| p.into_inner()).take() {
         signal_group(pid, start, Signal::SIGKILL);
         let _ = std::fs::remove_dir_all(dir);
-        // SAFETY: waitpid on our own child with a local status word.
-        std::thread::spawn(move || unsafe {
-            let mut status = 0;
-            libc::waitpid(pid, &mut status, 0);
-        });
+        crate::sandbox::exit::reap_in_background(pid);
     }
     if !settled.load(Ordering::SeqCst) {
         let what = crate::panic::reason(&*panic).unwrap_or_default();

@@ -544,11 +544,11 @@ impl Run {
             let out_i = self.stdout.as_ref().map(|fd| slot(fd.as_raw_fd(), libc::POLLIN));
             let err_i = self.stderr.as_ref().map(|fd| slot(fd.as_raw_fd(), libc::POLLIN));
             let pid_i = self.pidfd.as_ref().map(|fd| slot(fd.as_raw_fd(), libc::POLLIN));
-            // Rounded up a millisecond so the deadline has passed on wake; a deadline past i32::MAX ms
-            // (a run without an elapsed ceiling) waits the longest poll can, then looks again.
-            let timeout = self.next_timeout().map_or(-1, |d| d.as_millis().min(i32::MAX as u128 - 1) as i32 + 1);
-            // SAFETY: fds is a valid array of pollfd for the call's duration.
-            let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
+            // A millisecond past the deadline's whole milliseconds, so it has passed on wake (and a
+            // deadline just reached still waits a little); a deadline past i32::MAX ms (a run
+            // without an elapsed ceiling) waits the longest poll can, then looks again.
+            let timeout = self.next_timeout().map(|d| Duration::from_millis((d.as_millis() as u64).saturating_add(1)));
+            let n = crate::os::poll::poll(&mut fds, timeout);
             let ready = |i: Option<usize>| n > 0 && i.is_some_and(|i| fds[i].revents != 0);
             let writable = |i: Option<usize>| {
                 n > 0 && i.is_some_and(|i| fds[i].revents & (libc::POLLOUT | libc::POLLERR | libc::POLLHUP) != 0)
@@ -627,12 +627,7 @@ impl Run {
         self.reap();
         if self.exit.is_none() {
             // Still running past the hard bound: reap it off-thread whenever it finally exits.
-            let pid = self.pid;
-            // SAFETY: waitpid on our own child with a local status word.
-            std::thread::spawn(move || unsafe {
-                let mut status = 0;
-                libc::waitpid(pid, &mut status, 0);
-            });
+            crate::sandbox::exit::reap_in_background(self.pid);
         }
         // From here on the pid may be reused: nothing may signal it any more.
         *self.group.lock().unwrap_or_else(|p| p.into_inner()) = None;
