@@ -1,19 +1,40 @@
 // The command line: real child processes running the shipped examples.
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { delimiter, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const cli = (...args) => spawnSync(process.execPath, ['bin/cli.mjs', ...args], { cwd: root, encoding: 'utf8', timeout: 30000 })
+const HELLO = 'hello, world! { round: 1 }\nhello, world! { round: 2 }\n{\n  "greeted": "world",\n  "rounds": 2\n}\n'
 
 describe('code-runtime-native run', () => {
   it('runs examples/hello.ts and exits 0', () => {
     const { status, stdout } = cli('run', 'examples/hello.ts')
     expect(status).toBe(0)
-    expect(stdout).toBe('hello, world! { round: 1 }\nhello, world! { round: 2 }\n{\n  "greeted": "world",\n  "rounds": 2\n}\n')
+    expect(stdout).toBe(HELLO)
+  })
+
+  it('runs the commands README.md gives a clone, as written', () => {
+    // The shell runs each line as a contributor types it; `node` is the Node running this suite.
+    const readme = readFileSync(join(root, 'README.md'), 'utf8')
+    const commands = [...readme.matchAll(/^node bin\/cli\.mjs .*$/gm)].map((m) => m[0])
+    expect(commands).toEqual([
+      'node bin/cli.mjs run examples/hello.ts',
+      'node bin/cli.mjs run examples/weather.ts --bindings examples/weather-tools.mjs',
+      `node bin/cli.mjs run examples/hello.ts --config '{"computeMs": 1000}'`,
+    ])
+    const env = { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH}` }
+    const [hello, weather, configured] = commands.map((command) => {
+      const { status, stdout, stderr } = spawnSync('sh', ['-c', command], { cwd: root, encoding: 'utf8', timeout: 30000, env })
+      return { status, stdout, stderr }
+    })
+    expect(hello).toEqual({ status: 0, stdout: HELLO, stderr: '' })
+    expect(weather.status).toBe(0)
+    expect(weather.stdout).toContain('warmest: Lisbon\n')
+    expect(configured).toEqual({ status: 0, stdout: HELLO, stderr: '' })
   })
 
   it('runs a program against a bindings module', () => {

@@ -17,8 +17,8 @@
 // Optional fields: `prelude` (source run first in the world, filename
 // prelude.js), `stackTraceLimit` (set on the world's Error while the case
 // runs), `expected` (exact string: for format cases the formatLog result, for
-// console cases the array of entries) — the acceptance strings of
-// shared/spec/isolate-runtime.md §5 and §13.8 are written out this way —,
+// console cases the array of entries) — the worked examples of the console's
+// behaviour (docs/typescript.md#console) are written out this way —,
 // `expectedSince: { [major]: output }` (where that output changed in a later
 // Node major, see expectedFor),
 // `startsWith`/`endsWith` (partial expectations), `oracleRealm: 'main'`
@@ -53,7 +53,8 @@ const TOOL_CALL_ERROR = `globalThis.ToolCallError = class ToolCallError extends 
 };`;
 
 // ---------------------------------------------------------------------------
-section('spec §5');
+// docs/typescript.md#console: the examples with their exact entries.
+section('worked examples');
 c(`'point', {x:1,y:2}`, { expected: 'point { x: 1, y: 2 }' });
 c(`'plain', { a: 1 }`, { expected: 'plain { a: 1 }' });
 c(`"got", 42`, { expected: 'got 42' });
@@ -91,7 +92,8 @@ c(`['x'.repeat(10005)]`, { endsWith: "xxx'... 5 more characters\n]" });
 c(`{name:'alpha',items:[1,2,3],nested:{ok:true,list:['x','y']},when:null,count:12345678901234567890}`, { expected: "{\n  name: 'alpha',\n  items: [ 1, 2, 3 ],\n  nested: { ok: true, list: [ 'x', 'y' ] },\n  when: null,\n  count: 12345678901234567000\n}" });
 c(`new Error('e')`, { startsWith: 'Error: e\n' });
 
-section('spec §13.8');
+// docs/typescript.md#console: the cases checked against real Node.
+section('corpus');
 c(`{ m: new Map([['a', new Set([1, 2])], ['b', new Map([[{k: 1}, [1, 2]]])]]) }`);
 c(`{ s: new Set([new Set([1]), new Map([[1, new Set()]])]), t: [new Map()] }`);
 c(`['apple', 'banana', 'cherry', 'date', 'elderberry', 'fig', 'grape', 'honeydew']`);

@@ -15,7 +15,10 @@ export async function loadIsolate(config) {
   return { ctx, fiber, runtime: ctx.codeRuntime }
 }
 
-/** The Code Mode namespace (`T` in the spec), with host functions that count their calls. */
+/**
+ * The Code Mode namespace (`tools` with errorClass `ToolCallError`/`toolName`), with host
+ * functions that count their calls.
+ */
 export function tools(functions = {}) {
   const calls = {}
   const counted = {}

@@ -1,5 +1,6 @@
-// The bindings bridge (spec isolate-runtime.md §7–§8, seam.md §4–§6): real isolates calling real
-// host JavaScript functions through threadsafe functions.
+// The bindings bridge (docs/typescript.md#bindings-bridge, and in docs/seam.md: binding
+// validation, lossless JSON, namespaces and typed errors): real isolates calling real host
+// JavaScript functions through threadsafe functions.
 import vm from 'node:vm'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isNestedNull, loadIsolate, tools } from './helpers.mjs'

@@ -1,4 +1,5 @@
-// Budgets, abort, dispose, timers and never-settling programs (spec isolate-runtime.md §4.1, §9).
+// Budgets, abort, dispose, timers and never-settling programs (docs/typescript.md#web-globals,
+// docs/budgets-and-ledger.md#typescript-budgets).
 // The host process must stay healthy after every one: each test runs a normal program afterwards.
 import { getEventListeners } from 'node:events'
 import { spawnSync } from 'node:child_process'

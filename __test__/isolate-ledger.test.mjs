@@ -1,4 +1,5 @@
-// The exact output ledger, end to end (spec isolate-runtime.md §10, §12).
+// The exact output ledger, end to end (docs/budgets-and-ledger.md#the-output-ledger; onLog:
+// docs/seam.md#observers).
 import { describe, expect, it } from 'vitest'
 import { isNestedNull, ledgerBytes, loadIsolate } from './helpers.mjs'
 
@@ -13,7 +14,8 @@ async function runAt(cap, program, extra = {}) {
 
 const limit = (logs, message) => ({ logs, error: { kind: 'output-limit', message } })
 
-describe('worked boundaries (§10.5)', () => {
+// docs/budgets-and-ledger.md#worked-boundaries
+describe('worked boundaries', () => {
   it.each([
     ['return "€"', 7, { logs: [], value: '€' }],
     ['return "€"', 6, limit([], 'ou')],

@@ -41,7 +41,8 @@ describe.runIf(native.containedIsolatesAvailable())('a subverted sandbox process
     expect(report.result.logs.length).toBeGreaterThan(0)
     expect(report.result.logs.length).toBeLessThan(200)
     expect(JSON.stringify(report.result.logs).length).toBeLessThanOrEqual(MAX_OUTPUT_BYTES)
-    // Whole entries in order; the one that overflowed keeps the prefix that fit (spec §10).
+    // Whole entries in order; the one that overflowed keeps the prefix that fit
+    // (docs/budgets-and-ledger.md#the-limit-result).
     const expected = (i) => `line ${String(i).padStart(3, '0')} ${'y'.repeat(90)}`
     const logs = report.result.logs
     logs.slice(0, -1).forEach((line, i) => expect(line).toBe(expected(i)))

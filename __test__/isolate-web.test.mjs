@@ -1,5 +1,5 @@
-// The web-standard globals inside the isolate (spec isolate-runtime.md §4.1), compared with Node's
-// own implementations in the same test run wherever Node has the same API.
+// The web-standard globals inside the isolate (docs/typescript.md#web-globals), compared with
+// Node's own implementations in the same test run wherever Node has the same API.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadIsolate } from './helpers.mjs'
 

@@ -203,7 +203,8 @@ describe('npm install code-runtime-native cordis, with no Rust on PATH', () => {
     })
   })
 
-  it('runs a Python program through ctx.codeRuntime from the bootstrap it ships, staged per run (spec python §16 case 17)', () => {
+  // Case 17 of docs/acceptance.md.
+  it('runs a Python program through ctx.codeRuntime from the bootstrap it ships, staged per run (17)', () => {
     const python = spawnSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).stdout.trim()
     const child = runNode(
       project,

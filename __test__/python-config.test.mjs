@@ -1,5 +1,6 @@
 // PythonCodeRuntime: descriptors, config schema and load-time validation, interpreter resolution
-// and the version probe (python-runtime.md §1, §3, §4; acceptance 18, 24–36).
+// and the version probe (docs/python.md#load-time-validation, docs/python.md#interpreter;
+// docs/acceptance.md, cases 18 and 24–36: the number at the end of a title).
 import fs from 'node:fs'
 import path from 'node:path'
 import { Context } from 'cordis'
@@ -71,7 +72,8 @@ describe('descriptors and schema', () => {
   })
 })
 
-describe('load-time validation (§3)', () => {
+// docs/python.md#load-time-validation
+describe('load-time validation', () => {
   it('non-positive numbers (25)', async () => {
     await expect(rejects({ cpuSeconds: 0 })).rejects.toThrow(/cpuSeconds must be a positive number/)
     await expect(rejects({ maxWallMs: -1 })).rejects.toThrow('code-runtime-native: config.maxWallMs must be a positive number, got -1')
@@ -156,7 +158,8 @@ describe('load-time validation (§3)', () => {
     await fiber.dispose()
   })
 
-  it('checks run in the spec order', async () => {
+  // docs/python.md#load-time-validation
+  it('checks run in the documented order', async () => {
     // A bad pythonBin is reported before timer ranges; byte budgets before the address-space gate.
     await expect(rejects({ pythonBin: '', maxWallMs: 2147483648 })).rejects.toThrow(/pythonBin must be a non-empty/)
     await expect(rejects({ maxValueBytes: 67108801, addressSpaceMb: 65 })).rejects.toThrow(/must not exceed 67108800/)
@@ -210,7 +213,8 @@ describe('load-time validation (§3)', () => {
   })
 })
 
-describe('interpreter resolution and probe (§4)', () => {
+// docs/python.md#interpreter
+describe('interpreter resolution and probe', () => {
   const dir = fs.mkdtempSync(path.join(TMP, 'bins-'))
 
   it('paths that are not executable regular files (31)', async () => {

@@ -1,7 +1,7 @@
-// PythonCodeRuntime's plumbing failures, reached for real (acceptance 19–23 and the staging,
-// spawn and limit rows of §14): fake interpreters that close fd 3 or vanish, a child Node process
-// with its descriptors exhausted or its file size limited or its address space capped, and the
-// event loop left idle after a run.
+// PythonCodeRuntime's plumbing failures, reached for real (docs/acceptance.md, cases 19–23, the
+// number at the end of a title; and the staging, spawn and limit rows of docs/failures.md#python):
+// fake interpreters that close fd 3 or vanish, a child Node process with its descriptors exhausted
+// or its file size limited or its address space capped, and the event loop left idle after a run.
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, describe, expect, it, vi } from 'vitest'
@@ -104,7 +104,8 @@ describe('boot failures', () => {
   })
 })
 
-describe('staging failures (§7.1)', () => {
+// docs/python.md#staging
+describe('staging failures', () => {
   it('a tmpdir that does not exist', async () => {
     const { runtime, fiber } = await load(PythonCodeRuntime)
     const saved = process.env.TMPDIR
@@ -151,7 +152,8 @@ describe('staging failures (§7.1)', () => {
   })
 })
 
-describe('limits failing at boot (§9.8)', () => {
+// docs/python.md#exceptions
+describe('limits failing at boot', () => {
   it('an inherited RLIMIT_AS too small for the budgets is reported by the bootstrap', async () => {
     // The interpreter inherits a smaller address space than the config asks for (a wrapper lowers
     // it after the host's pre-exec setup); the host itself keeps its own limits.
@@ -185,7 +187,8 @@ describe('limits failing at boot (§9.8)', () => {
   })
 })
 
-describe('the child process (§7.2)', () => {
+// docs/python.md#spawn
+describe('the child process', () => {
   it('inherits only fds 0–3, stdin at EOF, and runs in its own session', async () => {
     const probe = 'import os, sys\nprint(sorted(os.listdir("/proc/self/fd")), repr(sys.stdin.read()), os.getsid(0) == os.getpid(), os.getpgrp() == os.getpid())'
     const bin = fakePython(BINS, 'fd-lister', { run: `exec ${PYTHON} -c '${probe}'` })

@@ -1,7 +1,7 @@
 // PythonCodeRuntime against hostile and runaway programs: forged fd-3 traffic, frame and backlog
 // caps, CPU and wall limits, memory bombs, process-group teardown (fork storms, SIGTERM-ignoring
 // and setsid-escaping descendants), rebinding the bootstrap, exceptions, exits and disposal
-// (acceptance 53–62).
+// (docs/acceptance.md, cases 53–62: a number in parentheses at the end of a title).
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
@@ -28,7 +28,8 @@ const run = (program, bindings = [], extra = {}) => R.run({ program, bindings, .
 /** Tracebacks as CPython renders them, without the position carets newer versions add. */
 const noCarets = (message) => message.replace(/\n *[~^]+ *(?=\n)/g, '')
 
-describe('hostile fd-3 traffic (§8.4)', () => {
+// docs/protocol.md#reading-hostile-frames
+describe('hostile fd-3 traffic', () => {
   it('junk, invalid UTF-8, unsafe integers and malformed frames are dropped; real calls still work (53)', async () => {
     const seen = []
     const functions = { echo: async (x) => (seen.push(x), x) }
@@ -145,7 +146,8 @@ return 1`
   })
 })
 
-describe('backlog caps (§8.4)', () => {
+// docs/protocol.md#caps
+describe('backlog caps', () => {
   const never = { never: () => new Promise(() => {}) }
 
   it('1025 unsettled binding calls end the run (55)', async () => {
@@ -197,7 +199,8 @@ time.sleep(30)`
   })
 })
 
-describe('CPU, wall and memory limits (§11, §12)', () => {
+// docs/budgets-and-ledger.md#python-budgets
+describe('CPU, wall and memory limits', () => {
   let cpu
   beforeAll(async () => {
     cpu = await load(PythonCodeRuntime, { cpuSeconds: 1, graceMs: 300 })
@@ -257,7 +260,8 @@ return "returned"`
   })
 })
 
-describe('process teardown (§13): the run is its own PID namespace', () => {
+// docs/python.md#teardown
+describe('process teardown: the run is its own PID namespace', () => {
   // Everything a run starts carries the run's staging path (under TMP) or a test's marker in its
   // command line: the sandbox helper, the namespace's init, the interpreter and its forks.
   const marker = () => path.join(TMP, `marker-${Math.random().toString(36).slice(2)}`)
@@ -407,7 +411,8 @@ return "quick"`
   })
 })
 
-describe('the bootstrap under attack (§9.9)', () => {
+// docs/python.md#hardening
+describe('the bootstrap under attack', () => {
   it('rebinding every __main__ global still produces a correct done (59)', async () => {
     const program = `
 import __main__
@@ -428,13 +433,15 @@ return {"ok": True}`
     expect(await run(program)).toEqual({ logs: [], error: { kind: 'exception', message: '<unrenderable>' } })
   })
 
-  it('a traceback that cannot be rendered falls back to the class name (§9.8)', async () => {
+  // docs/python.md#exceptions
+  it('a traceback that cannot be rendered falls back to the class name', async () => {
     const program = 'import traceback\ntraceback.TracebackException = None\nraise KeyError("x")'
     expect(await run(program)).toEqual({ logs: [], error: { kind: 'exception', message: 'KeyError: <diagnostic rendering failed>' } })
   })
 })
 
-describe('exceptions and exits (§9.8, §14)', () => {
+// docs/python.md#exceptions, docs/failures.md#python
+describe('exceptions and exits', () => {
   it('renders only <model> frames and ends with the exception line (60)', async () => {
     const functions = { fail: async () => { throw new Error('host says no') } }
     const r = await run('def inner():\n    raise ValueError("boom")\n\ninner()', [TOOLS(functions)])
@@ -493,7 +500,8 @@ chain(199)`
   })
 })
 
-describe('abort and disposal (§12, seam §9)', () => {
+// docs/python.md#teardown, docs/seam.md#disposal
+describe('abort and disposal', () => {
   it('an AbortSignal ends a live run with its reason', async () => {
     const c = new AbortController()
     const pending = run('import asyncio\nprint("started", flush=True)\nawait asyncio.sleep(30)', [], { signal: c.signal })

@@ -1,6 +1,7 @@
-// The fd-3 protocol mirror between the Rust host and py/protocol.py (acceptance 15–17). The host
-// codec itself (acceptance 1–14) is covered by Rust unit tests in src/python (scan, codec, meter,
-// logs, wire, numbers); these check that both sides agree and that the package ships the child.
+// The fd-3 protocol mirror between the Rust host and py/protocol.py (docs/acceptance.md, cases
+// 15–17, the number at the end of a title). The host codec itself (cases 1–14) is covered by Rust
+// unit tests in src/python (scan, codec, meter, logs, wire, numbers); these check that both sides
+// agree and that the package ships the child.
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import { afterAll, describe, expect, it, vi } from 'vitest'
@@ -27,7 +28,7 @@ function python(code) {
   return JSON.parse(execFileSync(PYTHON, ['-I', '-B', '-c', prelude + code], { encoding: 'utf8', env: { TMPDIR: TMP } }))
 }
 
-/** python-runtime.md §8.2, transcribed. */
+/** docs/protocol.md#frame-roster, transcribed. */
 const SPEC_ROSTER = {
   BootMessage: [['type', 'cpuSeconds', 'addressSpaceBytes', 'maxLogBytes', 'maxValueBytes', 'namespaces'], []],
   Namespace: [['global', 'names'], ['errorClass']],
@@ -52,7 +53,7 @@ describe('protocol mirror (real python3 -I -B -c)', () => {
     expect(py[1][0]).toBe('[code-runtime-native] log capture truncated at 64 bytes')
   })
 
-  it("each frame's required and optional keys match the spec roster on both sides (16)", () => {
+  it("each frame's required and optional keys match the documented roster on both sides (16)", () => {
     const py = python(
       'print(json.dumps({t.__name__: [sorted(t.__required_keys__), sorted(t.__optional_keys__)] for t in protocol.FRAMES}))',
     )
@@ -84,7 +85,8 @@ describe('protocol mirror (real python3 -I -B -c)', () => {
   })
 })
 
-describe('host encoder for replies (14, seam §5)', () => {
+// docs/seam.md#lossless-json
+describe('host encoder for replies (14)', () => {
   it('equals JSON.stringify, except beyond-safe integral doubles, which keep their exact digits', () => {
     const corpus = [null, true, 0, -1.5, 1e-7, 1 / 3, 5e-324, 'é\uD800"\n', [], {}, { a: [1, { b: null }], ['__proto__']: 2 }, Object.create(null)]
     for (const v of corpus) expect(encodeLossless(v)).toBe(JSON.stringify(v))
@@ -100,7 +102,8 @@ describe('host encoder for replies (14, seam §5)', () => {
     expect(encodeLossless({ a: shared, b: shared })).toBe('{"a":{"s":1},"b":{"s":1}}')
   })
 
-  it('rejects every lossy value of seam §5 and reads each property once', () => {
+  // docs/seam.md#lossless-json
+  it('rejects every lossy value and reads each property once', () => {
     const cyclic = {}
     cyclic.self = cyclic
     const throwing = {}
@@ -133,7 +136,8 @@ describe('host encoder for replies (14, seam §5)', () => {
   })
 })
 
-describe('reply decoding (§9.3): the C scanner only where it equals the exact decoder', () => {
+// docs/protocol.md#reply-decoding
+describe('reply decoding: the C scanner only where it equals the exact decoder', () => {
   const records = Array.from({ length: 500 }, (_, i) => ({ id: i, name: `item-${i}`, tags: ['a', 'é'], score: i / 7, ok: i % 2 === 0 }))
   const hostSent = [
     null, true, 0, -1.5, 1e-7, 1 / 3, 5e-324, 2 ** 60, -(2 ** 60), 1e21, Number.MAX_VALUE, 'é\uD800"\n\u0000\u001f\u2028',

@@ -40,7 +40,8 @@ async function runtimeWith(config) {
   return runtime
 }
 
-describe('diagnostics (§9.8)', () => {
+// docs/python.md#exceptions
+describe('diagnostics', () => {
   it('a class whose __module__ and __name__ both raise renders as <unknown>', async () => {
     const program = `
 class Meta(type):
@@ -116,7 +117,8 @@ raise Odd("boom")`
   })
 })
 
-describe('near-limit values under a tight RLIMIT_AS (§9.7)', () => {
+// docs/python.md#completion, docs/budgets-and-ledger.md#value-budget
+describe('near-limit values under a tight RLIMIT_AS', () => {
   it('a 40 MiB string of NULs against maxValueBytes 1024 at 384 MiB is output-limit', async () => {
     const runtime = await runtimeWith({ maxValueBytes: 1024, addressSpaceMb: 384 })
     const r = await runtime.run({ program: 'return "\\x00" * (40 * 1024 * 1024)', bindings: [] })
@@ -165,7 +167,8 @@ describe('near-limit values under a tight RLIMIT_AS (§9.7)', () => {
   })
 })
 
-describe('bursts of binding calls (§8.4)', () => {
+// docs/protocol.md#caps
+describe('bursts of binding calls', () => {
   it('5 000 forged calls to an instant binding while not reading replies: the reply queue, not the call backlog', async () => {
     let calls = 0
     const functions = { now: async () => (calls++, 'r') }

@@ -1,5 +1,6 @@
 // PythonCodeRuntime against real python3 subprocesses: bindings and lifecycle, typed errors,
-// lossless JSON both ways, value and log budgets, streams, staging (acceptance 37–52).
+// lossless JSON both ways, value and log budgets, streams, staging. A number in parentheses at the
+// end of a title is the case of docs/acceptance.md it checks (37–52).
 import fs from 'node:fs'
 import path from 'node:path'
 import vm from 'node:vm'
@@ -27,7 +28,8 @@ afterAll(async () => {
 const run = (program, bindings = [], extra = {}) => R.run({ program, bindings, ...extra })
 const jsonCost = (logs) => Buffer.byteLength(JSON.stringify(logs))
 
-describe('binding validation and snapshot (§6)', () => {
+// docs/python.md#binding-rules-and-the-snapshot
+describe('binding validation and snapshot', () => {
   it('rejects unusable and duplicate globals (37)', async () => {
     const ns = (global, extra = {}) => ({ global, functions: {}, ...extra })
     await expect(run('return 1', [ns('1bad')])).rejects.toThrow('code-runtime-native: binding global "1bad" is not a usable Python identifier')
@@ -134,7 +136,8 @@ describe('pre-abort and disposal', () => {
   })
 })
 
-describe('staging (§7.1)', () => {
+// docs/python.md#staging
+describe('staging', () => {
   it('runs from a fresh directory per run, removed before run() resolves (42)', async () => {
     const program = 'import sys, os\nf = sys.modules["__main__"].__file__\nreturn [f, os.path.isdir(os.path.dirname(f))]'
     const a = await run(program)
@@ -183,7 +186,8 @@ describe('staging (§7.1)', () => {
   })
 })
 
-describe('typed errors and dispatch (§9.1, §8.5)', () => {
+// docs/python.md#namespaces-and-error-classes, docs/protocol.md#dispatch
+describe('typed errors and dispatch', () => {
   it('raises the namespace error class with the member name (45)', async () => {
     const functions = {
       fail: async () => {
@@ -327,7 +331,8 @@ return sorted(results)`
   })
 })
 
-describe('lossless JSON across the boundary (§9.4, §5)', () => {
+// docs/python.md#lossless-values, docs/seam.md#lossless-json
+describe('lossless JSON across the boundary', () => {
   it('rejects lossy arguments before any call frame is sent (46)', async () => {
     let calls = 0
     const functions = { echo: async (x) => (calls++, x) }
@@ -398,7 +403,8 @@ return [n, v, g]`
     expect(r.value[2]).toEqual({ a: { s: 1 }, b: { s: 1 } })
   })
 
-  it('host resolutions follow seam §5 (vm arrays pass, impostors and getters fail)', async () => {
+  // docs/seam.md#lossless-json
+  it('host resolutions follow the lossless rule (vm arrays pass, impostors and getters fail)', async () => {
     const foreign = vm.runInNewContext('[1, {"a": 2}]')
     const throwing = {}
     Object.defineProperty(throwing, 'x', { enumerable: true, get() { throw new Error('nope') } })
@@ -433,7 +439,8 @@ return out`
   })
 })
 
-describe('value budget (§9.7, §10.3)', () => {
+// docs/budgets-and-ledger.md#value-budget
+describe('value budget', () => {
   it('the exact size fits; one byte over is output-limit (48)', async () => {
     const { runtime, fiber: f } = await load(PythonCodeRuntime, { maxValueBytes: 100 })
     expect(await runtime.run({ program: 'return "x" * 98', bindings: [] })).toEqual({ logs: [], value: 'x'.repeat(98) })
@@ -454,7 +461,8 @@ describe('value budget (§9.7, §10.3)', () => {
   })
 })
 
-describe('logs (§9.6, §10)', () => {
+// docs/budgets-and-ledger.md#log-ledger, docs/python.md#log-streams
+describe('logs', () => {
   it('one entry per line; print joins with spaces; empty writes produce nothing', async () => {
     const r = await run('import sys\nprint("a", "b")\nprint()\nsys.stdout.write("")\nsys.stderr.write("err\\n")\nprint("tail", end="")\nreturn 1')
     expect(r).toEqual({ logs: ['a b', '', 'err', 'tail'], value: 1 })

@@ -16,7 +16,8 @@ import { PythonCodeRuntime } from '../lib/index.mjs'
 
 const RUNS = Number(process.argv[2] ?? 100)
 const WARMUP = 5
-// The real interpreter behind `python3` on PATH (the runtime spawns this one too: decision 14).
+// The real interpreter behind `python3` on PATH (the runtime spawns this one too:
+// docs/python.md#interpreter).
 const shim = execFileSync('sh', ['-c', 'command -v python3'], { encoding: 'utf8' }).trim()
 const real = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim()
 

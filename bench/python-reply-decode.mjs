@@ -1,8 +1,8 @@
-// Decoding host replies in the Python child (python-runtime.md §9.3, issue 10 item 5): a ~50 kB
-// reply, as the host writes it, decoded by the exact iterative decoder and by protocol.decode
-// (the json C scanner where it provably agrees, the exact decoder otherwise), CPU time per reply
-// inside one interpreter; then end to end, the child CPU each `await tools.blob()` costs the
-// program (decode included). Benchmarks print; they assert nothing.
+// Decoding host replies in the Python child (docs/protocol.md#reply-decoding, issue 10 item 5): a
+// ~50 kB reply, as the host writes it, decoded by the exact iterative decoder and by
+// protocol.decode (the json C scanner where it provably agrees, the exact decoder otherwise), CPU
+// time per reply inside one interpreter; then end to end, the child CPU each `await tools.blob()`
+// costs the program (decode included). Benchmarks print; they assert nothing.
 //
 //   node bench/python-reply-decode.mjs [replies=200]
 import { execFileSync } from 'node:child_process'

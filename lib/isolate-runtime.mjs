@@ -1,5 +1,5 @@
-// IsolateCodeRuntime: each run in a fresh V8 isolate on a thread of its own (spec
-// isolate-runtime.md). This file is the host side: the config, the sandbox pool, and the adapter
+// IsolateCodeRuntime: each run in a fresh V8 isolate on a thread of its own (docs/typescript.md).
+// This file is the host side: the config, the sandbox pool, and the adapter
 // that starts a native run and hands its events to the shared session (lib/session.mjs). The
 // isolate itself is Rust (src/isolate).
 import os from 'node:os'
@@ -15,7 +15,7 @@ const NODE_MAJOR = Number(process.versions.node.split('.')[0])
 
 const JSONParse = JSON.parse
 
-/** Config keys in validation order (spec §1). */
+/** Config keys in validation order (docs/typescript.md#config). */
 const POSITIVE_KEYS = ['computeMs', 'maxWallMs', 'maxOutputBytes', 'maxOldGenerationSizeMb']
 const MAX_TIMER_MS = 2147483647
 
@@ -293,7 +293,10 @@ function startIsolate(state, plan, session) {
   return run
 }
 
-/** Dispose to quiescence (seam.md §9): end every live run, then wait until their threads exited. */
+/**
+ * Dispose to quiescence (docs/seam.md#disposal): end every live run, then wait until their threads
+ * exited.
+ */
 async function disposeRuns(state) {
   await disposeSessions(state)
   // Every sandbox process killed and reaped, and every supervisor thread joined, before dispose

@@ -1,7 +1,8 @@
-// Host-side lossless JSON (spec seam.md §5), shared by both backends: validates a value a host
-// binding resolved with and writes its compact JSON in one iterative pass, reading each property
-// exactly once. Plain containers from another realm (a `vm` context) are accepted when their
-// prototypes are that realm's genuine intrinsics, verified with intrinsics captured here at load.
+// Host-side lossless JSON (docs/seam.md#lossless-json), shared by both backends: validates a value
+// a host binding resolved with and writes its compact JSON in one iterative pass, reading each
+// property exactly once. Plain containers from another realm (a `vm` context) are accepted when
+// their prototypes are that realm's genuine intrinsics, verified with intrinsics captured here at
+// load.
 import { types } from 'node:util'
 
 const ArrayIsArray = Array.isArray
@@ -68,8 +69,9 @@ const MAX_SAFE = Number.MAX_SAFE_INTEGER
 const BigIntCtor = BigInt
 
 /**
- * The fd-3 spelling of a number (python-runtime.md §8.1): an integral double beyond ±(2^53−1) as
- * its exact digits (`2**60` is `1152921504606846976`), every other number as JavaScript writes it.
+ * The fd-3 spelling of a number (docs/protocol.md#numbers-on-the-wire): an integral double beyond
+ * ±(2^53−1) as its exact digits (`2**60` is `1152921504606846976`), every other number as
+ * JavaScript writes it.
  * @param {number} n
  */
 export function exactDigits(n) {

@@ -1,4 +1,4 @@
-/* code-runtime-native: the public shapes of the code-runtime seam (spec seam.md §1). */
+/* code-runtime-native: the public shapes of the code-runtime seam (docs/seam.md#result-shape). */
 
 /** A value that survives a JSON round trip exactly: no information dropped, coerced or invented. */
 export type CodeJsonValue =
@@ -89,7 +89,7 @@ export interface CodeRunResult {
   error?: CodeRunFailure
 }
 
-/** `IsolateCodeRuntime` config (spec isolate-runtime.md §1); every key is optional. */
+/** `IsolateCodeRuntime` config (docs/typescript.md#config); every key is optional. */
 export interface IsolateCodeRuntimeConfig {
   /** Compute budget in ms: CPU time of the isolate's thread. Default 60000. */
   computeMs?: number
@@ -136,7 +136,7 @@ export interface SandboxRunAs {
   gid: number
 }
 
-/** `PythonCodeRuntime` config (spec python-runtime.md §1); every key is optional. */
+/** `PythonCodeRuntime` config (docs/python.md#load-time-validation); every key is optional. */
 export interface PythonCodeRuntimeConfig {
   /** RLIMIT_CPU soft limit in seconds (hard = soft + 1). Default 60. */
   cpuSeconds?: number

@@ -1,4 +1,4 @@
-// PythonCodeRuntime (spec python-runtime.md): each run is a fresh `python3 -u -I` subprocess driven
+// PythonCodeRuntime (docs/python.md): each run is a fresh `python3 -u -I` subprocess driven
 // over fd 3 by the Rust host (src/python). This layer owns the config and its load-time checks,
 // the spare child, and the adapter that starts a native run and hands its events to the shared
 // session (lib/session.mjs).
@@ -25,7 +25,10 @@ const MAX_TIMER = 2147483647
 const CLOSE_SLACK = 2000
 const NUMERIC_KEYS = ['cpuSeconds', 'maxWallMs', 'addressSpaceMb', 'maxLogBytes', 'maxValueBytes', 'graceMs']
 
-/** The fd-3 parse cap: lowered when the host heap could not hold a worst-shape frame (§3 step 8). */
+/**
+ * The fd-3 parse cap: lowered when the host heap could not hold a worst-shape frame
+ * (docs/python.md#load-time-validation, step 8).
+ */
 export function pythonFrameCap(heapSizeLimit = v8.getHeapStatistics().heap_size_limit) {
   return Math.min(PROTOCOL_FRAME_CAP, Math.floor((heapSizeLimit - PROTOCOL_FRAME_CAP) / 16))
 }
@@ -35,7 +38,8 @@ const fail = (message) => {
 }
 
 /**
- * Load-time validation in the spec's order (§3 steps 1–9). Throws the exact message.
+ * Load-time validation in the documented order (docs/python.md#load-time-validation, steps 1–9).
+ * Throws the exact message.
  * @returns {number} the frame cap
  */
 export function validatePythonConfig(config, platform = process.platform, heapSizeLimit) {
@@ -323,7 +327,7 @@ function takeSpare(state) {
 }
 
 /**
- * Boots the child for the next run now, off the critical path (python-runtime decision 16): it
+ * Boots the child for the next run now, off the critical path (docs/python.md#spares): it
  * waits for its boot frame inside its namespaces and limits, used by no program until then.
  */
 function prepareSpare(state) {

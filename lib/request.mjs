@@ -1,11 +1,14 @@
 // Reading a CodeRunRequest once, defensively, and the seam rules both backends apply to it
-// (spec seam.md §2–§4). Validation itself lives in Rust (src/seam) so both backends share it.
+// (docs/seam.md). Validation itself lives in Rust (src/seam) so both backends share it.
 import { types } from 'node:util'
 import native from './native.mjs'
 
 /** The prefix of every error message the runtime itself writes (src/outcome.rs). */
 export const PREFIX = native.PREFIX
-/** The seam's message for a value that cannot be turned into a string (seam.md §6). */
+/**
+ * The seam's message for a value that cannot be turned into a string
+ * (docs/seam.md#namespaces-and-typed-errors).
+ */
 export const UNRENDERABLE = '<unrenderable rejection value>'
 
 /**
@@ -19,7 +22,7 @@ export function unboundRunError(receiver) {
   )
 }
 
-/** Rejection of `run()` after dispose (seam.md §9). */
+/** Rejection of `run()` after dispose (docs/seam.md#disposal). */
 export function afterDisposalError() {
   return new Error(`${PREFIX}run() after disposal`)
 }
@@ -85,7 +88,7 @@ export function renderReason(reason) {
 
 /**
  * `err.message` for Errors (of any realm), `String(err)` otherwise, with the seam's fallback
- * (seam.md §6).
+ * (docs/seam.md#namespaces-and-typed-errors).
  */
 export function renderRejection(err) {
   try {

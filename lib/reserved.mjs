@@ -1,4 +1,5 @@
-// The seam's reserved-set constants (spec seam.md §3), defined once in Rust (src/seam/reserved.rs).
+// The seam's reserved-set constants (docs/seam.md#reserved-names), defined once in Rust
+// (src/seam/reserved.rs).
 import native from './native.mjs'
 
 const sets = native.reservedSets()

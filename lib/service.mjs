@@ -3,7 +3,7 @@
 import { defineIsolateRuntime } from './isolate-runtime.mjs'
 import { definePythonRuntime } from './python-runtime.mjs'
 
-/** The name both backends register under (seam.md §8). */
+/** The name both backends register under (docs/seam.md#registration). */
 export const SERVICE_NAME = 'codeRuntime'
 
 /**

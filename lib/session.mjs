@@ -1,4 +1,4 @@
-// One run of either backend in the seam's order (spec seam.md), written once: the disposal check,
+// One run of either backend in the seam's order (docs/seam.md), written once: the disposal check,
 // reading and validating the bindings, the program, the signal and observers, a pre-aborted
 // signal, binding dispatch, abort, settling once (stats, observers, the result's exact shape) and
 // dispose to quiescence. The backends (isolate-runtime.mjs, python-runtime.mjs) are adapters that
@@ -290,7 +290,7 @@ function callQuietly(fn, arg) {
   try {
     fn(arg)
   } catch {
-    // Observers never change the result (seam.md §7).
+    // Observers never change the result (docs/seam.md#observers).
   }
 }
 

@@ -1,4 +1,5 @@
-"""code-runtime-native: the entry point of the Python child (python-runtime.md §8.3, §9).
+"""code-runtime-native: the entry point of the Python child (docs/protocol.md#order-of-a-run,
+docs/python.md#the-bootstrap).
 
 Spawned as `python3 -u -I <staging>/bootstrap.py` with the protocol on fd 3. It restores SIGXCPU,
 imports its two modules from its own directory (which isolated mode leaves off `sys.path`), hides

@@ -1,4 +1,5 @@
-"""The fd-3 protocol between code-runtime-native's host and this child (python-runtime.md §8, §9.4).
+"""The fd-3 protocol between code-runtime-native's host and this child (docs/protocol.md,
+docs/python.md#lossless-values).
 
 JSON lines, one frame per line. This module declares the frames, spells numbers as ECMAScript does,
 checks values for lossless JSON, meters them exactly as the host does, and encodes and decodes
@@ -22,7 +23,7 @@ def log_truncation_marker(max_bytes):
 
 
 # ---------------------------------------------------------------------------------------------
-# Frames (python-runtime.md §8.2). `global` is a keyword, so those use the functional syntax.
+# Frames (docs/protocol.md#frame-roster). `global` is a keyword, so those use the functional syntax.
 
 class ErrorClass(TypedDict):
     name: str
@@ -162,8 +163,8 @@ def _long_string_cost(s):
 
 
 def string_cost(s):
-    """Quoted JSON size in bytes (python-runtime.md §9.6): escapes 2 or 6, a lone surrogate 6,
-    a folded pair 4, other characters their UTF-8 width."""
+    """Quoted JSON size in bytes (docs/budgets-and-ledger.md#metering): escapes 2 or 6, a lone
+    surrogate 6, a folded pair 4, other characters their UTF-8 width."""
     if len(s) > _COST_CHUNK:
         return _long_string_cost(s)
     extra = 0
@@ -241,7 +242,8 @@ def _float_problem(x):
 
 
 # ---------------------------------------------------------------------------------------------
-# Lossless JSON (python-runtime.md §9.4) and exact metering (§9.7), in one iterative walk.
+# Lossless JSON (docs/python.md#lossless-values) and exact metering
+# (docs/budgets-and-ledger.md#value-budget), in one iterative walk.
 
 OVER_BUDGET = object()
 

@@ -1,4 +1,5 @@
-"""code-runtime-native: the body of the Python child (python-runtime.md §8.3, §9).
+"""code-runtime-native: the body of the Python child (docs/protocol.md#order-of-a-run,
+docs/python.md#the-bootstrap).
 
 `bootstrap.py` (the entry, `__main__`) imports this module and calls `main()`, which reads `boot`,
 re-asserts the limits the host applied before exec, builds the namespaces, acknowledges, reads
@@ -184,8 +185,9 @@ def main(
     max_log_bytes = boot["maxLogBytes"]
     max_value_bytes = boot["maxValueBytes"]
 
-    # ---- limits (python-runtime.md §11): already applied by the host before exec; re-asserting
-    # them is idempotent, and the budget re-check needs the effective soft RLIMIT_AS -------------
+    # ---- limits (docs/budgets-and-ledger.md#resource-limits): already applied by the host before
+    # exec; re-asserting them is idempotent, and the budget re-check needs the effective soft
+    # RLIMIT_AS ---------------------------------------------------------------------------------
     INF = resource.RLIM_INFINITY
 
     def clamped(wanted, inherited, cpu):

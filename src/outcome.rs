@@ -1,4 +1,4 @@
-//! The outcome vocabulary both backends share (seam.md §1.1): the failure kinds, and the
+//! The outcome vocabulary both backends share (docs/failures.md): the failure kinds, and the
 //! messages both write the same way. A new failure kind goes here, and in `lib/public-types.d.ts`.
 
 use napi_derive::napi;

@@ -1,5 +1,6 @@
-//! Rebuilding child frames field by field (python-runtime.md §8.4 step 5). Every line is hostile:
-//! anything that does not match a frame's shape is dropped silently, extra fields are stripped.
+//! Rebuilding child frames field by field (docs/protocol.md#reading-hostile-frames, step 5). Every
+//! line is hostile: anything that does not match a frame's shape is dropped silently, extra fields
+//! are stripped.
 
 use super::meter::Metered;
 use super::scan::{key_is, scan_js_line, scan_line, Kind, Member};

@@ -1,4 +1,4 @@
-//! Splitting fd-3 bytes into lines under the frame cap (python-runtime.md §8.4 "Size caps").
+//! Splitting fd-3 bytes into lines under the frame cap (docs/protocol.md#caps).
 
 /// The frame cap was crossed: a line, or the bytes buffered for an incomplete one, exceeded it.
 #[derive(Debug, PartialEq, Eq)]

@@ -1,5 +1,6 @@
 //! Streaming, exact metering of a JSON value as `JSON.parse` would build it and the host would
-//! re-encode it (python-runtime.md §10.3): compact size, and whether any number is non-lossless.
+//! re-encode it (docs/budgets-and-ledger.md#value-budget): compact size, and whether any number is
+//! non-lossless.
 //!
 //! The value is never materialized. Duplicate object keys follow `JSON.parse` (the last value wins,
 //! in the first key's position), so each open object remembers its members' sizes. A running lower

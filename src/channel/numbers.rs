@@ -1,5 +1,6 @@
-//! Number spelling on the fd-3 wire (python-runtime.md §8.1, §9.4): ECMAScript `Number::toString`,
-//! except that an integral double beyond ±(2^53−1) is written as its exact integer digits.
+//! Number spelling on the fd-3 wire (docs/protocol.md#numbers-on-the-wire): ECMAScript
+//! `Number::toString`, except that an integral double beyond ±(2^53−1) is written as its exact
+//! integer digits.
 
 use crate::ledger::meter::number_to_string;
 
@@ -82,9 +83,9 @@ pub fn is_lossless_number(v: f64) -> bool {
     v.is_finite() && !(v == 0.0 && v.is_sign_negative())
 }
 
-/// Whether the digits of a plain integer token (no sign, no fraction, no exponent) name exactly
-/// the double they parse to (python-runtime.md §8.4 step 3). `2**53` and `2**60` pass;
-/// `9007199254740993` does not.
+/// Whether the digits of a plain integer token (no sign, no fraction, no exponent) name exactly the
+/// double they parse to (docs/protocol.md#reading-hostile-frames, step 3). `2**53` and `2**60`
+/// pass; `9007199254740993` does not.
 pub fn integer_token_round_trips(digits: &str) -> bool {
     if digits.len() <= 15 {
         return true;

@@ -1,5 +1,6 @@
-//! One fd-3 line, scanned once and iteratively (python-runtime.md §8.4 steps 1–4): fatal UTF-8
-//! decode, the unsafe-integer rule, `JSON.parse` syntax, and the top-level members the codec needs.
+//! One fd-3 line, scanned once and iteratively (docs/protocol.md#reading-hostile-frames, steps
+//! 1–4): fatal UTF-8 decode, the unsafe-integer rule, `JSON.parse` syntax, and the top-level
+//! members the codec needs.
 //!
 //! Nothing is materialized beyond what a frame can use: top-level strings the codec reads
 //! (`type`, `global`, `name`, `text`) and `error.kind`/`error.message` are decoded to UTF-16; the

@@ -1,4 +1,4 @@
-//! Writing JSON text: host frames for fd 3 (python-runtime.md §8.2) and the events the JavaScript
+//! Writing JSON text: host frames for fd 3 (docs/protocol.md#frames) and the events the JavaScript
 //! layer receives. Strings are UTF-16 as JavaScript holds them and are escaped as `JSON.stringify`
 //! does (well-formed: lone surrogates as `\uXXXX`), so nothing is lost crossing into JavaScript.
 
@@ -29,8 +29,9 @@ fn utf8_width(units: &[u16], i: usize) -> (usize, usize) {
 
 const TRUNCATED: &str = "… [truncated]";
 
-/// The host message cap (§10.3): at most `max(maxValueBytes, 15)` raw UTF-8 bytes; a longer message
-/// keeps its longest code-point-aligned prefix that leaves room for `… [truncated]`.
+/// The host message cap (docs/budgets-and-ledger.md#message-cap): at most `max(maxValueBytes, 15)`
+/// raw UTF-8 bytes; a longer message keeps its longest code-point-aligned prefix that leaves room
+/// for `… [truncated]`.
 pub fn cap_message(units: &[u16], max_value_bytes: usize) -> Vec<u16> {
     let bound = max_value_bytes.max(TRUNCATED.len());
     let (mut i, mut bytes) = (0, 0);

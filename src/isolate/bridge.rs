@@ -1,4 +1,4 @@
-//! The bindings bridge, program side (spec isolate-runtime.md §7): null-prototype namespace
+//! The bindings bridge, program side (docs/typescript.md#bindings-bridge): null-prototype namespace
 //! objects of native callables, argument snapshots, call dispatch to the host thread, and the
 //! settlement of each call's promise from the host's reply.
 

@@ -1,6 +1,7 @@
-//! Budgets enforced from outside the isolate thread (spec isolate-runtime.md §9): one watchdog
-//! thread reads each run's thread CPU clock and wall deadline and terminates runs that exceed them;
-//! the heap is capped through V8's near-heap-limit callback and a counting ArrayBuffer allocator.
+//! Budgets enforced from outside the isolate thread
+//! (docs/budgets-and-ledger.md#typescript-budgets): one watchdog thread reads each run's thread CPU
+//! clock and wall deadline and terminates runs that exceed them; the heap is capped through V8's
+//! near-heap-limit callback and a counting ArrayBuffer allocator.
 
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -227,13 +228,14 @@ pub fn heap_seen(guard: &HeapGuard, isolate: &mut v8::Isolate) -> bool {
     true
 }
 
-/// `isolate heap limit reached (<N> MiB)` (spec isolate-runtime.md §9.3).
+/// `isolate heap limit reached (<N> MiB)` (docs/budgets-and-ledger.md#heap).
 pub fn heap_limit_message(limit_mb: f64) -> String {
     format!("isolate heap limit reached ({} MiB)", crate::ledger::meter::number_to_string(limit_mb))
 }
 
-/// ArrayBuffer backing stores counted against the same cap as the heap (§9.3): an allocation past
-/// it fails inside the program as a catchable RangeError.
+/// ArrayBuffer backing stores counted against the same cap as the heap
+/// (docs/budgets-and-ledger.md#heap): an allocation past it fails inside the program as a catchable
+/// RangeError.
 pub struct BufferBudget {
     used: AtomicUsize,
     cap: usize,

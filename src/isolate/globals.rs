@@ -1,4 +1,4 @@
-//! What the program sees besides ECMAScript (spec isolate-runtime.md §4): console, process,
+//! What the program sees besides ECMAScript (docs/typescript.md#globals): console, process,
 //! timers and queueMicrotask, installed from natives and the runtime scripts before the program
 //! runs, plus the binding namespaces and error classes passed as the program's parameters.
 
@@ -18,7 +18,8 @@ static CONSOLE_JS: RuntimeScript =
 static WEB_JS: RuntimeScript = RuntimeScript::new("code-runtime-native:web.js", include_str!("js/web.js"));
 static RUNTIME_JS: RuntimeScript = RuntimeScript::new("code-runtime-native:runtime.js", include_str!("js/runtime.js"));
 
-/// The web-standard globals web.js builds (spec §4.1), installed under these names.
+/// The web-standard globals web.js builds (docs/typescript.md#web-globals), installed under these
+/// names.
 const WEB_GLOBALS: [&str; 8] =
     ["structuredClone", "TextEncoder", "TextDecoder", "atob", "btoa", "URL", "URLSearchParams", "crypto"];
 

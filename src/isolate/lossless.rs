@@ -1,4 +1,5 @@
-//! The lossless-JSON walker over V8 values (spec seam.md §5, isolate-runtime.md §8).
+//! The lossless-JSON walker over V8 values (docs/seam.md#lossless-json,
+//! docs/typescript.md#lossless-json-in-the-isolate).
 //!
 //! It validates a program value and writes its compact JSON in one iterative pass, reading each
 //! property exactly once with an ordinary get. Everything it consults (prototypes, own keys, type

@@ -8,7 +8,7 @@ static PLATFORM: OnceLock<v8::SharedRef<v8::Platform>> = OnceLock::new();
 ///
 /// The unprotected platform is used on purpose: with memory protection keys, only threads created
 /// after `V8::initialize` could enter isolates, and an addon cannot control which threads Node made
-/// before it loaded (stack notes §1, PKU pitfall).
+/// before it loaded (memory protection keys: README.md, "Developer notes").
 pub fn platform() -> &'static v8::SharedRef<v8::Platform> {
     PLATFORM.get_or_init(|| {
         // ICU data must be installed before initialisation, or Intl aborts the process.

@@ -1,5 +1,5 @@
-//! Rendering thrown values into exception messages (spec isolate-runtime.md §11.2), metered
-//! against the output budget before anything is copied out of the isolate.
+//! Rendering thrown values into exception messages (docs/typescript.md#exception-rendering),
+//! metered against the output budget before anything is copied out of the isolate.
 
 use crate::ledger::text::Text;
 

@@ -1,6 +1,6 @@
-//! The first terminal event of a run wins (spec isolate-runtime.md §9.7). Every source of a
-//! terminal event (the program itself, the watchdog, the heap callback, abort, dispose) claims it
-//! here, and whoever claims it also stops the isolate.
+//! The first terminal event of a run wins (docs/budgets-and-ledger.md#first-terminal-wins). Every
+//! source of a terminal event (the program itself, the watchdog, the heap callback, abort, dispose)
+//! claims it here, and whoever claims it also stops the isolate.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;

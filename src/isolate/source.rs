@@ -50,7 +50,8 @@ impl ProgramText {
         ProgramText { text: stripped, lone }
     }
 
-    /// The program with its types erased (spec §3), its lone surrogates kept.
+    /// The program with its types erased (docs/typescript.md#type-stripping-and-the-wrapper), its
+    /// lone surrogates kept.
     pub fn strip(&self) -> Result<ProgramText, StripError> {
         strip::strip(&self.text).map(|stripped| self.with_text(stripped))
     }

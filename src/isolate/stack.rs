@@ -1,5 +1,5 @@
 //! Stack frames of the program, formatted as V8 formats `Error.stack` lines. Frames of the
-//! runtime's own scripts are never shown (spec isolate-runtime.md §3.2).
+//! runtime's own scripts are never shown (docs/typescript.md#positions).
 
 /// The program's script name, as stack frames show it.
 pub const PROGRAM_SCRIPT: &str = "program.ts";

@@ -1,4 +1,5 @@
-//! TypeScript type stripping with swc in strip-only mode (spec isolate-runtime.md §3).
+//! TypeScript type stripping with swc in strip-only mode
+//! (docs/typescript.md#type-stripping-and-the-wrapper).
 //!
 //! Erased syntax becomes whitespace, so every remaining token keeps its line and UTF-16 column.
 //! The program is parsed as the body of an async function so top-level `await` and `return` parse.

@@ -1,4 +1,4 @@
-//! `setTimeout`/`setInterval` inside the isolate (spec isolate-runtime.md §4.1): a queue ordered
+//! `setTimeout`/`setInterval` inside the isolate (docs/typescript.md#web-globals): a queue ordered
 //! by due time, then creation order. Waiting for a timer blocks the isolate thread, so it counts
 //! toward the wall ceiling only.
 

@@ -1,6 +1,6 @@
 //! The byte meter: the UTF-8 size of compact `JSON.stringify` output, computed without building it
-//! (spec isolate-runtime.md §10.1). Strings are metered per code point on their UTF-16 or Latin-1
-//! code units, exactly as V8 holds them.
+//! (docs/budgets-and-ledger.md#metering). Strings are metered per code point on their UTF-16 or
+//! Latin-1 code units, exactly as V8 holds them.
 
 /// Size of the two quotes around a JSON string.
 pub const QUOTES: usize = 2;

@@ -1,6 +1,6 @@
-//! The isolate backend's one exact output ledger (spec isolate-runtime.md §10): logs are charged
-//! as they are emitted, the completion or failure message is charged at the end, and an overflow
-//! becomes the `output-limit` result whose size never exceeds the cap.
+//! The isolate backend's one exact output ledger (docs/budgets-and-ledger.md#the-output-ledger):
+//! logs are charged as they are emitted, the completion or failure message is charged at the end,
+//! and an overflow becomes the `output-limit` result whose size never exceeds the cap.
 
 use super::logbook::LogBook;
 use super::meter::{fitting_str_prefix, json_str_cost};
@@ -52,7 +52,7 @@ impl OutputLedger {
         usize::from(!self.logs.is_empty())
     }
 
-    /// Charges one log entry in emission order (§10.2).
+    /// Charges one log entry in emission order (docs/budgets-and-ledger.md#streaming).
     pub fn push(&mut self, text: &Text) -> Admission {
         if self.overflowed.is_some() {
             return Admission::Closed;
@@ -99,7 +99,8 @@ impl OutputLedger {
         self.overflowed.is_none() && quoted_cost <= self.remaining()
     }
 
-    /// Ends the run with a failure; the message is charged to the ledger (§10.3).
+    /// Ends the run with a failure; the message is charged to the ledger
+    /// (docs/budgets-and-ledger.md#terminal-preflight).
     pub fn finish_failure(self, kind: FailureKind, message: Text) -> LedgerResult {
         if kind == FailureKind::OutputLimit || !self.message_fits(message.json_cost()) {
             return self.limit_result();
@@ -107,8 +108,8 @@ impl OutputLedger {
         LedgerResult { logs: self.logs, value_json: None, error: Some((kind, message)) }
     }
 
-    /// The output-limit result (§10.4): as many candidate entries as fit beside the diagnostic,
-    /// then the diagnostic itself, cut under tiny caps.
+    /// The output-limit result (docs/budgets-and-ledger.md#the-limit-result): as many candidate
+    /// entries as fit beside the diagnostic, then the diagnostic itself, cut under tiny caps.
     pub fn limit_result(self) -> LedgerResult {
         let cap = self.cap;
         let full = format!("outer output exceeded {cap} bytes");
@@ -158,7 +159,8 @@ pub fn logs_cost(logs: &LogBook) -> usize {
     2 + logs.iter().map(|t| t.json_cost()).sum::<usize>() + logs.len().saturating_sub(1)
 }
 
-/// A failure that happens before any isolate exists goes through a fresh ledger (§10.3).
+/// A failure that happens before any isolate exists goes through a fresh ledger
+/// (docs/budgets-and-ledger.md#terminal-preflight).
 pub fn fresh_failure(cap: usize, kind: FailureKind, message: Text) -> LedgerResult {
     OutputLedger::new(cap).finish_failure(kind, message)
 }

@@ -1,6 +1,6 @@
 //! A thread's CPU time, readable from another thread: the compute budget's clock
-//! (spec isolate-runtime.md §9). The isolate thread takes its own clock; the watchdog reads it
-//! while the thread is alive (see `budget::Watched`).
+//! (docs/budgets-and-ledger.md#compute-budget). The isolate thread takes its own clock; the
+//! watchdog reads it while the thread is alive (see `budget::Watched`).
 //!
 //! - Linux and other POSIX systems: the thread's POSIX CPU clock (`pthread_getcpuclockid`),
 //!   nanosecond resolution.

@@ -1,4 +1,4 @@
-//! `PythonCodeRuntime`'s host side (spec python-runtime.md), in three rooms: `protocol` (events,
+//! `PythonCodeRuntime`'s host side (docs/python.md), in three rooms: `protocol` (events,
 //! frames written, logs, stray output), `process` (interpreter, staging, spawn, spares, teardown)
 //! and `run` (one run's event loop and its control handle); its JavaScript boundary is
 //! `src/boundary/python.rs`. The JavaScript layer (`lib/python-runtime.mjs`) owns the config, the

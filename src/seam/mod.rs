@@ -1,4 +1,4 @@
-//! The interface both backends share: reserved names and binding validation (spec seam.md §3–§4).
+//! The interface both backends share: reserved names and binding validation (docs/seam.md).
 
 pub mod reserved;
 pub mod validate;

@@ -1,4 +1,4 @@
-//! The portable identifier rule and the reserved sets of the seam (spec seam.md §3).
+//! The portable identifier rule and the reserved sets of the seam (docs/seam.md#reserved-names).
 //! Both backends inject names into programs, so one definition serves both.
 
 /// ECMAScript reserved words plus the Python keywords and soft keywords the seam refuses.

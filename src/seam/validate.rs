@@ -1,5 +1,6 @@
-//! Binding declaration validation (spec seam.md §4, python-runtime.md §6).
-//! The rules are the seam's; each backend keeps its reference wording, so the checks take a dialect.
+//! Binding declaration validation (docs/seam.md#binding-validation,
+//! docs/python.md#binding-rules-and-the-snapshot). The rules are the seam's; each backend keeps its
+//! reference wording, so the checks take a dialect.
 
 use super::reserved::{is_reserved_binding_global, is_reserved_error_member, is_usable_identifier};
 
@@ -18,9 +19,10 @@ pub struct ErrorClassDecl {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {
-    /// `IsolateCodeRuntime` wording (seam.md §4).
+    /// `IsolateCodeRuntime` wording (docs/seam.md#binding-validation).
     Isolate,
-    /// `PythonCodeRuntime` wording, kept from the reference Python backend (python-runtime.md §6).
+    /// `PythonCodeRuntime` wording, kept from the reference Python backend
+    /// (docs/python.md#binding-rules-and-the-snapshot).
     Python,
 }
 

@@ -77,8 +77,8 @@
     exit: function exit(code) { processExit(code); },
   };
 
-  // Typed binding errors (spec section 7.4): one class per namespace, fields defined with captured
-  // intrinsics so program mutations of Object.defineProperty, Error, ... cannot change them.
+  // Typed binding errors (docs/typescript.md#typed-error-classes): one class per namespace, fields
+  // defined with captured intrinsics: mutating Object.defineProperty, Error, ... cannot change them.
   function makeErrorClass(name, memberProperty) {
     const ErrorClass = class extends ErrorCtor {
       constructor(memberName, message) {

@@ -1,4 +1,4 @@
-// The web-standard globals (spec isolate-runtime.md section 4.1), built once per isolate before the
+// The web-standard globals (docs/typescript.md#web-globals), built once per isolate before the
 // program runs, on natives from src/isolate/web.rs. Everything used later is captured now, so a
 // program replacing globals or prototype methods cannot change how these behave.
 (function (natives) {
@@ -48,7 +48,7 @@
     ObjectDefineProperty(proto, SymbolToStringTag, { __proto__: null, value: name, configurable: true });
   }
 
-  // DOMException as Node throws it (not a global of the program: the spec adds nothing else).
+  // DOMException as Node throws it (not a global of the program: see docs/typescript.md#globals).
   const CODES = { __proto__: null, InvalidCharacterError: 5, DataCloneError: 25, QuotaExceededError: 22, TypeMismatchError: 17 };
   class DOMException extends ErrorCtor {
     constructor(message = '', name = 'Error') {

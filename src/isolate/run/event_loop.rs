@@ -99,7 +99,8 @@ fn run_timer(
     }
 }
 
-/// Ends the run as `exception` with the rendering of a thrown value (§9.5, §11.2).
+/// Ends the run as `exception` with the rendering of a thrown value
+/// (docs/budgets-and-ledger.md#uncaught-errors, docs/typescript.md#exception-rendering).
 fn fail_with_thrown<'s>(scope: &mut v8::PinScope<'s, '_>, thrown: v8::Local<'s, v8::Value>, shared: &Arc<RunShared>) {
     let budget = state(scope).borrow().ledger.remaining();
     let terminal = match render_thrown(scope, thrown, budget) {
@@ -112,7 +113,7 @@ fn fail_with_thrown<'s>(scope: &mut v8::PinScope<'s, '_>, thrown: v8::Local<'s, 
 }
 
 /// A rejection still unhandled after the checkpoint where it happened, or an exception a
-/// microtask threw that nothing caught, ends the run (spec §9.5).
+/// microtask threw that nothing caught, ends the run (docs/budgets-and-ledger.md#uncaught-errors).
 fn check_unhandled(scope: &mut v8::PinScope, shared: &Arc<RunShared>) -> bool {
     let run = state(scope);
     let uncaught = run.borrow_mut().uncaught.take();

@@ -1,7 +1,7 @@
-//! One run on its own thread (spec isolate-runtime.md §2, §9): strip, a fresh isolate and context
-//! (`prepare`), the program as the body of an async function (`program`), and the loop that waits
-//! for binding replies and timers until the first terminal event (`event_loop`). This file is the
-//! thread's life: start, settle once, send Done, drop the isolate.
+//! One run on its own thread (docs/typescript.md#run-order, docs/budgets-and-ledger.md): strip, a
+//! fresh isolate and context (`prepare`), the program as the body of an async function (`program`),
+//! and the loop that waits for binding replies and timers until the first terminal event
+//! (`event_loop`). This file is the thread's life: start, settle once, send Done, drop the isolate.
 
 mod event_loop;
 mod prepare;

@@ -1,4 +1,4 @@
-//! Natives behind the web-standard globals (spec isolate-runtime.md §4.1), one room per API:
+//! Natives behind the web-standard globals (docs/typescript.md#web-globals), one room per API:
 //! `encoding` (TextEncoder/TextDecoder on encoding_rs), `base64` (atob/btoa), `url`
 //! (URL/URLSearchParams), `crypto` (OS randomness), `clone` (structuredClone). The JavaScript
 //! classes around them live in src/isolate/js/web.js; what the natives share is here.

@@ -1,4 +1,4 @@
-//! Interpreter resolution and the CPython version probe, once at load (python-runtime.md §4).
+//! Interpreter resolution and the CPython version probe, once at load (docs/python.md#interpreter).
 
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::PermissionsExt;
@@ -200,7 +200,8 @@ fn parse_version(line: &str) -> Option<(String, u64, u64, u64)> {
     Some((imp.to_string(), maj.parse().ok()?, min.parse().ok()?, mic.parse().ok()?))
 }
 
-/// Resolution plus probe; errors are the spec's messages without the package prefix.
+/// Resolution plus probe; errors are the messages of docs/python.md#interpreter without the package
+/// prefix.
 pub fn load(bin: &str, path: Option<&str>, cwd: &Path, tmpdir: &str) -> Result<Interpreter, String> {
     let resolved = resolve(bin, path, cwd)?;
     let q = quoted(bin);

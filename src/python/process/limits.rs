@@ -1,7 +1,7 @@
-//! Resource limits for the child (python-runtime.md §11). The host computes them from its own
-//! limits (which the child would inherit) and applies them between fork and exec, so they hold from
-//! the interpreter's first instruction; the bootstrap re-asserts them idempotently after `boot` and
-//! runs the inherited-`RLIMIT_AS` budget re-check.
+//! Resource limits for the child (docs/budgets-and-ledger.md#resource-limits). The host computes
+//! them from its own limits (which the child would inherit) and applies them between fork and exec,
+//! so they hold from the interpreter's first instruction; the bootstrap re-asserts them
+//! idempotently after `boot` and runs the inherited-`RLIMIT_AS` budget re-check.
 
 use nix::sys::resource::{getrlimit, setrlimit, Resource, RLIM_INFINITY};
 

@@ -1,5 +1,5 @@
-//! The fd-3 frame rosters (python-runtime.md §8.2), which `py/protocol.py` declares as TypedDicts;
-//! a test checks that both sides agree.
+//! The fd-3 frame rosters (docs/protocol.md#frame-roster), which `py/protocol.py` declares as
+//! TypedDicts; a test checks that both sides agree.
 
 /// (frame, required keys, optional keys)
 pub const ROSTER: &[(&str, &[&str], &[&str])] = &[

@@ -1,6 +1,6 @@
-//! Children booted ahead of their run (decision 16): staged, spawned behind the sandbox, and left
-//! importing and waiting for their `boot` frame, so a run does not wait for interpreter start-up.
-//! A spare is never used by any program before its run, and is replaced after each run.
+//! Children booted ahead of their run (docs/python.md#spares): staged, spawned behind the sandbox,
+//! and left importing and waiting for their `boot` frame, so a run does not wait for interpreter
+//! start-up. A spare is never used by any program before its run, and is replaced after each run.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex};

@@ -1,5 +1,6 @@
-//! Per-run staging and spawn (python-runtime.md §7), through the sandbox helper when it is there
-//! (src/sandbox): namespaces, Landlock, seccomp and limits around the interpreter.
+//! Per-run staging and spawn (docs/python.md#staging, docs/python.md#spawn), through the sandbox
+//! helper when it is there (src/sandbox): namespaces, Landlock, seccomp and limits around the
+//! interpreter.
 
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};

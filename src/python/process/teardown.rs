@@ -1,4 +1,4 @@
-//! Signalling the child's process group (python-runtime.md §13): the pid-reuse guard and the test
+//! Signalling the child's process group (docs/python.md#teardown): the pid-reuse guard and the test
 //! for a group that is gone.
 
 use nix::errno::Errno;

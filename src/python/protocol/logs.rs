@@ -1,4 +1,4 @@
-//! The host's log ledger (python-runtime.md §9.6 billing, §10.1): every admitted entry is charged
+//! The host's log ledger (docs/budgets-and-ledger.md#log-ledger): every admitted entry is charged
 //! its JSON-string size plus a separator against `maxLogBytes − 1`, so `JSON.stringify(logs)` never
 //! exceeds `maxLogBytes`; the first entry that does not fit is dropped whole and replaced by the one
 //! truncation marker, which is not charged and is always last.

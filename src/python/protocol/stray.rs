@@ -1,7 +1,8 @@
-//! Stray stdout/stderr (python-runtime.md §10.2): each pipe is split on `\n`, each line decoded
-//! lossily as UTF-8 (WHATWG: an invalid byte or maximal subpart becomes U+FFFD, cost 3) and admitted
-//! through the host log ledger. The unterminated residual carries a running serialized cost so a
-//! newline-free flood is flushed (and truncated) as soon as it could no longer fit.
+//! Stray stdout/stderr (docs/budgets-and-ledger.md#stray-output): each pipe is split on `\n`,
+//! each line decoded lossily as UTF-8 (WHATWG: an invalid byte or maximal subpart becomes U+FFFD,
+//! cost 3) and admitted through the host log ledger. The unterminated residual carries a running
+//! serialized cost so a newline-free flood is flushed (and truncated) as soon as it could no
+//! longer fit.
 
 use crate::ledger::meter::{json_str_cost, QUOTES};
 use crate::python::protocol::logs::LogLedger;

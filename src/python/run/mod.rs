@@ -1,4 +1,4 @@
-//! One run, from staging to a confirmed-empty process group (python-runtime.md §7–§8, §10, §12–§13).
+//! One run, from staging to a confirmed-empty process group (docs/python.md, docs/protocol.md).
 //!
 //! Each run owns a thread that polls the child's fd 3, stdout, stderr and exit (a pidfd on Linux),
 //! plus a waker for commands from JavaScript (binding replies, aborts). It decides the outcome on
@@ -507,7 +507,8 @@ impl Run {
             if self.closed() {
                 // The child exited and every pipe reached EOF: a `done` written before exit was read.
                 if self.cpu_exhausted() && (self.decided.is_none() || self.child_decided) {
-                    // The kernel's accounting decides, whatever the child reported (python §11).
+                    // The kernel's accounting decides, whatever the child reported
+                    // (docs/budgets-and-ledger.md#cpu-verdict).
                     self.decided = None;
                     self.finish(self.cpu_timeout());
                     return self.settle();
