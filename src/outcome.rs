@@ -3,7 +3,7 @@
 
 use napi_derive::napi;
 
-use crate::ledger::meter::number_to_string;
+use crate::ledger::byte_meter::number_to_string;
 
 /// How a run failed, as `error.kind` spells it.
 #[napi(string_enum)]

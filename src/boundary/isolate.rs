@@ -13,8 +13,8 @@ use napi_derive::napi;
 
 use super::events::{self, Payload, ReportError, RunEventKind};
 use super::logs::ReportLogs;
+use crate::isolate::first_terminal::{IsolateEvent, RunShared, Terminal};
 use crate::isolate::host::{Host, HostEvent, HostSink, RunReport, RunStats};
-use crate::isolate::run_shared::{IsolateEvent, RunShared, Terminal};
 use crate::isolate::{env_hook, globals, platform, run, source, strip};
 use crate::ledger::output::{fresh_failure, LedgerResult};
 use crate::ledger::text::Text;

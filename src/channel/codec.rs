@@ -2,8 +2,8 @@
 //! line is hostile: anything that does not match a frame's shape is dropped silently, extra fields
 //! are stripped.
 
-use super::meter::Metered;
 use super::scan::{key_is, scan_js_line, scan_line, Kind, Member};
+use super::value_meter::Metered;
 use crate::outcome::FailureKind;
 
 /// A completion value: where its text is in the line, and how it metered.

@@ -5,7 +5,7 @@
 
 pub mod codec;
 pub mod lines;
-pub mod meter;
 pub mod numbers;
 pub mod scan;
+pub mod value_meter;
 pub mod wire;

@@ -2,7 +2,7 @@
 //! `Number::toString`, except that an integral double beyond ±(2^53−1) is written as its exact
 //! integer digits.
 
-use crate::ledger::meter::number_to_string;
+use crate::ledger::byte_meter::number_to_string;
 
 /// 2^53 − 1.
 pub const MAX_SAFE: f64 = 9_007_199_254_740_991.0;

@@ -4,14 +4,14 @@
 //!
 //! Nothing is materialized beyond what a frame can use: top-level strings the codec reads
 //! (`type`, `global`, `name`, `text`) and `error.kind`/`error.message` are decoded to UTF-16; the
-//! `value` and `args` members are metered in place (`meter.rs`) and kept as byte ranges of the line,
+//! `value` and `args` members are metered in place (`value_meter.rs`) and kept as byte ranges of the line,
 //! which the JavaScript side parses with `JSON.parse` itself. Everything else is only checked.
 
 use std::borrow::Cow;
 
-use super::meter::{Key, Meter, Metered};
 use super::numbers::{integer_token_round_trips, is_lossless_number, js_number_len, wire_number_len};
-use crate::ledger::meter::unit_cost;
+use super::value_meter::{Key, Meter, Metered};
+use crate::ledger::byte_meter::unit_cost;
 
 /// The JSON kind of a member, with the scalar payload the codec needs.
 #[derive(Debug, Clone, PartialEq)]

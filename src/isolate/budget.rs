@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use super::run_shared::{RunShared, Terminal};
+use super::first_terminal::{RunShared, Terminal};
 use crate::ledger::text::Text;
 use crate::outcome::{self, FailureKind};
 
@@ -230,7 +230,7 @@ pub fn heap_seen(guard: &HeapGuard, isolate: &mut v8::Isolate) -> bool {
 
 /// `isolate heap limit reached (<N> MiB)` (docs/budgets-and-ledger.md#heap).
 pub fn heap_limit_message(limit_mb: f64) -> String {
-    format!("isolate heap limit reached ({} MiB)", crate::ledger::meter::number_to_string(limit_mb))
+    format!("isolate heap limit reached ({} MiB)", crate::ledger::byte_meter::number_to_string(limit_mb))
 }
 
 /// ArrayBuffer backing stores counted against the same cap as the heap

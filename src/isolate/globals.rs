@@ -3,9 +3,9 @@
 //! runs, plus the binding namespaces and error classes passed as the program's parameters.
 
 use super::bridge::{namespace_object, CapturedIntrinsics};
+use super::first_terminal::Terminal;
 use super::natives::{self, table, Compile, RuntimeScript, Table};
 use super::render::copy_text;
-use super::run_shared::Terminal;
 use super::stack::StackIntrinsics;
 use super::state::{elapsed_ms, state};
 use super::timers::{normalize_delay, Timer};
@@ -147,7 +147,7 @@ pub fn install_program_scope<'s>(
     // code outside the heap budget. (V8 installs it anew in every context, snapshot or not.)
     let wasm = v8::String::new(scope, "WebAssembly")?;
     global.delete(scope, wasm.into())?;
-    super::waiters::install(scope)?;
+    super::wait_async::install(scope)?;
     let error_constructor: v8::Local<v8::Object> = natives::get(scope, global, "Error")?.try_into().ok()?;
     let error_constructor = v8::Global::new(scope, error_constructor);
     scope.set_slot(StackIntrinsics::new(error_constructor));

@@ -9,8 +9,8 @@
 
 use std::collections::HashMap;
 
+use crate::ledger::byte_meter::number_to_string;
 use crate::ledger::json::{write_latin1, write_utf16};
-use crate::ledger::meter::number_to_string;
 
 /// The realm's own prototypes, captured before the program ran.
 pub struct Intrinsics<'s> {

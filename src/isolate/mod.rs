@@ -7,6 +7,8 @@ mod console;
 #[cfg(target_os = "linux")]
 pub mod contained;
 pub mod env_hook;
+mod event_wait;
+pub mod first_terminal;
 pub mod globals;
 pub mod host;
 mod lossless;
@@ -14,7 +16,6 @@ mod natives;
 pub mod platform;
 mod render;
 pub mod run;
-pub mod run_shared;
 #[cfg(target_os = "linux")]
 mod serve;
 pub mod source;
@@ -24,6 +25,5 @@ mod state;
 pub mod strip;
 mod timers;
 mod v8_guard;
-mod wait;
-mod waiters;
+mod wait_async;
 mod web;

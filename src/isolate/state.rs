@@ -7,8 +7,8 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::first_terminal::{RunShared, Terminal};
 use super::host::{Host, HostEvent};
-use super::run_shared::{RunShared, Terminal};
 use super::timers::Timers;
 use crate::ledger::logbook::LogBook;
 use crate::ledger::output::{Admission, OutputLedger};
@@ -47,7 +47,7 @@ pub struct RunState {
     pub next_call_id: u64,
     pub timers: Timers,
     /// `Atomics.waitAsync` waiters V8 will settle on its own.
-    pub async_waiters: super::waiters::AsyncWaiters,
+    pub async_waiters: super::wait_async::AsyncWaiters,
     /// Rejected promises without a handler, checked after each microtask checkpoint.
     pub unhandled: Vec<v8::Global<v8::Promise>>,
     /// The first exception a microtask threw that nothing caught.

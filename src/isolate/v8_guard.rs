@@ -2,7 +2,7 @@
 //! where a panic must not unwind: on a host thread it would abort Node. A callback that panics
 //! fails its run as `worker-exit` (the isolate stops), and returns its fallback to V8.
 
-use super::run_shared::Terminal;
+use super::first_terminal::Terminal;
 use super::state::StateRef;
 use crate::ledger::text::Text;
 use crate::outcome::{internal_error_message, FailureKind};

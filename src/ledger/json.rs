@@ -1,6 +1,6 @@
 //! JSON string text exactly as `JSON.stringify` writes it (well-formed: a lone surrogate becomes
 //! `\uXXXX`), once for every writer: the isolate's completion walker, the frames both backends'
-//! hosts write, and the messages that quote a name. The meter (`meter::json_string_cost`) counts
+//! hosts write, and the messages that quote a name. The meter (`byte_meter::json_string_cost`) counts
 //! the same bytes without writing them.
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -101,7 +101,7 @@ pub fn quote16(units: &[u16]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::meter::json_string_cost;
+    use crate::ledger::byte_meter::json_string_cost;
 
     #[test]
     fn json_text_length_is_the_meter() {

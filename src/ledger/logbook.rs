@@ -3,7 +3,7 @@
 //! each (a `Text`: 32 bytes, plus a heap block) cost some 24 times the budget. Here all text is
 //! one buffer (Latin-1 entries one byte a unit, UTF-16 entries two) and each entry one `u64`.
 
-use super::meter::{fitting_prefix, json_string_cost, CodeUnits};
+use super::byte_meter::{fitting_prefix, json_string_cost, CodeUnits};
 use super::text::Text;
 
 /// The top bit of an entry's end: its units are UTF-16 (two native-endian bytes each).
@@ -49,7 +49,7 @@ impl CodeUnits for Wide<'_> {
         match u {
             0xd800..=0xdbff if i + 1 < self.units_len() && (0xdc00..=0xdfff).contains(&self.unit(i + 1)) => (4, 2),
             0xd800..=0xdfff => (6, 1),
-            _ => (super::meter::unit_cost(u as u32), 1),
+            _ => (super::byte_meter::unit_cost(u as u32), 1),
         }
     }
 }

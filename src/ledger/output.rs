@@ -2,8 +2,8 @@
 //! logs are charged as they are emitted, the completion or failure message is charged at the end,
 //! and an overflow becomes the `output-limit` result whose size never exceeds the cap.
 
+use super::byte_meter::{fitting_str_prefix, json_str_cost};
 use super::logbook::LogBook;
-use super::meter::{fitting_str_prefix, json_str_cost};
 use super::text::Text;
 use crate::outcome::FailureKind;
 

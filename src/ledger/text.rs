@@ -1,7 +1,7 @@
 //! Log and message text exactly as V8 holds it: Latin-1 or UTF-16 code units, so lone surrogates
 //! survive from the program to the host unchanged.
 
-use super::meter::{fitting_prefix, json_string_cost};
+use super::byte_meter::{fitting_prefix, json_string_cost};
 
 #[derive(Clone, PartialEq, Eq)]
 pub enum Text {

@@ -104,7 +104,7 @@ fn plan(spec: &ProcessSpec, mode: &[&str], cgroup: Option<&Path>, memory: Option
         status_fd: STATUS_FD,
         argv: [spec.helper.clone().into_os_string(), mode[0].into(), spec.addon.clone().into_os_string()]
             .into_iter()
-            .chain(std::iter::once(crate::ledger::meter::number_to_string(spec.heap_mb).into()))
+            .chain(std::iter::once(crate::ledger::byte_meter::number_to_string(spec.heap_mb).into()))
             .chain(mode[1..].iter().map(|a| a.into()))
             .collect(),
     }

@@ -7,12 +7,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::super::bridge::{intrinsics, settle_reply};
+use super::super::event_wait::{Waiter, Woken};
+use super::super::first_terminal::{IsolateEvent, RunShared, Terminal};
 use super::super::lossless::{snapshot, Snapshot};
 use super::super::platform::platform;
 use super::super::render::{render_thrown, Rendered, UNRENDERABLE};
-use super::super::run_shared::{IsolateEvent, RunShared, Terminal};
 use super::super::state::state;
-use super::super::wait::{Waiter, Woken};
 use super::program::CompletionPromise;
 use crate::ledger::text::Text;
 use crate::outcome::FailureKind;

@@ -15,9 +15,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::budget::{self, HeapGuard};
+use super::first_terminal::{IsolateEvent, RunShared, Terminal};
 use super::globals::NamespaceSpec;
 use super::host::{Host, HostEvent, RunReport, RunStats};
-use super::run_shared::{IsolateEvent, RunShared, Terminal};
 use super::source::ProgramText;
 use super::state::{Namespace, RunState, StateRef};
 use super::strip::StripError;
@@ -226,7 +226,7 @@ impl Leftover {
         isolate.remove_slot::<super::bridge::CapturedIntrinsics>();
         isolate.remove_slot::<CompletionPromise>();
         isolate.remove_slot::<super::stack::StackIntrinsics>();
-        isolate.remove_slot::<super::waiters::OriginalWaitAsync>();
+        isolate.remove_slot::<super::wait_async::OriginalWaitAsync>();
         isolate.remove_near_heap_limit_callback(budget::near_heap_limit, 0);
         let guard_ptr = &*heap_guard as *const HeapGuard as *mut std::ffi::c_void;
         isolate.remove_gc_epilogue_callback(budget::after_gc, guard_ptr);

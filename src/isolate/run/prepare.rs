@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::super::budget::{self, HeapGuard};
-use super::super::run_shared::RunShared;
+use super::super::first_terminal::RunShared;
 use super::super::startup;
 use super::super::state::StateRef;
 use super::super::v8_guard::guard;

@@ -4,9 +4,9 @@
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
+use super::super::first_terminal::{IsolateEvent, RunShared, Terminal};
 use super::super::globals;
 use super::super::natives::Compile;
-use super::super::run_shared::{IsolateEvent, RunShared, Terminal};
 use super::super::source::ProgramText;
 use super::super::startup;
 use super::event_loop::event_loop;

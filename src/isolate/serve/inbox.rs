@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::super::first_terminal::{ChannelWait, IsolateEvent, RunShared, Terminal};
 use super::super::globals::NamespaceSpec;
 use super::super::run::RunConfig;
-use super::super::run_shared::{ChannelWait, IsolateEvent, RunShared, Terminal};
 use super::super::source::ProgramText;
 use super::HEAP_MB;
 use crate::ledger::text::Text;

@@ -20,10 +20,10 @@ use std::time::{Duration, Instant};
 
 use inbox::{Inbound, RUNS};
 
+use super::first_terminal::{IsolateEvent, RunShared, Usage};
 use super::globals::NamespaceSpec;
 use super::host::{HostEvent, HostSink, RunReport};
 use super::run::{self, Start};
-use super::run_shared::{IsolateEvent, RunShared, Usage};
 use super::source::ProgramText;
 use super::strip;
 use crate::channel::wire::{num, push_str, push_str16};

@@ -1,5 +1,5 @@
 //! The child process: the interpreter's resolution and probe (`interp`), staging and spawn behind
-//! the sandbox (`spawn`, `roster`, `limits`) under a run's file policy (`policy`), spares booted
+//! the sandbox (`spawn`, `limits`) under a run's file policy (`policy`), spares booted
 //! ahead (`spare`), group teardown
 //! (`teardown`), and Node-style error texts (`errors`).
 
@@ -7,7 +7,6 @@ pub mod errors;
 pub mod interp;
 pub mod limits;
 pub mod policy;
-pub mod roster;
 pub mod spare;
 pub mod spawn;
 pub mod teardown;

@@ -3,7 +3,7 @@
 //! exceeds `maxLogBytes`; the first entry that does not fit is dropped whole and replaced by the one
 //! truncation marker, which is not charged and is always last.
 
-use crate::ledger::meter::json_string_cost;
+use crate::ledger::byte_meter::json_string_cost;
 
 /// `[code-runtime-native] log capture truncated at <N> bytes`
 pub fn log_truncation_marker(max_bytes: usize) -> String {

@@ -1,7 +1,8 @@
-//! The fd-3 protocol's host half: the events a run reports into JavaScript, the frames the host
-//! writes (`writer`), the log ledger (`logs`) and a child's stray stdout/stderr (`stray`).
+//! The fd-3 protocol's host half: its frames' keys (`frames`, checked against `py/protocol.py`),
+//! the events a run reports into JavaScript, the frames the host writes (`writer`), the log ledger (`logs`) and a child's stray stdout/stderr (`stray`).
 
 pub mod events;
+pub mod frames;
 pub mod logs;
 pub mod stray;
 pub mod writer;

@@ -4,7 +4,7 @@
 //! serialized cost so a newline-free flood is flushed (and truncated) as soon as it could no
 //! longer fit.
 
-use crate::ledger::meter::{json_str_cost, QUOTES};
+use crate::ledger::byte_meter::{json_str_cost, QUOTES};
 use crate::python::protocol::logs::LogLedger;
 
 #[derive(Default)]

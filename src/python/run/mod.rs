@@ -19,8 +19,8 @@ use nix::sys::signal::Signal;
 use crate::channel::codec::{decode_frame, ChildFrame};
 use crate::channel::lines::LineSplitter;
 use crate::channel::wire::{self, cap_message, unknown_binding};
+use crate::ledger::byte_meter::number_to_string;
 use crate::ledger::json;
-use crate::ledger::meter::number_to_string;
 use crate::outcome::{self, FailureKind};
 use crate::python::process::limits::LimitPlan;
 use crate::python::process::spare::{boot, memory_cap, Booted, Cgroups, ChildSpec};
@@ -72,7 +72,7 @@ enum Inbound {
     BootAck,
     Log { text: Vec<u16>, truncated: bool, open: bool },
     Call { id: f64, global: Vec<u16>, name: Vec<u16>, args: String },
-    Done { value: Option<(String, crate::channel::meter::Metered)>, error: Option<(FailureKind, Vec<u16>)> },
+    Done { value: Option<(String, crate::channel::value_meter::Metered)>, error: Option<(FailureKind, Vec<u16>)> },
 }
 
 fn inbound(line: &[u8], budget: usize) -> Option<Inbound> {

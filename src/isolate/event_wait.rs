@@ -12,7 +12,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
 use std::time::{Duration, Instant};
 
 use super::budget::{current_thread_clock, thread_cpu_ns, ThreadClock};
-use super::run_shared::{ChannelWait, IsolateEvent, RunShared};
+use super::first_terminal::{ChannelWait, IsolateEvent, RunShared};
 
 const MAX_SPIN: Duration = Duration::from_micros(80);
 const MIN_SPIN: Duration = Duration::from_micros(5);
