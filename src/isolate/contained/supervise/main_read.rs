@@ -1,0 +1,152 @@
+//! Node's main thread reading a run's channel (a libuv poll handle calls it), and how long it
+//! waits for the program's next call after serving one.
+
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::reader::{Ended, Reader};
+use super::RunControl;
+use crate::isolate::contained::uv::MainReader;
+use crate::isolate::host::HostEvent;
+use crate::ledger::text::Text;
+use crate::outcome::{self, FailureKind};
+use crate::panic::switch::Site;
+use crate::panic::Lock;
+
+/// The longest the main thread waits for a program's next call after one.
+const MAIN_SPIN: Duration = Duration::from_micros(40);
+const MIN_MAIN_SPIN: Duration = Duration::from_micros(5);
+/// The longest the main thread serves one run's calls in a row before it returns to the loop.
+const MAIN_SERVICE: Duration = Duration::from_millis(2);
+
+/// A [`Reader`] behind its lock, with the supervisor's wake-up.
+pub struct SharedReader {
+    pub(super) reader: Mutex<Reader>,
+    pub(super) control: Arc<RunControl>,
+    /// Node's main thread reads the channel (set under the reader's lock): the supervisor no
+    /// longer does, except what the process left when it exited.
+    pub(super) main_reads: AtomicBool,
+    /// The main thread's wait for a next call (only that thread takes the lock, never across
+    /// JavaScript).
+    pub(super) spin: Mutex<MainSpin>,
+}
+
+/// How long the main thread waits for a run's next call after serving one: the whole window
+/// while calls come within it, halved each time one does not.
+pub(super) struct MainSpin {
+    window: Duration,
+    /// When the main thread last served a call of this run.
+    served: Option<Instant>,
+}
+
+impl MainSpin {
+    pub(super) fn new() -> Mutex<MainSpin> {
+        Mutex::new(MainSpin { window: MAIN_SPIN, served: None })
+    }
+}
+
+impl SharedReader {
+    /// One read under the lock; the events it decoded, and whether the run still wants reads.
+    pub(super) fn read_once(&self) -> (bool, Vec<HostEvent>) {
+        let mut reader = self.reader.locked();
+        if reader.finished {
+            return (false, Vec::new());
+        }
+        crate::panic::switch::trip(Site::Reader);
+        let claimed = reader.claim.is_some();
+        let open = reader.read_available();
+        if !open || reader.claim.is_some() != claimed {
+            // An end or a claim for the supervisor to act on.
+            self.control.nudge();
+        }
+        (open, std::mem::take(&mut reader.outbox))
+    }
+
+    /// Reading on Node's main thread panicked: the run ends as failed (its supervisor kills the
+    /// process), unless its end was already decided.
+    pub(super) fn fail(&self, reason: &str) {
+        let mut reader = self.reader.locked();
+        if reader.ended.is_none() && !reader.finished {
+            let message = outcome::internal_error_message("the host's reader of the isolate's channel", reason);
+            reader.claim = None;
+            let result = reader.ledger_failure(FailureKind::WorkerExit, Text::new(&message));
+            reader.ended = Some(Ended::Killed(result));
+        }
+        reader.outbox.clear();
+        drop(reader);
+        self.control.nudge();
+    }
+
+    /// Hands the reading to Node's main thread, whose poll handle now watches the channel.
+    pub fn read_by_main(&self) {
+        let _reader = self.reader.locked();
+        self.main_reads.store(true, Ordering::Release);
+        drop(_reader);
+        self.control.nudge();
+    }
+
+    /// Whether `fd` has bytes (or its end) now, without taking the lock.
+    fn ready_now(fd: RawFd) -> bool {
+        crate::os::poll::wait_for(fd, libc::POLLIN, Some(Duration::ZERO))
+    }
+}
+
+impl MainReader for SharedReader {
+    fn failed(&self, reason: &str) {
+        self.fail(reason);
+    }
+
+    fn on_readable(&self, fd: RawFd, deliver: &mut dyn FnMut(HostEvent)) -> bool {
+        let started = Instant::now();
+        {
+            let mut spin = self.spin.locked();
+            // The next call came soon after the last one, though not within the window: the
+            // window opens again (as the sandbox's own spin does).
+            if spin.served.is_some_and(|at| at.elapsed() < MAIN_SPIN) {
+                spin.window = MAIN_SPIN;
+            }
+        }
+        loop {
+            let (open, events) = self.read_once();
+            let replies = self.control.replies.load(Ordering::Relaxed);
+            // No lock is held while JavaScript runs: the supervisor may act on the run meanwhile
+            // (a binding may take long), and a binding that spins a nested event loop may
+            // bring this callback back.
+            events.into_iter().for_each(&mut *deliver);
+            if !open {
+                return false;
+            }
+            // Only a call answered at once lets the program make its next one now.
+            if self.control.replies.load(Ordering::Relaxed) == replies {
+                return true;
+            }
+            let window = {
+                let mut spin = self.spin.locked();
+                spin.served = Some(Instant::now());
+                spin.window
+            };
+            if started.elapsed() >= MAIN_SERVICE || window < MIN_MAIN_SPIN {
+                return true;
+            }
+            // A program that awaited a call mostly makes its next one within microseconds:
+            // waiting here for it spares the wake-up from the event loop's sleep, which on a
+            // virtual machine costs more than the call itself.
+            let until = Instant::now() + window;
+            let mut next = false;
+            while Instant::now() < until {
+                if Self::ready_now(fd) {
+                    next = true;
+                    break;
+                }
+                std::hint::spin_loop();
+            }
+            if !next {
+                let mut spin = self.spin.locked();
+                spin.window /= 2;
+                return true;
+            }
+        }
+    }
+}
