@@ -141,6 +141,13 @@ export const CASES = [
   },
   { id: 'huge-integral', about: '2^60 is an exact double (Python sends its digits; the host holds the double)', js: '2 ** 60', py: '2**60', json: '1152921504606847000' },
   {
+    id: 'exact-integer-beyond-safe',
+    about: 'beyond ±(2^53−1) an integer passes when it is exactly a double',
+    js: '[2 ** 53 + 2, -(2 ** 53 + 2), 2 ** 1023]',
+    py: '[2**53 + 2, -(2**53 + 2), 2**1023]',
+    json: '[9007199254740994,-9007199254740994,8.98846567431158e+307]',
+  },
+  {
     id: 'extreme-doubles',
     about: 'the largest and smallest doubles and exponent spellings (Python sends integral ones as digits)',
     js: '[1e21, 1.7976931348623157e308, 5e-324, 1e-7, -1.5e-7, 123456789012345680000]',
@@ -197,6 +204,7 @@ export const CASES = [
 
   // Objects with internal state or another prototype
   { id: 'date', about: 'a Date (Python: a datetime)', js: 'new Date(0)', py: '__import__("datetime").datetime(1970, 1, 1)', refused: 'unsupported type (datetime)' },
+  { id: 'date-object-prototype', about: 'a Date is refused whatever its prototype', js: 'Object.setPrototypeOf(new Date(0), Object.prototype)', refused: null },
   { id: 'map', about: 'a Map', js: 'new Map([["a", 1]])', refused: null },
   { id: 'set', about: 'a Set (Python: a set)', js: 'new Set([1])', py: '{1}', refused: 'unsupported type (set)' },
   { id: 'typed-array', about: 'a typed array (Python: bytes)', js: 'new Uint8Array([1, 2])', py: String.raw`b"\x01\x02"`, refused: 'unsupported type (bytes)' },
