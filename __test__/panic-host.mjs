@@ -15,6 +15,10 @@ const runtime = ctx.get('codeRuntime')
 const tools = { global: 'tools', functions: { echo: async (x) => x } }
 const run = (i) => runtime.run({ program: `const got = await tools.echo(${i}); console.log('run', got); return got`, bindings: [tools] })
 
+// The first run must be read by Node's main thread (the reader site is there): reading the
+// sandbox layers waits until the pool's first process is ready, so that run takes it at once on
+// the main thread instead of waiting for a process its supervisor then reads alone.
+void runtime.sandbox
 const first = await run(0)
 const after = []
 for (let i = 1; i <= 5; i++) after.push(await run(i))
