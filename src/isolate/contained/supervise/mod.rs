@@ -205,8 +205,17 @@ fn supervise_run(
         let ended = crate::panic::guard(
             || sup.supervise(&mut process, control, &wake, wall_deadline),
             |reason| {
-                let message = outcome::internal_error_message("the isolate's supervisor", &reason);
-                Ended::Killed(shared.reader.locked().ledger_failure(FailureKind::WorkerExit, Text::new(&message)))
+                let message = Text::new(&outcome::internal_error_message("the isolate's supervisor", &reason));
+                let mut reader = shared.reader.locked();
+                // An end already decided (a `done` the main thread read) took the run's ledger
+                // with it: the failure is written in a fresh one, not in the empty remains.
+                let result = match reader.ended.take() {
+                    Some(_) => {
+                        OutputLedger::new(config.run.max_output_bytes).finish_failure(FailureKind::WorkerExit, message)
+                    }
+                    None => reader.ledger_failure(FailureKind::WorkerExit, message),
+                };
+                Ended::Killed(result)
             },
         );
         *control.out.locked() = Outbound::default();
