@@ -51,12 +51,13 @@ fn scenario_bytes(scenario: &str) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
+// The helper calls this symbol through the type src/sandbox/abi.rs gives it.
+const _: abi::ForgeEntry = crn_isolate_forge;
+
 /// A template whose children play `scenario` (src/isolate/serve/template.rs).
 ///
 /// # Safety
 /// As `crn_isolate_serve`; `scenario` is a NUL-terminated string.
-const _: abi::ForgeEntry = crn_isolate_forge;
-
 #[no_mangle]
 pub unsafe extern "C" fn crn_isolate_forge(fd: RawFd, heap_mb: f64, scenario: *const c_char) -> i32 {
     // SAFETY: the caller passes a valid C string.

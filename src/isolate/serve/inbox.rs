@@ -16,7 +16,7 @@ use super::super::first_terminal::{ChannelWait, IsolateEvent, RunShared, Termina
 use super::super::globals::NamespaceSpec;
 use super::super::run::RunConfig;
 use super::super::source::ProgramText;
-use super::HEAP_MB;
+use super::fatal::HEAP_MB;
 use crate::ledger::text::Text;
 use crate::outcome::FailureKind;
 

@@ -5,165 +5,36 @@
 //! ready), the host's `run` frame starts it, binding calls and log entries go out as frames,
 //! replies and aborts come in, and `done` ends it; then the next isolate is prepared. Everything
 //! this process writes is re-checked by the host; what the host writes is trusted.
+//!
+//! Here the serve loop; apart: start-up (`setup`), the frames written (`frames`), V8's fatal
+//! hooks (`fatal`), the channel's reader and doorbell (`inbox`), the template that forks serving
+//! processes (`template`), and the suite's probe and forged processes (`probe`, `forge`).
 
+mod fatal;
 mod forge;
+mod frames;
 mod inbox;
 mod probe;
+mod setup;
 mod template;
 
-use std::io::Write;
 use std::os::fd::{FromRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use inbox::{Inbound, RUNS};
 
-use super::first_terminal::{IsolateEvent, RunShared, Usage};
-use super::globals::NamespaceSpec;
-use super::host::{HostEvent, HostSink, RunReport};
+use super::first_terminal::{IsolateEvent, RunShared};
 use super::run::{self, Start};
 use super::source::ProgramText;
 use super::strip;
-use crate::channel::wire::{num, push_str, push_str16};
-use crate::ledger::text::Text;
-use crate::outcome::FailureKind;
 use crate::panic::Lock;
 use crate::sandbox::abi;
-
-/// The channel's writing half, shared by the isolate thread, the watchdog and V8's fatal hooks.
-static CHANNEL: OnceLock<Mutex<UnixStream>> = OnceLock::new();
-/// The heap cap of this process's isolates, for the out-of-memory hook's message.
-static HEAP_MB: OnceLock<f64> = OnceLock::new();
-
-fn send_line(line: &str) {
-    if let Some(channel) = CHANNEL.get() {
-        let mut out = channel.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = out.write_all(line.as_bytes());
-    }
-}
-
-/// `{"type":"stop","error":{…},"cpuMs":…}`: a failure was claimed from outside the program; the
-/// supervisor ends this process if the isolate has not unwound within its grace, and then
-/// reports the run's usage as it was at the claim.
-fn stop_frame(kind: FailureKind, message: &Text, usage: Option<&Usage>) -> String {
-    let mut line = String::from("{\"type\":\"stop\",\"error\":{\"kind\":");
-    push_str(&mut line, kind.as_str());
-    line.push_str(",\"message\":");
-    push_str16(&mut line, &message.to_utf16());
-    line.push('}');
-    if let Some(usage) = usage {
-        for (key, value) in [
-            ("cpuMs", usage.cpu_ms),
-            ("heapUsedBytes", usage.heap_used_bytes),
-            ("heapPeakBytes", usage.heap_peak_bytes),
-        ] {
-            line.push_str(&format!(",\"{key}\":{}", num(value)));
-        }
-    }
-    line.push_str("}\n");
-    line
-}
-
-/// Called by V8 just before it aborts the process for want of memory.
-unsafe extern "C" fn on_oom(location: *const std::ffi::c_char, details: &v8::OomDetails) {
-    let location = if location.is_null() {
-        String::new()
-    } else {
-        // SAFETY: V8 passes a NUL-terminated location string (or null).
-        unsafe { std::ffi::CStr::from_ptr(location) }.to_string_lossy().into_owned()
-    };
-    let heap = details.is_heap_oom;
-    // V8 aborts the process next either way; a panic here must not unwind into it first.
-    crate::panic::guard(
-        || {
-            let message = if heap {
-                super::budget::heap_limit_message(*HEAP_MB.get().unwrap_or(&0.0))
-            } else {
-                format!("isolate process aborted: V8 could not allocate ({location})")
-            };
-            send_line(&stop_frame(FailureKind::WorkerExit, &Text::new(&message), None));
-        },
-        |_| (),
-    );
-}
-
-fn on_fatal(file: &str, line: i32, message: &str) {
-    crate::panic::guard(
-        || {
-            let text = format!("isolate process aborted: V8 fatal error at {file}:{line}: {message}");
-            send_line(&stop_frame(FailureKind::WorkerExit, &Text::new(&text), None));
-        },
-        |_| (),
-    );
-}
-
-/// A run's events as frames on the channel.
-struct ChannelSink {
-    namespaces: Vec<NamespaceSpec>,
-}
-
-impl HostSink for ChannelSink {
-    fn send(&self, event: HostEvent) {
-        match event {
-            HostEvent::Call { id, ns, name, arg_json } => {
-                let Some(spec) = self.namespaces.get(ns as usize) else { return };
-                let Some(fn_name) = spec.names.get(name as usize) else { return };
-                let mut line = format!("{{\"type\":\"call\",\"id\":{id},\"global\":");
-                push_str(&mut line, &spec.global);
-                line.push_str(",\"name\":");
-                push_str(&mut line, fn_name);
-                line.push_str(",\"args\":");
-                line.push_str(&arg_json);
-                line.push_str("}\n");
-                send_line(&line);
-            }
-            HostEvent::Logs(entries) => {
-                let mut lines = String::new();
-                for entry in entries.iter() {
-                    lines.push_str("{\"type\":\"log\",\"text\":");
-                    push_str16(&mut lines, &entry.to_text(entry.units()).to_utf16());
-                    lines.push_str("}\n");
-                }
-                send_line(&lines);
-            }
-            // Only a host's supervisor makes these.
-            HostEvent::OnMain(_) => {}
-            HostEvent::Done(report) => {
-                send_line(&done_frame(&report));
-                if let Some(inbox) = inbox::inbox() {
-                    inbox.run_done();
-                }
-            }
-        }
-    }
-}
-
-fn done_frame(report: &RunReport) -> String {
-    let mut line = String::from("{\"type\":\"done\"");
-    if let Some((kind, message)) = &report.result.error {
-        line.push_str(",\"error\":{\"kind\":");
-        push_str(&mut line, kind.as_str());
-        line.push_str(",\"message\":");
-        push_str16(&mut line, &message.to_utf16());
-        line.push('}');
-    } else if let Some(json) = &report.result.value_json {
-        line.push_str(",\"value\":");
-        line.push_str(json);
-    }
-    let stats = &report.stats;
-    for (key, value) in [
-        ("cpuMs", stats.cpu_ms),
-        ("wallMs", stats.wall_ms),
-        ("heapUsedBytes", stats.heap_used_bytes),
-        ("heapPeakBytes", stats.heap_peak_bytes),
-    ] {
-        line.push_str(&format!(",\"{key}\":{}", num(value)));
-    }
-    line.push_str("}\n");
-    line
-}
+use fatal::on_oom;
+use frames::{send_line, stop_frame, ChannelSink, CHANNEL};
+use setup::{isolate_from_siblings, start_up, start_v8};
 
 /// An isolate prepared on its own thread, waiting for its run.
 struct Ready {
@@ -215,49 +86,14 @@ fn strip_program(program: &ProgramText) -> Result<ProgramText, strip::StripError
         .unwrap_or_else(|| Err(strip::StripError("SyntaxError: the program could not be stripped".into())))
 }
 
-/// Hooks and layers that need V8 loaded but no isolate thread yet.
-fn start_up(heap_mb: f64) {
-    harden();
-    warm_strip();
-    start_v8(heap_mb);
-}
-
-/// No file access from here on (stacked on the helper's ruleset): V8 and ICU are loaded, and
-/// every thread this process (or a child of its template) will have is started after this
-/// point, so all inherit it.
-fn harden() {
-    crate::sandbox::harden::landlock::restrict(&[], &[], &[], true);
-}
-
-/// A forked process's own Landlock domain, nested in its template's, before any thread starts:
-/// its scopes keep signals and abstract sockets from reaching the template or a sibling (another
-/// run's process), whatever the seccomp allowlist holds on this machine.
-fn isolate_from_siblings() {
-    harden();
-}
-
-/// swc's first strip in a process initialises its tables: pay for that here, not in a run (a
-/// template pays once for all its children).
-fn warm_strip() {
-    let _ = strip_program(&ProgramText::plain("let warm: number = 1"));
-}
-
-/// V8's process-wide set-up: its platform threads start here.
-fn start_v8(heap_mb: f64) {
-    let _ = HEAP_MB.set(heap_mb);
-    // Entropy from the kernel, not /dev/urandom: this process opens no file after start-up.
-    v8::V8::set_entropy_source(|buf: &mut [u8]| crate::panic::guard(|| getrandom::fill(buf).is_ok(), |_| false));
-    v8::V8::set_fatal_error_handler(on_fatal);
-    super::platform::platform();
-}
+// The helper calls this symbol through the type src/sandbox/abi.rs gives it.
+const _: abi::ServeEntry = crn_isolate_serve;
 
 /// The sandbox process the host starts: a template that forks one fresh process per request
 /// (src/isolate/serve/template.rs), each of which serves runs on its own channel.
 ///
 /// # Safety
 /// `fd` must be an open, connected stream socket this process owns; it is taken over.
-const _: abi::ServeEntry = crn_isolate_serve;
-
 #[no_mangle]
 pub unsafe extern "C" fn crn_isolate_serve(fd: RawFd, heap_mb: f64) -> i32 {
     template::run(fd, heap_mb, |channel| {

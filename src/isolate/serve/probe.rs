@@ -43,6 +43,9 @@ unsafe fn connect_unix(path: &str) -> libc::c_long {
     }
 }
 
+// The helper calls this symbol through the type src/sandbox/abi.rs gives it.
+const _: abi::ProbeEntry = crn_isolate_probe;
+
 /// `isolate-probe`: hardens itself exactly as a serving process does, then makes the calls a
 /// program that escaped V8 would make against `host_pid`, and reports each errno on the channel.
 /// Only the test suite starts it. A negative `host_pid` leaves the seccomp allowlist out, to show
@@ -50,8 +53,6 @@ unsafe fn connect_unix(path: &str) -> libc::c_long {
 ///
 /// # Safety
 /// As [`crn_isolate_serve`].
-const _: abi::ProbeEntry = crn_isolate_probe;
-
 #[no_mangle]
 pub unsafe extern "C" fn crn_isolate_probe(fd: RawFd, heap_mb: f64, host_pid: i32) -> i32 {
     // SAFETY: the caller hands over the descriptor.

@@ -26,8 +26,8 @@ pub fn run(control: RawFd, heap_mb: f64, child: impl Fn(RawFd) -> i32) -> i32 {
     // SAFETY: installing SIG_IGN is always sound.
     unsafe { libc::signal(libc::SIGTERM, libc::SIG_IGN) };
     hold_standard_fds();
-    super::harden();
-    super::warm_strip();
+    super::setup::harden();
+    super::setup::warm_strip();
     let Some(blob) = build_snapshot(heap_mb) else { return abi::EXIT_NO_SNAPSHOT };
     crate::isolate::startup::provide(blob);
     if !write_all(control, b"{\"type\":\"template-ready\"}\n") {
