@@ -16,7 +16,6 @@ impl LineSplitter {
     }
 
     /// Bytes held for the incomplete frame.
-    #[cfg(test)]
     pub fn pending(&self) -> usize {
         self.residual.len()
     }

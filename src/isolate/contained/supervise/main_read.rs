@@ -18,6 +18,9 @@ use crate::panic::Lock;
 /// The longest the main thread waits for a program's next call after one.
 const MAIN_SPIN: Duration = Duration::from_micros(40);
 const MIN_MAIN_SPIN: Duration = Duration::from_micros(5);
+/// The longest part of one frame the main thread buffers: a longer frame is left to the
+/// supervisor, since decoding it in one piece (8 MiB took 40–70 ms) would hold Node's loop.
+const MAIN_FRAME_LIMIT: usize = 1 << 20;
 /// The longest the main thread serves one run's calls in a row before it returns to the loop.
 const MAIN_SERVICE: Duration = Duration::from_millis(2);
 
@@ -55,6 +58,13 @@ impl SharedReader {
             return (false, Vec::new());
         }
         crate::panic::switch::trip(Site::Reader);
+        if reader.splitter.pending() >= MAIN_FRAME_LIMIT {
+            // A frame this long is decoded by the supervisor, off Node's loop: the main thread
+            // stops reading this run (what it decoded so far is delivered first).
+            self.main_reads.store(false, Ordering::Release);
+            self.control.nudge();
+            return (false, std::mem::take(&mut reader.outbox));
+        }
         let claimed = reader.claim.is_some();
         let open = reader.read_available();
         if !open || reader.claim.is_some() != claimed {
