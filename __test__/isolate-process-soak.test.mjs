@@ -1,10 +1,10 @@
 // Soak of the isolate process tier: 5000 runs of mixed programs (return, throw, compute timeouts,
 // small heap bombs, a V8 fatal error every 100th run, binding calls), 8 at a time, then dispose.
 // The host's threads, open fds and RSS must be flat between the end of the warm-up and the end,
-// and no sandbox process may be left once dispose resolved.
+// and no sandbox process or cgroup of this host may be left once dispose resolved.
 import { describe, expect, it } from 'vitest'
 import { loadIsolate, threadCount, tools } from './helpers.mjs'
-import { openFds, sandboxProcesses } from './process-helpers.mjs'
+import { openFds, ownCgroups, sandboxProcesses } from './process-helpers.mjs'
 
 const RUNS = 5000
 const WARMUP = 500
@@ -110,6 +110,8 @@ describe('soak', () => {
     await fiber.dispose()
     const elapsed = performance.now() - start
     expect(sandboxProcesses()).toEqual([])
+    // Each run's process had cgroups of its own where the host could make them: all removed.
+    expect(ownCgroups()).toEqual([])
     expect(end.threads).toBeLessThanOrEqual(warm.threads + 4)
     expect(end.fds).toBeLessThanOrEqual(warm.fds + 8)
     expect(end.rss - warm.rss).toBeLessThan(128 * 1024 * 1024)

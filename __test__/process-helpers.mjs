@@ -122,6 +122,27 @@ export function openFds() {
   return fs.readdirSync('/proc/self/fd').length
 }
 
+/** The cgroup directories this host made (`code-runtime-native-<pid>-<n>`) that still exist. */
+export function ownCgroups(pid = process.pid) {
+  const prefix = `code-runtime-native-${pid}-`
+  const found = []
+  const walk = (dir, depth) => {
+    let entries = []
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true })
+    } catch {
+      return
+    }
+    for (const e of entries) {
+      if (!e.isDirectory()) continue
+      if (e.name.startsWith(prefix)) found.push(`${dir}/${e.name}`)
+      else if (depth > 0) walk(`${dir}/${e.name}`, depth - 1)
+    }
+  }
+  walk('/sys/fs/cgroup', 4)
+  return found
+}
+
 /** Polls `predicate` every 20 ms until it is true or `ms` elapsed; returns its last value. */
 export async function waitFor(predicate, ms = 5000) {
   const end = performance.now() + ms
