@@ -13,7 +13,7 @@ import fs from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadIsolate, tools } from './helpers.mjs'
-import { runProcesses, sandboxProcesses, sandboxRoots, waitFor } from './process-helpers.mjs'
+import { runProcesses, sandboxProcesses, sandboxRoots, templateProcesses, waitFor } from './process-helpers.mjs'
 
 const REPO = fileURLToPath(new URL('..', import.meta.url))
 const SECRET = 'sekret-7f3a9c'
@@ -438,6 +438,44 @@ describe('a process a program may have compromised never serves another run', ()
     expect(sandboxRoots()).toHaveLength(1)
     await fiber.dispose()
     expect(sandboxProcesses()).toEqual([])
+  })
+})
+
+describe('a template forks processes that start with its isolate', () => {
+  // The template starts V8 without threads and prepares one isolate; each process it forks runs
+  // its first program in its own copy of that isolate (README "Host safety").
+  const mappings = (pid) => fs.readFileSync(`/proc/${pid}/maps`, 'utf8').trim().split('\n')
+
+  it('the template is single-threaded and shares no writable memory with the processes it forks', async () => {
+    const { runtime, fiber } = await loadProcess({ maxProcesses: 2 })
+    await requireProcessTier(runtime, fiber)
+    let served = []
+    const look = { global: 'tools', functions: { look: async () => ((served = runProcesses().map((p) => p.pid)), null) } }
+    expect(await runtime.run({ program: 'await tools.look({}); return 1', bindings: [look] })).toEqual({ logs: [], value: 1 })
+    const templates = templateProcesses()
+    expect(templates).toHaveLength(1)
+    const template = templates[0].pid
+    // fork() copies only the calling thread: a template with a second thread could hand its
+    // children a lock that thread held.
+    expect(fs.readdirSync(`/proc/${template}/task`)).toHaveLength(1)
+    expect(served.length).toBeGreaterThan(0)
+    // A writable shared mapping would be memory one run's process could leave for the next.
+    for (const pid of [template, ...runProcesses().map((p) => p.pid)]) {
+      expect([pid, mappings(pid).filter((line) => /^\S+ rw.s /.test(line))]).toEqual([pid, []])
+    }
+    await fiber.dispose()
+  })
+
+  it("gives each run a Math.random of its own, with or without reuse", async () => {
+    const program = 'return [Math.random(), Math.random()].join()'
+    for (const maxRunsPerProcess of [1, 3]) {
+      const { runtime, fiber } = await loadProcess({ maxRunsPerProcess })
+      await requireProcessTier(runtime, fiber)
+      const seen = []
+      for (let i = 0; i < 6; i++) seen.push((await runtime.run({ program, bindings: [] })).value)
+      expect([maxRunsPerProcess, new Set(seen).size]).toEqual([maxRunsPerProcess, 6])
+      await fiber.dispose()
+    }
   })
 })
 

@@ -107,6 +107,13 @@ export function runProcesses(root = process.pid) {
   return all.filter((p) => serving.has(p.pid) && serving.has(p.ppid))
 }
 
+/** The templates: sandbox processes in an `isolate` mode that fork the ones serving runs. */
+export function templateProcesses(root = process.pid) {
+  const all = sandboxProcesses(root)
+  const inMode = new Set(all.filter((p) => mode(p.pid).startsWith('isolate')).map((p) => p.pid))
+  return all.filter((p) => inMode.has(p.pid) && !inMode.has(p.ppid))
+}
+
 /** VmRSS of a process in bytes (0 when it is gone or has no memory, e.g. a zombie). */
 export function rssBytes(pid) {
   try {

@@ -1,28 +1,44 @@
-//! V8 is initialised once per process, lazily, by the first run.
+//! V8 is initialised once per process, lazily: by the first run in Node, by start-up in a sandbox
+//! process.
 
 use std::sync::OnceLock;
 
 static PLATFORM: OnceLock<v8::SharedRef<v8::Platform>> = OnceLock::new();
 
-/// The process-wide V8 platform, initialising V8 on first use.
+/// The process-wide V8 platform, initialising V8 on first use (with worker threads: Node's
+/// process, where runs share the platform).
 ///
 /// The unprotected platform is used on purpose: with memory protection keys, only threads created
 /// after `V8::initialize` could enter isolates, and an addon cannot control which threads Node made
 /// before it loaded (memory protection keys: README.md, "Developer notes").
 pub fn platform() -> &'static v8::SharedRef<v8::Platform> {
+    PLATFORM.get_or_init(|| initialise(v8::new_unprotected_default_platform(2, false).make_shared(), ""))
+}
+
+/// A sandbox process's platform: V8 with no thread of its own (its collector and compilers run on
+/// the isolate's thread). A template can then start V8 and prepare an isolate and still fork
+/// safely, so each forked process starts with both made (src/isolate/serve/template.rs). Every
+/// thread of such a process is created after `V8::initialize`, so the protected platform fits.
+/// Its flags stay writable after initialisation: each run sets its own Math.random seed
+/// (src/isolate/serve/mod.rs, `reseed_math_random`).
+pub fn single_threaded() -> &'static v8::SharedRef<v8::Platform> {
     PLATFORM.get_or_init(|| {
-        // ICU data must be installed before initialisation, or Intl aborts the process.
-        v8::icu::set_common_data_78(deno_core_icudata::ICU_DATA).expect("ICU data matches V8's ICU 78");
-        // Turboshaft's loop unrolling (V8 of v8 152.2) leaves the unrolled body of a loop such as
-        // `for (;;) keep.push({ a: new Array(1000).fill(x) })` without its interrupt check, so
-        // TerminateExecution (every budget, abort, dispose, the heap limit) is never honoured
-        // once that loop is optimised: measured, the run grows past 4 GiB and ignores computeMs.
-        // Node's V8 up to 14.6 does not unroll it that way; without unrolling every loop shape
-        // tried stops at its budget (__test__/isolate-termination.test.mjs).
-        v8::V8::set_flags_from_string("--no-turboshaft-loop-unrolling");
-        let platform = v8::new_unprotected_default_platform(2, false).make_shared();
-        v8::V8::initialize_platform(platform.clone());
-        v8::V8::initialize();
-        platform
+        let platform = v8::new_single_threaded_default_platform(false).make_shared();
+        initialise(platform, "--single-threaded --no-freeze-flags-after-init")
     })
+}
+
+fn initialise(platform: v8::SharedRef<v8::Platform>, flags: &str) -> v8::SharedRef<v8::Platform> {
+    // ICU data must be installed before initialisation, or Intl aborts the process.
+    v8::icu::set_common_data_78(deno_core_icudata::ICU_DATA).expect("ICU data matches V8's ICU 78");
+    // Turboshaft's loop unrolling (V8 of v8 152.2) leaves the unrolled body of a loop such as
+    // `for (;;) keep.push({ a: new Array(1000).fill(x) })` without its interrupt check, so
+    // TerminateExecution (every budget, abort, dispose, the heap limit) is never honoured
+    // once that loop is optimised: measured, the run grows past 4 GiB and ignores computeMs.
+    // Node's V8 up to 14.6 does not unroll it that way; without unrolling every loop shape
+    // tried stops at its budget (__test__/isolate-termination.test.mjs).
+    v8::V8::set_flags_from_string(&format!("--no-turboshaft-loop-unrolling {flags}"));
+    v8::V8::initialize_platform(platform.clone());
+    v8::V8::initialize();
+    platform
 }

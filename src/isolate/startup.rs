@@ -23,11 +23,6 @@ pub fn references() -> Cow<'static, [v8::ExternalReference]> {
     Cow::Owned(globals::native_callbacks().into_iter().map(|function| v8::ExternalReference { function }).collect())
 }
 
-/// Uses `blob` as this process's snapshot: a template's children use the one it had built.
-pub fn provide(blob: &'static [u8]) {
-    let _ = SNAPSHOT.set(Some(blob));
-}
-
 /// The snapshot, made on first use; `None` if it could not be made (runs then install the
 /// runtime themselves).
 pub fn blob() -> Option<&'static [u8]> {

@@ -25,7 +25,7 @@ use super::timers::Timers;
 use crate::ledger::output::{LedgerResult, OutputLedger};
 use crate::ledger::text::Text;
 use crate::outcome::FailureKind;
-use prepare::Prepared;
+pub use prepare::Prepared;
 use program::{run_program, CompletionPromise};
 
 /// One run's program and budgets, as either tier's isolate thread receives them.
@@ -50,12 +50,14 @@ pub struct Start {
     pub js: Result<ProgramText, StripError>,
     pub host: Host,
     pub started: Instant,
+    /// The process exits after this run: its isolate is left to the kernel, not torn down.
+    pub last: bool,
 }
 
 /// The isolate thread's body. Sends exactly one Done event, after the isolate is gone.
 pub fn run_thread(config: RunConfig, shared: Arc<RunShared>, events: Receiver<IsolateEvent>, host: Host) {
     let started = Instant::now();
-    settle(&config, &shared, &host, started, false, || {
+    settle(&config, &shared, &host, started, Teardown::BeforeDone, || {
         // A strip failure never creates an isolate; it goes through a fresh ledger.
         let js = match config.program.strip() {
             Ok(js) => js,
@@ -78,8 +80,16 @@ pub fn prepared_thread(
 ) {
     let prepared = Prepared::new(heap_mb, &shared, Some(on_oom));
     let _ = ready.send(());
-    let Ok(Start { config, js, host, started }) = start.recv() else { return };
-    settle(&config, &shared, &host, started, true, || {
+    let Ok(start) = start.recv() else { return };
+    run_prepared(prepared, shared, events, start);
+}
+
+/// Serves one run with an isolate prepared before, on the thread that prepared it (V8 keeps the
+/// stack limits of the thread that made an isolate). Sends exactly one Done event.
+pub fn run_prepared(prepared: Prepared, shared: Arc<RunShared>, events: Receiver<IsolateEvent>, start: Start) {
+    let Start { config, js, host, started, last } = start;
+    let teardown = if last { Teardown::Never } else { Teardown::AfterDone };
+    settle(&config, &shared, &host, started, teardown, || {
         let js = match js {
             Ok(js) => js,
             Err(diagnostic) => return strip_failure(&config, diagnostic),
@@ -87,6 +97,17 @@ pub fn prepared_thread(
         let _watch = budget::watch(shared.clone(), config.compute_ms, config.max_wall_ms, started);
         execute(prepared, &js, &config, &shared, &events, &host)
     });
+}
+
+/// When a run's isolate is torn down, relative to its Done event.
+#[derive(PartialEq)]
+enum Teardown {
+    /// In process: a joined run holds nothing.
+    BeforeDone,
+    /// A sandbox process serving more runs.
+    AfterDone,
+    /// A sandbox process serving its last run: it exits, and the kernel frees everything at once.
+    Never,
 }
 
 fn strip_failure(config: &RunConfig, diagnostic: StripError) -> Outcome {
@@ -97,13 +118,14 @@ fn strip_failure(config: &RunConfig, diagnostic: StripError) -> Outcome {
 
 /// Runs `body`, turns a panic of the runtime's own code into the run's failure, and sends Done:
 /// after the isolate is gone (in process, so a joined run holds nothing), or, in a sandbox
-/// process (`done_first`), before its teardown, which then delays only the next isolate.
+/// process, before its teardown, which then delays only the next isolate (or never happens, when
+/// the process exits after this run).
 fn settle(
     config: &RunConfig,
     shared: &Arc<RunShared>,
     host: &Host,
     started: Instant,
-    done_first: bool,
+    teardown: Teardown,
     body: impl FnOnce() -> Outcome,
 ) {
     let cpu_start = budget::thread_cpu_ns(budget::current_thread_clock());
@@ -116,7 +138,7 @@ fn settle(
         (OutputLedger::new(config.max_output_bytes).finish_failure(FailureKind::WorkerExit, message), (0, 0), None)
     });
     let mut leftover = leftover;
-    if !done_first {
+    if teardown == Teardown::BeforeDone {
         if let Some(l) = leftover.take() {
             l.dispose();
         }
@@ -130,8 +152,10 @@ fn settle(
         heap_peak_bytes: heap.1 as f64,
     };
     host.send(HostEvent::Done(Box::new(RunReport { result, stats })));
-    if let Some(leftover) = leftover {
-        leftover.dispose();
+    match (leftover, teardown) {
+        (Some(leftover), Teardown::AfterDone) => leftover.dispose(),
+        (Some(leftover), _) => std::mem::forget(leftover),
+        (None, _) => {}
     }
 }
 

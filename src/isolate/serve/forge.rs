@@ -62,7 +62,7 @@ const _: abi::ForgeEntry = crn_isolate_forge;
 pub unsafe extern "C" fn crn_isolate_forge(fd: RawFd, heap_mb: f64, scenario: *const c_char) -> i32 {
     // SAFETY: the caller passes a valid C string.
     let scenario = unsafe { CStr::from_ptr(scenario) }.to_string_lossy().into_owned();
-    super::template::run(fd, heap_mb, |channel| {
+    super::template::run(fd, heap_mb, |channel, _| {
         // SAFETY: the template hands its fresh child the child's own channel.
         unsafe { forged(channel, heap_mb, &scenario) }
     })

@@ -43,16 +43,59 @@ struct Ready {
     thread: std::thread::JoinHandle<()>,
 }
 
+/// An isolate and context the template made before forking, with its run's claim: a forked
+/// process's first run uses them on its main thread (the template's, which made them), so that
+/// run pays neither for V8's start nor for the snapshot's deserialization. The template never
+/// enters the isolate; each child gets its own copy of it with its memory.
+pub(super) struct Pristine {
+    shared: Arc<RunShared>,
+    events: Receiver<IsolateEvent>,
+    prepared: run::Prepared,
+}
+
+/// What serves the next run: the template's isolate (on this thread) or one prepared on its own.
+enum Next {
+    Pristine(Pristine),
+    Thread(Ready),
+}
+
+impl Next {
+    fn shared(&self) -> &Arc<RunShared> {
+        match self {
+            Next::Pristine(p) => &p.shared,
+            Next::Thread(r) => &r.shared,
+        }
+    }
+}
+
 /// Stack of a prepared isolate's thread (the strip runs on a thread sized for its program).
 const ISOLATE_STACK: usize = 8 << 20;
 
-fn prepare(heap_mb: f64) -> Option<Ready> {
+/// A run's claim, wired to this process's channel (stop frames out, the inbox to wait on).
+fn run_shared() -> (Arc<RunShared>, Receiver<IsolateEvent>) {
     let (wake, events): (Sender<IsolateEvent>, Receiver<IsolateEvent>) = mpsc::channel();
     let shared = Arc::new(RunShared::new(wake));
+    wire(&shared);
+    (shared, events)
+}
+
+fn wire(shared: &RunShared) {
     shared.observe(Box::new(|kind, text, usage| send_line(&stop_frame(kind, text, Some(usage)))));
     if let Some(inbox) = inbox::inbox() {
         shared.wait_on(inbox);
     }
+}
+
+/// The template's isolate (V8 started, single-threaded); its claim is wired in the child.
+pub(super) fn pristine(heap_mb: f64) -> Pristine {
+    let (wake, events) = mpsc::channel();
+    let shared = Arc::new(RunShared::new(wake));
+    let prepared = run::Prepared::new(heap_mb, &shared, Some(on_oom));
+    Pristine { shared, events, prepared }
+}
+
+fn prepare(heap_mb: f64) -> Option<Ready> {
+    let (shared, events) = run_shared();
     let (ready_tx, ready_rx) = mpsc::channel();
     let (start, start_rx) = mpsc::channel();
     let thread_shared = shared.clone();
@@ -63,6 +106,23 @@ fn prepare(heap_mb: f64) -> Option<Ready> {
         .ok()?;
     ready_rx.recv().ok()?;
     Some(Ready { shared, start, thread })
+}
+
+/// Gives the next run a Math.random of its own. A template's children share its isolate's random
+/// number generator (each has a copy), which would seed every run's Math.random alike; V8 seeds a
+/// context's Math.random from `--random-seed` instead when that is set, at its first call (and a
+/// new isolate's generator too). The seed comes from the kernel: 32 bits, the flag's width.
+fn reseed_math_random() {
+    let mut bytes = [0u8; 4];
+    if getrandom::fill(&mut bytes).is_err() {
+        return;
+    }
+    // Zero means "no seed" to V8.
+    let seed = match i32::from_ne_bytes(bytes) {
+        0 => 1,
+        seed => seed,
+    };
+    v8::V8::set_flags_from_string(&format!("--random-seed={seed}"));
 }
 
 /// Programs this short are stripped on the serve thread itself (its 8 MiB main stack holds far
@@ -96,39 +156,50 @@ const _: abi::ServeEntry = crn_isolate_serve;
 /// `fd` must be an open, connected stream socket this process owns; it is taken over.
 #[no_mangle]
 pub unsafe extern "C" fn crn_isolate_serve(fd: RawFd, heap_mb: f64) -> i32 {
-    template::run(fd, heap_mb, |channel| {
+    template::run(fd, heap_mb, |channel, pristine| {
         // SAFETY: the template hands its fresh child the child's own channel.
-        unsafe { serve(channel, heap_mb) }
+        unsafe { serve(channel, heap_mb, pristine) }
     })
 }
 
 /// Serves runs on the channel until the host closes it or kills this process: a child of the
-/// template, whose layers, Landlock domain, warm strip and startup snapshot it inherited.
+/// template, whose layers, Landlock domain, warm strip, V8 and first isolate it inherited.
 ///
 /// # Safety
 /// `fd` must be an open, connected stream socket this process owns; it is taken over.
-unsafe fn serve(fd: RawFd, heap_mb: f64) -> i32 {
+unsafe fn serve(fd: RawFd, heap_mb: f64, pristine: Option<Pristine>) -> i32 {
     isolate_from_siblings();
     // SAFETY: the caller hands over the descriptor.
     let channel = unsafe { UnixStream::from_raw_fd(fd) };
     let _ = CHANNEL.set(Mutex::new(channel));
     let (serve, inbound) = mpsc::channel();
-    // Before V8 starts any thread: SIGTERM (the host's doorbell) must be handled by then.
+    // Before any isolate runs: SIGTERM (the host's doorbell) must be handled by then.
     let Some(inbox) = inbox::install(fd, serve) else { return abi::EXIT_NO_INBOX };
     start_v8(heap_mb);
+    let mut pristine = pristine;
     let mut first = true;
     loop {
-        let Some(ready) = prepare(heap_mb) else { return abi::EXIT_NO_ISOLATE };
+        reseed_math_random();
+        let next = match pristine.take() {
+            Some(p) => {
+                wire(&p.shared);
+                Next::Pristine(p)
+            }
+            None => match prepare(heap_mb) {
+                Some(ready) => Next::Thread(ready),
+                None => return abi::EXIT_NO_ISOLATE,
+            },
+        };
         let mut ack = String::from("{\"type\":\"boot-ack\"");
         if std::mem::take(&mut first) {
-            // Start-up is over (V8's threads run, the first isolate exists): from here on only
-            // the system calls a serving process makes, on every thread. Whether that held is
-            // the first boot-ack's to say (a kernel without seccomp refuses it).
+            // Start-up is over (this process's threads run, its first isolate exists): from
+            // here on only the system calls a serving process makes, on every thread. Whether
+            // that held is the first boot-ack's to say (a kernel without seccomp refuses it).
             let allowlist = crate::sandbox::harden::allowlist::apply_all_threads().is_ok();
             ack.push_str(&format!(",\"seccompAllowlist\":{allowlist}"));
         }
         ack.push_str("}\n");
-        RUNS.locked().next = Some(ready.shared.clone());
+        RUNS.locked().next = Some(next.shared().clone());
         send_line(&ack);
         // Between runs this thread reads the channel: only a `run` frame matters (late replies
         // and aborts belong to no run, and the inbox drops them).
@@ -143,11 +214,21 @@ unsafe fn serve(fd: RawFd, heap_mb: f64) -> i32 {
         let js = strip_program(&config.program);
         let host = Arc::new(ChannelSink { namespaces: config.namespaces.clone() });
         let started = Instant::now() - Duration::from_secs_f64((waited_ms / 1000.0).clamp(0.0, 1e9));
-        if ready.start.send(Start { config, js, host, started }).is_err() {
-            return abi::EXIT_ISOLATE_LOST;
-        }
-        // During the run the isolate thread reads the channel while it waits, and the doorbell
-        // thread when the host rings.
+        let start = Start { config, js, host, started, last };
+        let thread = match next {
+            // The template's isolate runs here, on the thread that made it; the isolate thread
+            // reads the channel while it waits, and the doorbell thread when the host rings.
+            Next::Pristine(p) => {
+                run::run_prepared(p.prepared, p.shared, p.events, start);
+                None
+            }
+            Next::Thread(ready) => {
+                if ready.start.send(start).is_err() {
+                    return abi::EXIT_ISOLATE_LOST;
+                }
+                Some(ready.thread)
+            }
+        };
         loop {
             match inbound.recv() {
                 Ok(Inbound::Done) => break,
@@ -156,7 +237,9 @@ unsafe fn serve(fd: RawFd, heap_mb: f64) -> i32 {
             }
         }
         RUNS.locked().current = None;
-        let _ = ready.thread.join();
+        if let Some(thread) = thread {
+            let _ = thread.join();
+        }
         if last {
             // The host retires this process after this run: preparing another isolate would
             // only spend CPU the next process needs.

@@ -29,13 +29,16 @@ pub(super) fn isolate_from_siblings() {
 /// template pays once for all its children).
 pub(super) fn warm_strip() {
     let _ = strip_program(&ProgramText::plain("let warm: number = 1"));
+    // The CPU's features, which memchr (the inbox's frame splitter) detects on first use with
+    // `cpuid`, costly under a hypervisor: once here, not in every forked process's first run.
+    let _ = memchr::memchr(b'\n', b"warm\n");
 }
 
-/// V8's process-wide set-up: its platform threads start here.
+/// V8's process-wide set-up, without threads (a template does it once for all its children).
 pub(super) fn start_v8(heap_mb: f64) {
     let _ = HEAP_MB.set(heap_mb);
     // Entropy from the kernel, not /dev/urandom: this process opens no file after start-up.
     v8::V8::set_entropy_source(|buf: &mut [u8]| crate::panic::guard(|| getrandom::fill(buf).is_ok(), |_| false));
     v8::V8::set_fatal_error_handler(on_fatal);
-    crate::isolate::platform::platform();
+    crate::isolate::platform::single_threaded();
 }

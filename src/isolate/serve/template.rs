@@ -1,9 +1,12 @@
 //! The template: the sandbox process the host starts never runs a program. It hardens itself
-//! (Landlock: no file access), warms swc, has the startup snapshot built once (by a short-lived
-//! child: V8 starts threads, and a process with threads cannot fork safely), then forks one fresh
-//! process per request of the host. Each child serves on a channel of its own, which the template
-//! hands to the host with the child's pidfd; the template reaps its children and reports how each
-//! ended. So every run can have a process that no earlier program ran in, at the cost of a fork.
+//! (Landlock: no file access), warms swc, starts V8 without threads (its single-threaded
+//! platform), builds the startup snapshot and prepares one isolate from it, which it never enters;
+//! then it forks one fresh process per request of the host. Being single-threaded it may fork, and
+//! each child starts with its own copy of that isolate, so a run pays neither for V8's start nor
+//! for the snapshot's deserialization. Each child serves on a channel of its own, which the
+//! template hands to the host with the child's pidfd; the template reaps its children and reports
+//! how each ended. So every run can have a process that no earlier program ran in, at the cost of
+//! a fork.
 //!
 //! The template's channel (fd 3), trusted in both directions (no program ever runs here):
 //! host → template `{"type":"fork"}`; template → host `{"type":"template-ready"}` once, then per
@@ -12,24 +15,34 @@
 //! `null` when absent) once a child is reaped. Children share the template's namespaces, Landlock
 //! domain and address layout; what keeps them apart is README "Host safety".
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
 
+use super::Pristine;
 use crate::sandbox::abi;
 use crate::sandbox::child::pidfd_open;
 use crate::sandbox::exit::try_reap;
 
 /// Runs the template on `control` until the host closes it; `child` is what each forked process
-/// runs (on its channel, fd 3) before it exits with the code `child` returns.
-pub fn run(control: RawFd, heap_mb: f64, child: impl Fn(RawFd) -> i32) -> i32 {
+/// runs (on its channel, fd 3, with its copy of the template's isolate) before it exits with the
+/// code `child` returns.
+pub fn run(control: RawFd, heap_mb: f64, child: impl Fn(RawFd, Option<Pristine>) -> i32) -> i32 {
     // SIGTERM reaches the template only through its init; the host rings children directly.
     // SAFETY: installing SIG_IGN is always sound.
     unsafe { libc::signal(libc::SIGTERM, libc::SIG_IGN) };
     hold_standard_fds();
+    main_stack_room();
     super::setup::harden();
     super::setup::warm_strip();
-    let Some(blob) = build_snapshot(heap_mb) else { return abi::EXIT_NO_SNAPSHOT };
-    crate::isolate::startup::provide(blob);
+    // V8 without threads of its own (src/isolate/platform.rs), so this process stays
+    // single-threaded and may fork: the snapshot is built here, and one isolate is prepared from
+    // it that every child starts with.
+    super::start_v8(heap_mb);
+    if crate::isolate::startup::blob().is_none() {
+        return abi::EXIT_NO_SNAPSHOT;
+    }
+    let mut pristine = Some(super::pristine(heap_mb));
+    inherit_all_memory();
     if !write_all(control, b"{\"type\":\"template-ready\"}\n") {
         return 0;
     }
@@ -74,7 +87,7 @@ pub fn run(control: RawFd, heap_mb: f64, child: impl Fn(RawFd) -> i32) -> i32 {
         pending.extend_from_slice(&buf[..n.max(0) as usize]);
         while let Some(end) = pending.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = pending.drain(..=end).collect();
-            if line.starts_with(b"{\"type\":\"fork\"}") && !fork_child(control, &mut children, &child) {
+            if line.starts_with(b"{\"type\":\"fork\"}") && !fork_child(control, &mut children, &child, &mut pristine) {
                 return 0;
             }
         }
@@ -82,12 +95,18 @@ pub fn run(control: RawFd, heap_mb: f64, child: impl Fn(RawFd) -> i32) -> i32 {
 }
 
 /// Forks one child and hands the host its channel and pidfd; false when the host is gone.
-fn fork_child(control: RawFd, children: &mut Vec<(i32, OwnedFd)>, child: &impl Fn(RawFd) -> i32) -> bool {
+fn fork_child(
+    control: RawFd,
+    children: &mut Vec<(i32, OwnedFd)>,
+    child: &impl Fn(RawFd, Option<Pristine>) -> i32,
+    pristine: &mut Option<Pristine>,
+) -> bool {
     let (host_end, child_end) = match UnixStream::pair() {
         Ok(pair) => pair,
         Err(e) => return report_failure(control, e.raw_os_error().unwrap_or(libc::EIO)),
     };
-    // SAFETY: this process is single-threaded (it never starts V8), so the child may run any code.
+    // SAFETY: this process is single-threaded (V8 runs here without threads), so the child may
+    // run any code.
     match unsafe { libc::fork() } {
         0 => {
             // The child: its own channel becomes fd 3 (replacing the template's), nothing else
@@ -105,7 +124,8 @@ fn fork_child(control: RawFd, children: &mut Vec<(i32, OwnedFd)>, child: &impl F
                 }
                 close_from(4);
                 std::mem::forget((host_end, child_end));
-                libc::_exit(child(3))
+                // The child's copy of the isolate is its own; the template keeps its copy.
+                libc::_exit(child(3, pristine.take()))
             }
         }
         pid if pid > 0 => {
@@ -129,44 +149,39 @@ fn report_failure(control: RawFd, errno: i32) -> bool {
     write_all(control, format!("{{\"type\":\"fork-failed\",\"errno\":{errno}}}\n").as_bytes())
 }
 
-/// The startup snapshot, built by a child that starts V8 and exits (so this process never has
-/// V8's threads); `None` when it could not be built.
-fn build_snapshot(heap_mb: f64) -> Option<&'static [u8]> {
-    let mut ends = [-1; 2];
-    // SAFETY: pipe2 fills both descriptors or returns -1.
-    if unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return None;
+/// V8 marks the memory it maps MADV_DONTFORK (so that forking a browser does not copy its heaps),
+/// but here every child needs the template's isolate: each mapping is made inheritable again.
+/// The kernel refuses the advice for I/O mappings (the vDSO's data pages, which every process gets
+/// anyway) and stops there, so a refused range is split around them.
+fn inherit_all_memory() {
+    fn advise(start: usize, len: usize) {
+        // SAFETY: MADV_DOFORK changes only whether fork copies a mapping; holes are skipped.
+        if unsafe { libc::madvise(start as *mut libc::c_void, len, libc::MADV_DOFORK) } == 0 {
+            return;
+        }
+        // ENOMEM: the range had holes (every mapping in it was advised); EINVAL: an I/O mapping.
+        let page = 4096;
+        if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL) && len > page {
+            let half = (len / 2).next_multiple_of(page);
+            advise(start, half);
+            advise(start + half, len - half);
+        }
     }
-    // SAFETY: fresh descriptors, owned from here on.
-    let (read, write) = unsafe { (OwnedFd::from_raw_fd(ends[0]), OwnedFd::from_raw_fd(ends[1])) };
-    // SAFETY: single-threaded, as above.
-    match unsafe { libc::fork() } {
-        0 => {
-            drop(read);
-            super::start_v8(heap_mb);
-            let written = crate::isolate::startup::blob().is_some_and(|blob| write_all(write.as_raw_fd(), blob));
-            // SAFETY: ends the builder at once (V8's threads run; no destructor may).
-            unsafe { libc::_exit(if written { 0 } else { 1 }) }
+    // The user half of x86-64's address space (47 bits) above the first page.
+    advise(4096, (1usize << 47) - 4096);
+}
+
+/// The main thread's stack may grow to 8 MiB (as an isolate thread's), within the hard limit: a
+/// child runs its first program on this thread.
+fn main_stack_room() {
+    let want = 8 << 20;
+    // SAFETY: getrlimit/setrlimit on this process's own limit, with a local struct.
+    unsafe {
+        let mut limit: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_STACK, &mut limit) == 0 && limit.rlim_cur < want {
+            limit.rlim_cur = want.min(limit.rlim_max);
+            libc::setrlimit(libc::RLIMIT_STACK, &limit);
         }
-        pid if pid > 0 => {
-            drop(write);
-            let mut blob = Vec::new();
-            let mut buf = vec![0u8; 1 << 16];
-            loop {
-                // SAFETY: reading our own pipe into a local buffer.
-                let n = unsafe { libc::read(read.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-                match n {
-                    0 => break,
-                    n if n > 0 => blob.extend_from_slice(&buf[..n as usize]),
-                    _ if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
-                    _ => return None,
-                }
-            }
-            let exited = crate::sandbox::exit::reap(pid);
-            let built = matches!(exited, Some(nix::sys::wait::WaitStatus::Exited(_, 0))) && !blob.is_empty();
-            built.then(|| &*Box::leak(blob.into_boxed_slice()))
-        }
-        _ => None,
     }
 }
 
