@@ -110,8 +110,6 @@ impl Pool {
                     }
                     st.queue.pop_front();
                     self.changed.notify_all();
-                    drop(st);
-                    self.replace_early(&process);
                     return Ok(process);
                 }
                 // A spare on its way serves a waiting run sooner than a process started now.
@@ -127,10 +125,6 @@ impl Pool {
                         st.live -= 1;
                     }
                     self.changed.notify_all();
-                    drop(st);
-                    if let Ok(process) = &started {
-                        self.replace_early(process);
-                    }
                     return started.map_err(Denied::Failed);
                 }
             }
@@ -155,8 +149,6 @@ impl Pool {
                 continue;
             }
             self.changed.notify_all();
-            drop(st);
-            self.replace_early(&process);
             return Some(process);
         }
         None
@@ -167,30 +159,25 @@ impl Pool {
         process.runs + 1 >= self.config.max_runs
     }
 
-    /// A process taken for its last run starts its replacement now, while it runs, so the next
-    /// run finds a process ready (by default every run is a process's last).
-    fn replace_early(self: &Arc<Self>, taken: &SandboxProcess) {
-        if self.is_last_run(taken) {
-            self.keep_spare();
-        }
-    }
-
-    /// Takes a process back after its run: kept for the next run when it is healthy (its next
-    /// isolate is ready) and has runs left, otherwise killed and reaped.
+    /// Takes a process back after its run (its result delivered): kept for the next run when it
+    /// is healthy (its next isolate is ready) and has runs left, otherwise killed and reaped. The
+    /// next spare is forked here, not when the run began: a run does not share the CPU with its
+    /// successor's start, and the fork is quick enough that a run back to back barely waits.
     pub fn release(self: &Arc<Self>, mut process: SandboxProcess, healthy: bool) {
         process.runs += 1;
         let keep = healthy && process.runs < self.config.max_runs;
         let mut st = self.state.locked();
-        if keep && !st.closed {
+        let retired = if keep && !st.closed {
             st.idle.push(process);
+            None
         } else {
-            drop(st);
-            drop(process);
-            st = self.state.locked();
+            // It stops counting now, so its successor starts while it is killed and reaped.
             st.live -= 1;
-        }
+            Some(process)
+        };
         self.changed.notify_all();
         drop(st);
+        drop(retired);
         self.keep_spare();
     }
 
