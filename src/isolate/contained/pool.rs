@@ -167,17 +167,17 @@ impl Pool {
         process.runs += 1;
         let keep = healthy && process.runs < self.config.max_runs;
         let mut st = self.state.locked();
-        let retired = if keep && !st.closed {
+        if keep && !st.closed {
             st.idle.push(process);
-            None
         } else {
-            // It stops counting now, so its successor starts while it is killed and reaped.
+            drop(st);
+            // Killed and reaped before it stops counting: `maxProcesses` bounds live processes.
+            drop(process);
+            st = self.state.locked();
             st.live -= 1;
-            Some(process)
-        };
+        }
         self.changed.notify_all();
         drop(st);
-        drop(retired);
         self.keep_spare();
     }
 
