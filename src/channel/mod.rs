@@ -1,9 +1,11 @@
 //! Talking to a child over a framed channel, shared by both backends: every byte from a child is
 //! hostile. JSON lines under a frame cap (`lines`), one iterative scan per line (`scan`, metering
 //! values in place with `meter` and the exact number rules of `numbers`), the frames rebuilt field
-//! by field (`codec`), and the JSON the host writes back (`wire`).
+//! by field (`codec`); every frame the host writes, and their decoding in a sandbox process
+//! (`host_frames`), and the JSON text they and the JavaScript layer's events are made of (`wire`).
 
 pub mod codec;
+pub mod host_frames;
 pub mod lines;
 pub mod numbers;
 pub mod scan;

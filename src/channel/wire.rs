@@ -1,6 +1,7 @@
-//! Writing JSON text: host frames for fd 3 (docs/protocol.md#frames) and the events the JavaScript
-//! layer receives. Strings are UTF-16 as JavaScript holds them and are escaped as `JSON.stringify`
-//! does (well-formed: lone surrogates as `\uXXXX`), so nothing is lost crossing into JavaScript.
+//! Writing JSON text: the strings and messages of host frames (`host_frames`) and of the events
+//! the JavaScript layer receives. Strings are UTF-16 as JavaScript holds them and are escaped as
+//! `JSON.stringify` does (well-formed: lone surrogates as `\uXXXX`), so nothing is lost crossing
+//! into JavaScript.
 
 use super::numbers::wire_number;
 use crate::ledger::json;
@@ -69,34 +70,6 @@ pub fn num(v: f64) -> String {
     wire_number(v)
 }
 
-/// `{"type":"boot",…}` with the namespaces' JSON as the JavaScript layer encoded it.
-pub fn boot_frame(
-    cpu_seconds: f64,
-    address_space_bytes: f64,
-    max_log_bytes: usize,
-    max_value_bytes: usize,
-    namespaces_json: &str,
-) -> Vec<u8> {
-    format!(
-        "{{\"type\":\"boot\",\"cpuSeconds\":{},\"addressSpaceBytes\":{},\"maxLogBytes\":{max_log_bytes},\"maxValueBytes\":{max_value_bytes},\"namespaces\":{namespaces_json}}}\n",
-        num(cpu_seconds),
-        num(address_space_bytes),
-    )
-    .into_bytes()
-}
-
-/// `{"type":"run","program":…}` with the program already a JSON string.
-pub fn run_frame(program: &[u16]) -> Vec<u8> {
-    format!("{{\"type\":\"run\",\"program\":{}}}\n", json::quote16(program)).into_bytes()
-}
-
-/// A reply, encoded when it is about to be written: `payload` is the value's JSON text, or the
-/// message as a JSON string.
-pub fn reply_frame(id: f64, ok: bool, payload: &str) -> Vec<u8> {
-    let field = if ok { "value" } else { "message" };
-    format!("{{\"type\":\"reply\",\"id\":{},\"ok\":{ok},\"{field}\":{payload}}}\n", num(id)).into_bytes()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,21 +112,5 @@ mod tests {
         // Under a small maxValueBytes the parts are sliced first, then the message is capped.
         let small = String::from_utf16_lossy(&unknown_binding(&u(&"g".repeat(2000)), &u("n"), 1000));
         assert!(small.ends_with("… [truncated]") && small.len() <= 1000 && small.len() > 980, "{small}");
-    }
-
-    #[test]
-    fn frames() {
-        assert_eq!(
-            String::from_utf8(reply_frame(3.0, true, "[1]")).unwrap(),
-            "{\"type\":\"reply\",\"id\":3,\"ok\":true,\"value\":[1]}\n"
-        );
-        assert_eq!(
-            String::from_utf8(reply_frame(0.0, false, "\"nope\"")).unwrap(),
-            "{\"type\":\"reply\",\"id\":0,\"ok\":false,\"message\":\"nope\"}\n"
-        );
-        assert_eq!(
-            String::from_utf8(boot_frame(60.0, 536870912.0, 65536, 32768, "[]")).unwrap(),
-            "{\"type\":\"boot\",\"cpuSeconds\":60,\"addressSpaceBytes\":536870912,\"maxLogBytes\":65536,\"maxValueBytes\":32768,\"namespaces\":[]}\n"
-        );
     }
 }

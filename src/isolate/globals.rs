@@ -24,7 +24,7 @@ const WEB_GLOBALS: [&str; 8] =
     ["structuredClone", "TextEncoder", "TextDecoder", "atob", "btoa", "URL", "URLSearchParams", "crypto"];
 
 /// A namespace the run loop installs, as declared by the host.
-#[derive(Clone)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct NamespaceSpec {
     pub global: String,
     pub names: Vec<String>,

@@ -10,13 +10,11 @@ use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use serde_json::Value;
-
 use super::super::first_terminal::{ChannelWait, IsolateEvent, RunShared, Terminal};
-use super::super::globals::NamespaceSpec;
 use super::super::run::RunConfig;
 use super::super::source::ProgramText;
 use super::fatal::HEAP_MB;
+use crate::channel::host_frames::{decode_host_frame, HostFrame, IsolateRun};
 use crate::ledger::text::Text;
 use crate::outcome::FailureKind;
 
@@ -273,63 +271,35 @@ impl ChannelWait for Inbox {
     }
 }
 
-/// The run frame's lone surrogates of the program (`[[unit index, unit], …]`; absent when none).
-fn lone_of(frame: &Value) -> Option<Vec<(usize, u16)>> {
-    let Some(pairs) = frame.get("lone") else { return Some(Vec::new()) };
-    pairs
-        .as_array()?
-        .iter()
-        .map(|pair| {
-            let at = pair.get(0)?.as_u64()? as usize;
-            let unit = u16::try_from(pair.get(1)?.as_u64()?).ok().filter(|u| (0xD800..=0xDFFF).contains(u))?;
-            Some((at, unit))
-        })
-        .collect()
-}
-
+/// A host frame (src/channel/host_frames.rs) as the serve loop and the runs take it.
 fn parse_frame(line: &[u8]) -> Option<Frame> {
-    let frame: Value = serde_json::from_slice(line).ok()?;
-    let str_of = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
-    let num_of = |v: &Value, k: &str| v.get(k).and_then(Value::as_f64);
-    match frame.get("type")?.as_str()? {
-        "run" => {
-            let namespaces = frame
-                .get("namespaces")?
-                .as_array()?
-                .iter()
-                .map(|ns| {
-                    Some(NamespaceSpec {
-                        global: str_of(ns, "global")?,
-                        names: ns
-                            .get("names")?
-                            .as_array()?
-                            .iter()
-                            .map(|n| n.as_str().map(str::to_string))
-                            .collect::<Option<_>>()?,
-                        error_class: str_of(ns, "errorClassName").zip(str_of(ns, "memberNameProperty")),
-                    })
-                })
-                .collect::<Option<Vec<_>>>()?;
-            let config = RunConfig {
-                program: ProgramText { text: str_of(&frame, "program")?, lone: lone_of(&frame)? },
+    Some(match decode_host_frame(line)? {
+        HostFrame::Run(run) => {
+            let IsolateRun {
+                program,
+                lone,
                 namespaces,
-                compute_ms: num_of(&frame, "computeMs")?,
-                max_wall_ms: num_of(&frame, "maxWallMs")?,
-                max_output_bytes: num_of(&frame, "maxOutputBytes")? as usize,
+                compute_ms,
+                max_wall_ms,
+                max_output_bytes,
+                waited_ms,
+                last,
+                node_major,
+            } = *run;
+            let config = RunConfig {
+                program: ProgramText { text: program, lone },
+                namespaces,
+                compute_ms,
+                max_wall_ms,
+                max_output_bytes,
                 heap_mb: *HEAP_MB.get()?,
                 stream_logs: true,
                 log_at_once: true,
-                node_major: num_of(&frame, "nodeMajor").map(|n| n as u32),
+                node_major,
             };
-            let last = frame.get("last").and_then(serde_json::Value::as_bool).unwrap_or(false);
-            Some(Frame::Run(Box::new((config, num_of(&frame, "waitedMs").unwrap_or(0.0), last))))
+            Frame::Run(Box::new((config, waited_ms, last)))
         }
-        "reply" => Some(Frame::Reply {
-            id: num_of(&frame, "id")? as u64,
-            ok: frame.get("ok")?.as_bool()?,
-            json: str_of(&frame, "json")?,
-        }),
-        "abort" => Some(Frame::Abort(str_of(&frame, "message")?)),
-        _ => None,
-    }
+        HostFrame::Reply { id, ok, json } => Frame::Reply { id, ok, json },
+        HostFrame::Abort(message) => Frame::Abort(message),
+    })
 }

@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::os::fd::RawFd;
 
-use crate::channel::wire;
+use crate::channel::host_frames;
 
 /// Which frame a write error hit: a failed `boot` or `run` fails the run, a failed reply does not.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -59,7 +59,7 @@ impl Writer {
         if let Some(run) = self.run.take() {
             self.current = Some((run, 0, WriteKind::Run));
         } else if let Some((id, ok, payload)) = self.replies.pop_front() {
-            self.current = Some((wire::reply_frame(id, ok, &payload), 0, WriteKind::Reply));
+            self.current = Some((host_frames::reply_frame(id, ok, &payload), 0, WriteKind::Reply));
         }
     }
 

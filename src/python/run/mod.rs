@@ -17,8 +17,9 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::Signal;
 
 use crate::channel::codec::{decode_frame, ChildFrame};
+use crate::channel::host_frames;
 use crate::channel::lines::LineSplitter;
-use crate::channel::wire::{self, cap_message, unknown_binding};
+use crate::channel::wire::{cap_message, unknown_binding};
 use crate::ledger::byte_meter::number_to_string;
 use crate::ledger::json;
 use crate::outcome::{self, FailureKind};
@@ -171,7 +172,7 @@ impl Run {
         // The host boots the next run's spare only now, so its staging never competes with this
         // run's for descriptors or disk.
         events.emit(PythonEvent::Spawned);
-        let boot = wire::boot_frame(
+        let boot = host_frames::boot_frame(
             spec.child.cpu_seconds,
             spec.child.address_space_bytes,
             spec.max_log_bytes,
@@ -254,7 +255,7 @@ impl Run {
             Inbound::BootAck => {
                 // `run` goes out once, only after the first boot-ack.
                 if !self.run_queued && self.decided.is_none() && !self.writer.is_dead() {
-                    self.writer.queue_run(wire::run_frame(&self.spec.program));
+                    self.writer.queue_run(host_frames::run_frame(&self.spec.program));
                     self.run_queued = true;
                 }
             }

@@ -25,8 +25,8 @@ use std::time::{Duration, Instant};
 use super::pool::{Denied, Pool};
 use super::process::SandboxProcess;
 use crate::channel::codec::DoneStats;
+use crate::channel::host_frames::{self, IsolateRun};
 use crate::channel::lines::LineSplitter;
-use crate::channel::wire::push_str;
 use crate::isolate::budget::heap_limit_message;
 use crate::isolate::host::{Host, HostEvent, RunReport, RunStats};
 use crate::isolate::run::RunConfig;
@@ -39,7 +39,7 @@ use crate::panic::Lock;
 pub use control::RunControl;
 use main_read::MainSpin;
 pub use main_read::SharedReader;
-pub use outbound::{reply_frame, Outbound};
+pub use outbound::Outbound;
 use reader::{Ended, Reader};
 
 /// How long an isolate may take to unwind after its end was claimed before its process is killed.
@@ -285,38 +285,18 @@ fn wall_message(max_wall_ms: f64) -> String {
 
 /// `last`: the process is retired after this run, so it prepares no next isolate.
 fn run_frame(config: &ContainedConfig, waited: Duration, last: bool) -> Vec<u8> {
-    let namespaces: Vec<serde_json::Value> = config
-        .run
-        .namespaces
-        .iter()
-        .map(|ns| {
-            let mut v = serde_json::json!({ "global": ns.global, "names": ns.names });
-            if let Some((class, member)) = &ns.error_class {
-                v["errorClassName"] = class.clone().into();
-                v["memberNameProperty"] = member.clone().into();
-            }
-            v
-        })
-        .collect();
-    let mut frame = serde_json::json!({
-        "type": "run",
-        "program": config.run.program.text,
-        "namespaces": namespaces,
-        "computeMs": config.run.compute_ms,
-        "maxWallMs": config.run.max_wall_ms,
-        "maxOutputBytes": config.run.max_output_bytes,
-        "waitedMs": waited.as_secs_f64() * 1000.0,
-        "last": last,
-    });
-    if !config.run.program.lone.is_empty() {
-        frame["lone"] = config.run.program.lone.iter().map(|&(at, unit)| serde_json::json!([at, unit])).collect();
-    }
-    if let Some(major) = config.run.node_major {
-        frame["nodeMajor"] = major.into();
-    }
-    let mut line = frame.to_string().into_bytes();
-    line.push(b'\n');
-    line
+    let run = &config.run;
+    host_frames::isolate_run_frame(&IsolateRun {
+        program: run.program.text.clone(),
+        lone: run.program.lone.clone(),
+        namespaces: run.namespaces.clone(),
+        compute_ms: run.compute_ms,
+        max_wall_ms: run.max_wall_ms,
+        max_output_bytes: run.max_output_bytes,
+        waited_ms: waited.as_secs_f64() * 1000.0,
+        last,
+        node_major: run.node_major,
+    })
 }
 
 /// The supervisor thread's side of one run.
@@ -375,10 +355,7 @@ impl Supervisor<'_> {
                         abort_seen = true;
                         // The process only needs to stop; the result keeps the host's own text
                         // (the claim below), every code unit of it.
-                        let mut line = String::from("{\"type\":\"abort\",\"message\":");
-                        push_str(&mut line, &message.to_string_lossy());
-                        line.push_str("}\n");
-                        control.out.locked().push(line.as_bytes());
+                        control.out.locked().push(&host_frames::abort_frame(&message.to_string_lossy()));
                         process.ring();
                         reader.claim(kind, message);
                     }

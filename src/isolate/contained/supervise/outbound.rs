@@ -3,8 +3,6 @@
 use std::io::Write;
 use std::os::unix::net::UnixStream;
 
-use crate::channel::wire::push_str;
-
 /// The host's frames to the sandbox process, written by whoever has one (Node's main thread a
 /// reply, the supervisor the run and abort frames) under one lock, so frames never interleave;
 /// what the socket does not take at once the supervisor writes when it can.
@@ -39,12 +37,4 @@ impl Outbound {
         }
         false
     }
-}
-
-/// `{"type":"reply",…}` for a binding call's outcome.
-pub fn reply_frame(id: u64, ok: bool, json: &str) -> Vec<u8> {
-    let mut line = format!("{{\"type\":\"reply\",\"id\":{id},\"ok\":{ok},\"json\":");
-    push_str(&mut line, json);
-    line.push_str("}\n");
-    line.into_bytes()
 }
