@@ -169,7 +169,7 @@ impl ContainedIsolateRun {
             return;
         }
         // Written from here when the socket takes it (the common case: one hop fewer).
-        let pending = self.control.out.locked().push(&crate::channel::host_frames::reply_frame(id, ok, &json));
+        let pending = self.control.out.locked().push(crate::channel::host_frames::reply_frame(id, ok, &json));
         self.control.replies.fetch_add(1, Ordering::Relaxed);
         if pending {
             self.control.nudge();

@@ -2,9 +2,10 @@
 //! hostile. JSON lines under a frame cap (`lines`), one iterative scan per line (`scan`, metering
 //! values in place with `meter` and the exact number rules of `numbers`), the frames rebuilt field
 //! by field (`codec`); every frame the host writes, and their decoding in a sandbox process
-//! (`host_frames`), and the JSON text they and the JavaScript layer's events are made of (`wire`).
+//! (`host_frames`), the queue they are written from (`frame_queue`), and the JSON text they and the JavaScript layer's events are made of (`wire`).
 
 pub mod codec;
+pub mod frame_queue;
 pub mod host_frames;
 pub mod lines;
 pub mod numbers;

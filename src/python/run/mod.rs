@@ -183,7 +183,11 @@ impl Run {
         let run = Run {
             lines: LineSplitter::new(spec.frame_cap),
             ledger: LogLedger::new(spec.max_log_bytes),
-            writer: Writer::new(boot),
+            writer: {
+                let mut writer = Writer::default();
+                writer.push(boot, WriteKind::Boot);
+                writer
+            },
             spec,
             events,
             rx,
@@ -255,7 +259,7 @@ impl Run {
             Inbound::BootAck => {
                 // `run` goes out once, only after the first boot-ack.
                 if !self.run_queued && self.decided.is_none() && !self.writer.is_dead() {
-                    self.writer.queue_run(host_frames::run_frame(&self.spec.program));
+                    self.writer.push(host_frames::run_frame(&self.spec.program), WriteKind::Run);
                     self.run_queued = true;
                 }
             }
@@ -357,14 +361,15 @@ impl Run {
         if self.decided.is_some() || self.writer.is_dead() {
             return;
         }
-        if self.writer.queued_replies() >= BACKLOG_CAP {
+        if self.writer.waiting() >= BACKLOG_CAP {
             self.finish(failure(
                 FailureKind::Protocol,
                 "reply queue exceeded 1024 pending frames on fd 3 (the child stopped consuming its replies)",
             ));
             return;
         }
-        self.writer.queue_reply(id, ok, payload);
+        // Encoded when queued: the payload's text is dropped as its frame takes its place.
+        self.writer.push(host_frames::reply_frame(id, ok, &payload), WriteKind::Reply);
     }
 
     fn read_fd3(&mut self, buf: &mut [u8]) {

@@ -9,13 +9,15 @@
 //! process is killed and the run resolves with the claimed cause.
 //!
 //! The jobs live apart: the host's write queue (`outbound`), what a run's napi object shares with
-//! its supervisor (`control`), the run's frames and the verdicts on them (`reader`), Node's main
-//! thread reading them and its spin policy (`main_read`), and here admission and the poll loop.
+//! its supervisor (`control`), the run's frames and the verdicts on them (`reader`), the host's
+//! own verdicts and their deadlines (`verdicts`), Node's main thread reading the frames and its
+//! spin policy (`main_read`), and here admission and the poll loop.
 
 mod control;
 mod main_read;
 mod outbound;
 mod reader;
+mod verdicts;
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -41,13 +43,10 @@ use main_read::MainSpin;
 pub use main_read::SharedReader;
 pub use outbound::Outbound;
 use reader::{Ended, Reader};
+use verdicts::{Sample, Schedule, Verdict};
 
 /// How long an isolate may take to unwind after its end was claimed before its process is killed.
 pub const STOP_GRACE: Duration = Duration::from_millis(50);
-/// How often the supervisor reads the process's resident memory.
-const MEMORY_PERIOD: Duration = Duration::from_millis(10);
-/// Slack of the host's CPU backstop past twice the compute budget (clock ticks are 10 ms).
-const CPU_BACKSTOP_SLACK_MS: f64 = 500.0;
 /// How long a finished process may take to prepare its next isolate before it is replaced.
 const NEXT_BOOT: Duration = Duration::from_secs(2);
 
@@ -197,7 +196,7 @@ fn supervise_run(
         {
             let mut out = control.out.locked();
             out.channel = process.channel.try_clone().ok();
-            out.push(&run_frame(&config, started.elapsed(), pool.is_last_run(&process)));
+            out.push(run_frame(&config, started.elapsed(), pool.is_last_run(&process)));
         }
         let mut sup = Supervisor { config: &config, shared: &shared, pool: &pool, cpu_start: 0.0 };
         // A bug of the supervisor's loop ends the run as failed and still gives the process back
@@ -321,19 +320,18 @@ impl Supervisor<'_> {
         wall_deadline: Instant,
     ) -> Ended {
         let mut abort_seen = false;
-        let mut next_memory_check = Instant::now();
+        let run = &self.config.run;
+        let mut schedule = Schedule::new(Instant::now(), wall_deadline, run.compute_ms, self.config.memory_cap);
         // The compute budget is the sandbox's own verdict (its isolate thread's CPU clock); the
         // host's backstop is the whole process's CPU, with room for V8's GC threads, so a process
         // whose watchdog was subverted still ends.
         let cpu_start = process.cpu_ms();
         self.cpu_start = cpu_start;
-        let cpu_backstop = self.config.run.compute_ms * 2.0 + CPU_BACKSTOP_SLACK_MS;
         loop {
             // /proc is read outside the reader's lock: Node's main thread may be waiting for it.
-            let sample = (Instant::now() >= next_memory_check).then(|| {
-                next_memory_check = Instant::now() + MEMORY_PERIOD;
-                (process.rss_bytes(), process.cpu_ms())
-            });
+            let sample = schedule
+                .sample_due(Instant::now())
+                .then(|| Sample { rss_bytes: process.rss_bytes(), cpu_ms: process.cpu_ms() - cpu_start });
             let kill_at = {
                 let mut reader = self.reader();
                 crate::panic::switch::trip(Site::Supervisor);
@@ -355,23 +353,22 @@ impl Supervisor<'_> {
                         abort_seen = true;
                         // The process only needs to stop; the result keeps the host's own text
                         // (the claim below), every code unit of it.
-                        control.out.locked().push(&host_frames::abort_frame(&message.to_string_lossy()));
+                        control.out.locked().push(host_frames::abort_frame(&message.to_string_lossy()));
                         process.ring();
                         reader.claim(kind, message);
                     }
                 }
                 let now = Instant::now();
-                if now >= wall_deadline {
-                    reader.claim(FailureKind::Timeout, Text::new(&wall_message(self.config.run.max_wall_ms)));
-                }
-                if let Some((rss, cpu_ms)) = sample {
-                    if rss > self.config.memory_cap {
-                        reader.claim(FailureKind::WorkerExit, Text::new(&heap_limit_message(self.config.run.heap_mb)));
-                        return Ended::Killed(reader.claimed_result());
-                    }
-                    if cpu_ms - cpu_start > cpu_backstop {
-                        let message = outcome::compute_message(self.config.run.compute_ms);
-                        reader.claim(FailureKind::Timeout, Text::new(&message));
+                for verdict in schedule.verdicts(now, sample) {
+                    match verdict {
+                        Verdict::MemoryCap => {
+                            reader.claim(FailureKind::WorkerExit, Text::new(&heap_limit_message(run.heap_mb)));
+                            return Ended::Killed(reader.claimed_result());
+                        }
+                        Verdict::Wall => reader.claim(FailureKind::Timeout, Text::new(&wall_message(run.max_wall_ms))),
+                        Verdict::CpuBackstop => {
+                            reader.claim(FailureKind::Timeout, Text::new(&outcome::compute_message(run.compute_ms)))
+                        }
                     }
                 }
                 if let Some(claim) = &reader.claim {
@@ -383,11 +380,7 @@ impl Supervisor<'_> {
                 reader.claim.as_ref().map(|c| c.kill_at)
             };
             let pending = control.out.locked().flush();
-            let mut deadline = next_memory_check.min(wall_deadline);
-            if let Some(kill_at) = kill_at {
-                deadline = deadline.min(kill_at);
-            }
-            let wait = deadline.saturating_duration_since(Instant::now());
+            let wait = schedule.wake_at(kill_at).saturating_duration_since(Instant::now());
             let in_events = if self.shared.main_reads.load(Ordering::Acquire) { 0 } else { libc::POLLIN };
             let out_events = if pending { libc::POLLOUT } else { 0 };
             let mut fds = vec![

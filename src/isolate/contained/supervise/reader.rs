@@ -6,7 +6,7 @@ use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{ContainedConfig, STOP_GRACE};
+use super::ContainedConfig;
 use crate::channel::codec::{decode_js_frame, ChildFrame, DoneStats};
 use crate::channel::lines::LineSplitter;
 use crate::isolate::host::{Host, HostEvent};
@@ -140,7 +140,7 @@ impl Reader {
     /// Claims the run's end (the first claim wins) and arms the kill.
     pub(super) fn claim(&mut self, kind: FailureKind, message: Text) {
         if self.claim.is_none() {
-            self.claim = Some(Claim { kind, message, kill_at: Instant::now() + STOP_GRACE });
+            self.claim = Some(Claim { kind, message, kill_at: super::verdicts::kill_at(Instant::now()) });
         }
     }
 
