@@ -16,6 +16,8 @@ use std::os::unix::net::UnixStream;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags};
+
 use super::process::{ProcessSpec, SandboxProcess};
 use crate::channel::scan::{key_is, scan_js_line, Kind, Member};
 use crate::panic::Lock;
@@ -166,38 +168,34 @@ impl Template {
             return false;
         }
         let mut buf = [0u8; 4096];
-        let mut space = [0u64; 16];
-        let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
-        // SAFETY: msghdr is plain data; its pointers are to locals that outlive the call.
-        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = space.as_mut_ptr().cast();
-        msg.msg_controllen = std::mem::size_of_val(&space) as _;
-        // SAFETY: a complete msghdr; received descriptors are close-on-exec.
-        let n = unsafe { libc::recvmsg(self.fd, &mut msg, libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC) };
+        let mut space = nix::cmsg_space!([RawFd; 8]);
+        let mut iov = [std::io::IoSliceMut::new(&mut buf)];
+        // Received descriptors are close-on-exec.
+        let flags = MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_CMSG_CLOEXEC;
+        let (n, fds) = match recvmsg::<()>(self.fd, &mut iov, Some(&mut space), flags) {
+            Ok(msg) => {
+                let fds: Vec<RawFd> = msg
+                    .cmsgs()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|c| match c {
+                        ControlMessageOwned::ScmRights(fds) => Some(fds),
+                        _ => None,
+                    })
+                    .flatten()
+                    .collect();
+                (msg.bytes, fds)
+            }
+            Err(_) => return false,
+        };
+        // SAFETY: the kernel installed these descriptors in this process for us; each is owned
+        // from here on.
+        control.fds.extend(fds.into_iter().map(|fd| unsafe { OwnedFd::from_raw_fd(fd) }));
         if n == 0 {
             control.dead = true;
             return true;
         }
-        if n < 0 {
-            return false;
-        }
-        // SAFETY: walking the control messages recvmsg filled in, within `msg_controllen`.
-        unsafe {
-            let mut header = libc::CMSG_FIRSTHDR(&msg);
-            while !header.is_null() {
-                if (*header).cmsg_level == libc::SOL_SOCKET && (*header).cmsg_type == libc::SCM_RIGHTS {
-                    let bytes = (*header).cmsg_len as usize - libc::CMSG_LEN(0) as usize;
-                    let data = libc::CMSG_DATA(header).cast::<RawFd>();
-                    for i in 0..bytes / std::mem::size_of::<RawFd>() {
-                        control.fds.push_back(OwnedFd::from_raw_fd(data.add(i).read_unaligned()));
-                    }
-                }
-                header = libc::CMSG_NXTHDR(&msg, header);
-            }
-        }
-        control.pending.extend_from_slice(&buf[..n as usize]);
+        control.pending.extend_from_slice(&buf[..n]);
         while let Some(end) = control.pending.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = control.pending.drain(..=end).collect();
             let Some(members) = scan_js_line(&line[..line.len() - 1], 0) else { continue };

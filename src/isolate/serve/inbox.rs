@@ -141,11 +141,6 @@ fn answer_doorbell(inbox: &'static Inbox) {
     }
 }
 
-/// Waits until `fd` is readable or `timeout` passes; true when it is readable.
-fn poll_one(fd: RawFd, timeout: Option<Duration>) -> bool {
-    crate::os::poll::wait_for(fd, libc::POLLIN, timeout)
-}
-
 fn drain_fd(fd: RawFd) {
     let mut sink = [0u8; 64];
     // SAFETY: reading our own non-blocking descriptor into a local buffer.
@@ -155,7 +150,7 @@ fn drain_fd(fd: RawFd) {
 impl Inbox {
     /// Blocks until the channel has bytes, then hands them on (the serve loop, between runs).
     pub fn read_blocking(&self) {
-        poll_one(self.fd, None);
+        crate::os::poll::wait_for(self.fd, libc::POLLIN, None);
         self.read_now();
     }
 

@@ -15,8 +15,11 @@
 //! `null` when absent) once a child is reaped. Children share the template's namespaces, Landlock
 //! domain and address layout; what keeps them apart is README "Host safety".
 
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::io::{IoSlice, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
+
+use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags};
 
 use super::Pristine;
 use crate::sandbox::abi;
@@ -222,55 +225,22 @@ fn close_from(first: RawFd) {
     }
 }
 
-fn write_all(fd: RawFd, mut bytes: &[u8]) -> bool {
-    while !bytes.is_empty() {
-        // SAFETY: writing from a live buffer.
-        let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
-        if n > 0 {
-            bytes = &bytes[n as usize..];
-        } else if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-            continue;
-        } else {
-            return false;
-        }
-    }
-    true
+fn write_all(fd: RawFd, bytes: &[u8]) -> bool {
+    // SAFETY: `fd` stays open for the call; ManuallyDrop keeps the borrowed File from closing it.
+    let file = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
+    (&*file).write_all(bytes).is_ok()
 }
 
 /// One message with descriptors attached (SCM_RIGHTS); the host receives them with its first byte.
 fn send_with_fds(fd: RawFd, bytes: &[u8], fds: &[RawFd]) -> bool {
-    let payload = std::mem::size_of_val(fds) as u32;
-    // SAFETY: CMSG_SPACE is arithmetic.
-    let space = unsafe { libc::CMSG_SPACE(payload) } as usize;
-    let mut control = vec![0u8; space];
-    let mut iov = libc::iovec { iov_base: bytes.as_ptr() as *mut libc::c_void, iov_len: bytes.len() };
-    // SAFETY: msghdr is plain data; every pointer set below outlives the sendmsg call.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = space as _;
-    // SAFETY: the control buffer is CMSG_SPACE(payload) bytes, so it holds one header and the
-    // descriptors.
-    unsafe {
-        let header = libc::CMSG_FIRSTHDR(&msg);
-        (*header).cmsg_level = libc::SOL_SOCKET;
-        (*header).cmsg_type = libc::SCM_RIGHTS;
-        (*header).cmsg_len = libc::CMSG_LEN(payload) as _;
-        std::ptr::copy_nonoverlapping(fds.as_ptr(), libc::CMSG_DATA(header).cast::<RawFd>(), fds.len());
-    }
+    let rights = [ControlMessage::ScmRights(fds)];
     loop {
-        // SAFETY: a complete msghdr (above).
-        let n = unsafe { libc::sendmsg(fd, &msg, libc::MSG_NOSIGNAL) };
-        if n == bytes.len() as isize {
-            return true;
-        }
-        if n > 0 {
+        match sendmsg::<()>(fd, &[IoSlice::new(bytes)], &rights, MsgFlags::MSG_NOSIGNAL, None) {
+            Ok(n) if n == bytes.len() => return true,
             // The descriptors went with the first bytes; the rest goes as plain data.
-            return write_all(fd, &bytes[n as usize..]);
-        }
-        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            return false;
+            Ok(n) if n > 0 => return write_all(fd, &bytes[n..]),
+            Err(nix::errno::Errno::EINTR) => {}
+            _ => return false,
         }
     }
 }
