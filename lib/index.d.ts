@@ -23,6 +23,33 @@ export type {
   PythonCodeRuntimeConfig,
 } from '../index.js'
 
+/** The layers around a TypeScript runtime's isolates (`IsolateCodeRuntime.sandbox`). */
+export type IsolateSandboxLayers = Readonly<{
+  process: boolean
+  helper: boolean
+  namespaces: boolean
+  landlock: number
+  seccomp: boolean
+  seccompAllowlist: boolean
+  processCap: boolean
+  memoryCgroup: boolean
+  privateRoot: boolean
+  uid?: number
+}>
+
+/** The layers around a Python runtime's children (`PythonCodeRuntime.sandbox`). */
+export type PythonSandboxLayers = Readonly<{
+  process: true
+  helper: boolean
+  namespaces: boolean
+  landlock: number
+  seccomp: boolean
+  processCap: boolean
+  privateRoot: boolean
+  uid?: number
+  memoryCgroup: boolean
+}>
+
 /** What every backend offers as `ctx.codeRuntime`. */
 export interface CodeRuntime {
   /** Chooses the SDK renderer of the consumer. */
@@ -54,18 +81,7 @@ export declare class IsolateCodeRuntime extends Service implements CodeRuntime {
    * (the supervisor reads each process's resident memory either way), a root of its own (bind
    * mounts of the loader's files and the addon only), and the uid it has outside its namespaces.
    */
-  readonly sandbox: Readonly<{
-    process: boolean
-    helper: boolean
-    namespaces: boolean
-    landlock: number
-    seccomp: boolean
-    seccompAllowlist: boolean
-    processCap: boolean
-    memoryCgroup: boolean
-    privateRoot: boolean
-    uid?: number
-  }>
+  readonly sandbox: IsolateSandboxLayers
   run(request: CodeRunRequest): Promise<CodeRunResult>
   lastRunStats(): CodeRunStats | undefined
 }
@@ -93,17 +109,7 @@ export declare class PythonCodeRuntime extends Service implements CodeRuntime {
    * of its own (README: the filesystem a child sees), the uid it has outside its namespaces
    * (absent without the helper), and a memory cgroup capping each run as a whole.
    */
-  readonly sandbox: Readonly<{
-    process: true
-    helper: boolean
-    namespaces: boolean
-    landlock: number
-    seccomp: boolean
-    processCap: boolean
-    privateRoot: boolean
-    uid?: number
-    memoryCgroup: boolean
-  }>
+  readonly sandbox: PythonSandboxLayers
   run(request: CodeRunRequest): Promise<CodeRunResult>
   lastRunStats(): CodeRunStats | undefined
 }

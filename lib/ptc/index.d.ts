@@ -11,6 +11,7 @@ import type {
   IsolateCodeRuntimeConfig,
   PythonCodeRuntimeConfig,
 } from '../../index.js'
+import type { IsolateSandboxLayers, PythonSandboxLayers } from '../index.js'
 
 /** The file-policy modes of the host's sandbox vocabulary. */
 export type SandboxMode = 'read-only' | 'workspace-write' | 'danger-full-access'
@@ -119,16 +120,7 @@ export declare class IsolatePtcRuntime extends Service implements PtcRuntime {
   readonly timeout: Readonly<{ defaultMs: number; maxMs: number }>
   readonly sandboxMode: SandboxMode
   readonly containment: 'process' | 'thread'
-  readonly sandbox: Readonly<{
-    process: boolean
-    helper: boolean
-    namespaces: boolean
-    landlock: number
-    seccomp: boolean
-    seccompAllowlist: boolean
-    processCap: boolean
-    memoryCgroup: boolean
-  }>
+  readonly sandbox: IsolateSandboxLayers
   resolve(request: PtcRunRequest): PtcRunSpec
   run(spec: PtcRunSpec): Promise<PtcRunResult>
   lastRunStats(): CodeRunStats | undefined
@@ -145,14 +137,7 @@ export declare class PythonPtcRuntime extends Service implements PtcRuntime {
   /** `undefined` while this build cannot enforce a file policy on Python runs. */
   readonly sandboxMode: SandboxMode | undefined
   readonly interpreter: Readonly<{ resolved: string; executable: string; version: string }>
-  readonly sandbox: Readonly<{
-    process: true
-    helper: boolean
-    namespaces: boolean
-    landlock: number
-    seccomp: boolean
-    processCap: boolean
-  }>
+  readonly sandbox: PythonSandboxLayers
   resolve(request: PtcRunRequest): PtcRunSpec
   run(spec: PtcRunSpec): Promise<PtcRunResult>
   lastRunStats(): CodeRunStats | undefined

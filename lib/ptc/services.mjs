@@ -27,7 +27,26 @@ function schemaWithout(schema, key) {
  *   the context and registers `ptcRuntime`) or `PtcService` (lib/ptc/index.mjs)
  */
 export function definePtcRuntimes(Base) {
-  return { IsolatePtcRuntime: defineIsolatePtc(Base), PythonPtcRuntime: definePythonPtc(Base) }
+  const Seam = defineSeamRuntime(Base)
+  return { IsolatePtcRuntime: defineIsolatePtc(Seam), PythonPtcRuntime: definePythonPtc(Seam) }
+}
+
+/** What both languages' runtimes do alike: the timeout, the last run's stats, `resolve`. */
+function defineSeamRuntime(Base) {
+  class SeamRuntime extends Base {
+    get timeout() {
+      return this[STATE].settings.timeout
+    }
+
+    lastRunStats() {
+      return this[STATE].backend.lastStats
+    }
+
+    resolve(request) {
+      return resolveFor(this[STATE], request)
+    }
+  }
+  return SeamRuntime
 }
 
 /** The seam's state of one runtime: the backend's, its settings, and the specs it resolved. */
@@ -42,14 +61,21 @@ function resolveFor(state, request) {
   return spec
 }
 
-/** Misuse checks of `run(spec)` before the session's own (bindings, program). */
-function checkSpec(state, spec) {
+/**
+ * The state `run(spec)` works on, after the misuse checks that come before the session's own
+ * (bindings, program): a run detached from its runtime, after disposal, of a spec not resolved
+ * here.
+ */
+function stateFor(runtime, spec) {
+  const state = runtime?.[STATE]
+  if (state === undefined) throw unboundRunError(runtime)
   if (state.backend.disposed) throw afterDisposalError()
   if (!state.resolved.has(spec)) {
     throw new TypeError(
       `${PREFIX}run() accepts only a spec this runtime's resolve() returned: call runtime.run(runtime.resolve(request))`,
     )
   }
+  return state
 }
 
 /** The run options every backend gets from a spec: the seam's kinds and the spec's deadline. */
@@ -94,10 +120,6 @@ function defineIsolatePtc(Base) {
       return isolateInstructions(this[STATE].backend.config)
     }
 
-    get timeout() {
-      return this[STATE].settings.timeout
-    }
-
     /** Any mode can be passed: a program has no file system under any of them. */
     get sandboxMode() {
       return this[STATE].settings.sandboxMode
@@ -111,18 +133,8 @@ function defineIsolatePtc(Base) {
       return isolateSandbox(this[STATE].backend)
     }
 
-    lastRunStats() {
-      return this[STATE].backend.lastStats
-    }
-
-    resolve(request) {
-      return resolveFor(this[STATE], request)
-    }
-
     async run(spec) {
-      const state = this?.[STATE]
-      if (state === undefined) throw unboundRunError(this)
-      checkSpec(state, spec)
+      const state = stateFor(this, spec)
       const result = await runIsolate(state.backend, spec, runOptions(spec))
       const policy = spec.sandboxPolicy
       return withSandbox(result, policy, { denied: false, enforcement: isolateEnforcement(state.backend, policy) })
@@ -169,10 +181,6 @@ function definePythonPtc(Base) {
       return pythonInstructions(backend.config, backend.interpreter.version, this.sandboxMode)
     }
 
-    get timeout() {
-      return this[STATE].settings.timeout
-    }
-
     /**
      * The configured mode once the native layer enforces file policies on Python runs; until
      * then `undefined`, which tells the host to pass no policy (a confined one is refused).
@@ -189,18 +197,8 @@ function definePythonPtc(Base) {
       return this[STATE].backend.sandbox
     }
 
-    lastRunStats() {
-      return this[STATE].backend.lastStats
-    }
-
-    resolve(request) {
-      return resolveFor(this[STATE], request)
-    }
-
     async run(spec) {
-      const state = this?.[STATE]
-      if (state === undefined) throw unboundRunError(this)
-      checkSpec(state, spec)
+      const state = stateFor(this, spec)
       const options = runOptions(spec)
       const policy = spec.sandboxPolicy
       let enforcement

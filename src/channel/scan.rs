@@ -249,6 +249,15 @@ impl<'a> Parser<'a> {
         Some(Str { cost: cost.finish(), units, key })
     }
 
+    /// Skips one or more decimal digits (a fraction's or an exponent's); `None` when there is none.
+    fn some_digits(&mut self) -> Option<()> {
+        let start = self.i;
+        while matches!(self.peek(), Some(b'0'..=b'9')) {
+            self.i += 1;
+        }
+        (self.i > start).then_some(())
+    }
+
     /// A number token; `None` when malformed or an integer token that does not round-trip.
     fn number(&mut self) -> Option<f64> {
         let start = self.i;
@@ -270,13 +279,7 @@ impl<'a> Parser<'a> {
         if self.peek() == Some(b'.') {
             plain = false;
             self.i += 1;
-            let digits = self.i;
-            while matches!(self.peek(), Some(b'0'..=b'9')) {
-                self.i += 1;
-            }
-            if self.i == digits {
-                return None;
-            }
+            self.some_digits()?;
         }
         if matches!(self.peek(), Some(b'e' | b'E')) {
             plain = false;
@@ -284,13 +287,7 @@ impl<'a> Parser<'a> {
             if matches!(self.peek(), Some(b'+' | b'-')) {
                 self.i += 1;
             }
-            let digits = self.i;
-            while matches!(self.peek(), Some(b'0'..=b'9')) {
-                self.i += 1;
-            }
-            if self.i == digits {
-                return None;
-            }
+            self.some_digits()?;
         }
         // Safe: the token is ASCII digits and signs.
         let text = std::str::from_utf8(&self.b[start..self.i]).ok()?;

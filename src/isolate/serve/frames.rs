@@ -35,13 +35,14 @@ pub(super) fn stop_frame(kind: FailureKind, message: &Text, usage: Option<&Usage
     push_str16(&mut line, &message.to_utf16());
     line.push('}');
     if let Some(usage) = usage {
-        for (key, value) in [
-            ("cpuMs", usage.cpu_ms),
-            ("heapUsedBytes", usage.heap_used_bytes),
-            ("heapPeakBytes", usage.heap_peak_bytes),
-        ] {
-            line.push_str(&format!(",\"{key}\":{}", num(value)));
-        }
+        push_stats(
+            &mut line,
+            &[
+                ("cpuMs", usage.cpu_ms),
+                ("heapUsedBytes", usage.heap_used_bytes),
+                ("heapPeakBytes", usage.heap_peak_bytes),
+            ],
+        );
     }
     line.push_str("}\n");
     line
@@ -110,16 +111,24 @@ fn done_frame(report: &RunReport) -> String {
         line.push_str(json);
     }
     let stats = &report.stats;
-    for (key, value) in [
-        ("cpuMs", stats.cpu_ms),
-        ("wallMs", stats.wall_ms),
-        ("heapUsedBytes", stats.heap_used_bytes),
-        ("heapPeakBytes", stats.heap_peak_bytes),
-    ] {
-        line.push_str(&format!(",\"{key}\":{}", num(value)));
-    }
+    push_stats(
+        &mut line,
+        &[
+            ("cpuMs", stats.cpu_ms),
+            ("wallMs", stats.wall_ms),
+            ("heapUsedBytes", stats.heap_used_bytes),
+            ("heapPeakBytes", stats.heap_peak_bytes),
+        ],
+    );
     line.push_str("}\n");
     line
+}
+
+/// `,"key":value` for each usage figure a `stop` or `done` carries.
+fn push_stats(line: &mut String, stats: &[(&str, f64)]) {
+    for (key, value) in stats {
+        line.push_str(&format!(",\"{key}\":{}", num(*value)));
+    }
 }
 
 #[cfg(test)]
