@@ -15,6 +15,9 @@ mod ledger;
 mod os;
 mod outcome;
 pub(crate) mod panic;
+/// `containment: 'process'`: isolates in supervised sandbox processes.
+#[cfg(target_os = "linux")]
+mod process_tier;
 /// The Python backend needs POSIX rlimits, fd 3 and process groups; on Windows the JavaScript
 /// layer refuses it with its own error before any native call.
 #[cfg(unix)]

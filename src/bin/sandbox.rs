@@ -251,7 +251,7 @@ mod linux {
             Some("isolate-forge") => abi::FORGE_SYMBOL,
             _ => abi::SERVE_SYMBOL,
         };
-        // SAFETY: the symbols of src/isolate/serve/, of the types in src/sandbox/abi.rs (which
+        // SAFETY: the symbols of src/process_tier/child/, of the types in src/sandbox/abi.rs (which
         // the addon checks its definitions against).
         let entry = unsafe { libc::dlsym(lib, symbol.as_ptr()) };
         if entry.is_null() {

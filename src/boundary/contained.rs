@@ -1,5 +1,5 @@
 //! `containment: 'process'`'s JavaScript boundary: the pool of sandbox processes, a contained
-//! run, and the suite's probe and forged-process harnesses (src/isolate/contained).
+//! run, and the suite's probe and forged-process harnesses (src/process_tier/host).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -11,13 +11,13 @@ use napi_derive::napi;
 use super::identity::RunAs;
 
 use super::isolate::{event_sink, run_config, EventArgs, IsolateRunOptions};
-use crate::isolate::contained::{forge, main_call, memory_cap, pool, process, supervise, uv};
 use crate::isolate::env_hook::EnvHook;
 use crate::isolate::host::{Host, HostEvent};
 use crate::isolate::run::RunConfig;
 use crate::ledger::text::Text;
 use crate::outcome::FailureKind;
 use crate::panic::Lock;
+use crate::process_tier::host::{forge, main_call, memory_cap, pool, process, supervise, uv};
 use pool::{Pool, PoolConfig};
 use process::ProcessSpec;
 use supervise::{ContainedConfig, RunControl};

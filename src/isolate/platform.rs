@@ -17,10 +17,10 @@ pub fn platform() -> &'static v8::SharedRef<v8::Platform> {
 
 /// A sandbox process's platform: V8 with no thread of its own (its collector and compilers run on
 /// the isolate's thread). A template can then start V8 and prepare an isolate and still fork
-/// safely, so each forked process starts with both made (src/isolate/serve/template.rs). Every
+/// safely, so each forked process starts with both made (src/process_tier/child/template.rs). Every
 /// thread of such a process is created after `V8::initialize`, so the protected platform fits.
 /// Its flags stay writable after initialisation: each run sets its own Math.random seed
-/// (src/isolate/serve/mod.rs, `reseed_math_random`).
+/// (src/process_tier/child/mod.rs, `reseed_math_random`).
 pub fn single_threaded() -> &'static v8::SharedRef<v8::Platform> {
     PLATFORM.get_or_init(|| {
         let platform = v8::new_single_threaded_default_platform(false).make_shared();

@@ -54,7 +54,7 @@ fn scenario_bytes(scenario: &str) -> Option<Vec<u8>> {
 // The helper calls this symbol through the type src/sandbox/abi.rs gives it.
 const _: abi::ForgeEntry = crn_isolate_forge;
 
-/// A template whose children play `scenario` (src/isolate/serve/template.rs).
+/// A template whose children play `scenario` (src/process_tier/child/template.rs).
 ///
 /// # Safety
 /// As `crn_isolate_serve`; `scenario` is a NUL-terminated string.

@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 
 use super::reader::{Ended, Reader};
 use super::RunControl;
-use crate::isolate::contained::uv::MainReader;
 use crate::isolate::host::HostEvent;
 use crate::ledger::text::Text;
 use crate::outcome::{self, FailureKind};
 use crate::panic::switch::Site;
 use crate::panic::Lock;
+use crate::process_tier::host::uv::MainReader;
 
 /// The longest the main thread waits for a program's next call after one.
 const MAIN_SPIN: Duration = Duration::from_micros(40);

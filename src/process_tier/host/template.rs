@@ -1,4 +1,4 @@
-//! The host's side of a template (src/isolate/serve/template.rs): the one sandbox process a pool
+//! The host's side of a template (src/process_tier/child/template.rs): the one sandbox process a pool
 //! starts through the helper, which never runs a program and forks a fresh sandbox process per
 //! request. A fork costs a few milliseconds where a process started through the helper costs
 //! tens (namespaces, root, exec, loading the addon, V8, the startup snapshot), so a run can have

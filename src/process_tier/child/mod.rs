@@ -26,10 +26,10 @@ use std::time::{Duration, Instant};
 
 use inbox::{Inbound, RUNS};
 
-use super::first_terminal::{IsolateEvent, RunShared};
-use super::run::{self, Start};
-use super::source::ProgramText;
-use super::strip;
+use crate::isolate::first_terminal::{IsolateEvent, RunShared};
+use crate::isolate::run::{self, Start};
+use crate::isolate::source::ProgramText;
+use crate::isolate::strip;
 use crate::panic::Lock;
 use crate::sandbox::abi;
 use fatal::on_oom;
@@ -150,7 +150,7 @@ fn strip_program(program: &ProgramText) -> Result<ProgramText, strip::StripError
 const _: abi::ServeEntry = crn_isolate_serve;
 
 /// The sandbox process the host starts: a template that forks one fresh process per request
-/// (src/isolate/serve/template.rs), each of which serves runs on its own channel.
+/// (src/process_tier/child/template.rs), each of which serves runs on its own channel.
 ///
 /// # Safety
 /// `fd` must be an open, connected stream socket this process owns; it is taken over.

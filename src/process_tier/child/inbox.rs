@@ -10,11 +10,11 @@ use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use super::super::first_terminal::{ChannelWait, IsolateEvent, RunShared, Terminal};
-use super::super::run::RunConfig;
-use super::super::source::ProgramText;
 use super::fatal::HEAP_MB;
 use crate::channel::host_frames::{decode_host_frame, HostFrame, IsolateRun};
+use crate::isolate::first_terminal::{ChannelWait, IsolateEvent, RunShared, Terminal};
+use crate::isolate::run::RunConfig;
+use crate::isolate::source::ProgramText;
 use crate::ledger::text::Text;
 use crate::outcome::FailureKind;
 

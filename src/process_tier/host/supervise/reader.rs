@@ -160,7 +160,7 @@ impl Reader {
         let mut lines = lines.into_iter();
         while let Some(line) = lines.next() {
             let budget = self.ledger.remaining();
-            crate::isolate::contained::trace!(
+            crate::process_tier::host::trace!(
                 "frame {} {:?}",
                 line.len(),
                 String::from_utf8_lossy(&line[..line.len().min(220)])

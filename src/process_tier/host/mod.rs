@@ -1,7 +1,7 @@
 //! `containment: 'process'`: the host side of isolates that run in supervised sandbox processes
 //! (README.md, "Containment"; docs/protocol.md#the-sandbox-process-channel). `process` starts and
 //! kills one, `pool` admits runs to them, `supervise` watches one run; the sandbox side is
-//! `super::serve`, the JavaScript boundary `src/boundary/contained.rs`.
+//! `super::child` (src/process_tier/child/), the JavaScript boundary `src/boundary/contained.rs`.
 
 /// `CRN_TRACE=1`: the supervisor's steps on stderr, for debugging.
 macro_rules! trace {
