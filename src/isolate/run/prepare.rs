@@ -67,6 +67,25 @@ impl Prepared {
     }
 }
 
+impl Prepared {
+    /// Compiles and runs a constant async function in the prepared context, once, before the run
+    /// is known. A process forked from the template then takes the page faults of a run's first
+    /// compile, call and microtask checkpoint (its copies of the template's heap pages, V8's code
+    /// pages, which fork does not map) while it waits, not during its run: measured, a paced
+    /// `return 1` spent 0.54 ms of CPU in the process without it, 0.28 ms with it. No global is
+    /// touched and no program's data is involved, so a program cannot tell it happened.
+    pub fn warm(&mut self) {
+        v8::scope!(let scope, &mut self.isolate);
+        let context = v8::Local::new(scope, &self.context);
+        let scope = &mut v8::ContextScope::new(scope, context);
+        let Some(code) = v8::String::new(scope, "(async () => { await null; return 0 })()") else { return };
+        if let Some(script) = v8::Script::compile(scope, code, None) {
+            script.run(scope);
+        }
+        scope.perform_microtask_checkpoint();
+    }
+}
+
 extern "C" fn on_uncaught_exception(message: v8::Local<v8::Message>, exception: v8::Local<v8::Value>) {
     // SAFETY: V8 calls a message listener inside the isolate, with a live message.
     let scope = std::pin::pin!(unsafe { v8::CallbackScope::new(message) });

@@ -181,8 +181,10 @@ unsafe fn serve(fd: RawFd, heap_mb: f64, pristine: Option<Pristine>) -> i32 {
     loop {
         reseed_math_random();
         let next = match pristine.take() {
-            Some(p) => {
+            Some(mut p) => {
                 wire(&p.shared);
+                // Off the run's path: this process waits for its run after boot-ack.
+                p.prepared.warm();
                 Next::Pristine(p)
             }
             None => match prepare(heap_mb) {
