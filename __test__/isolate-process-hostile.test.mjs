@@ -466,6 +466,21 @@ describe('a template forks processes that start with its isolate', () => {
     await fiber.dispose()
   })
 
+  it('a run after the template was killed is served by a new template', async () => {
+    const { runtime, fiber } = await loadProcess()
+    await requireProcessTier(runtime, fiber)
+    for (let i = 0; i < 3; i++) {
+      expect(await runtime.run({ program: 'return 1', bindings: [] })).toEqual({ logs: [], value: 1 })
+      const [template] = templateProcesses()
+      process.kill(template.pid, 'SIGKILL')
+      // At once: the spare it forked died with it, and the template's channel may not have
+      // closed yet when the run asks it for another process.
+      expect(await runtime.run({ program: `return ${i}`, bindings: [] })).toEqual({ logs: [], value: i })
+      expect(templateProcesses().map((p) => p.pid)).not.toContain(template.pid)
+    }
+    await fiber.dispose()
+  })
+
   it("gives each run a Math.random of its own, with or without reuse", async () => {
     const program = 'return [Math.random(), Math.random()].join()'
     for (const maxRunsPerProcess of [1, 3]) {

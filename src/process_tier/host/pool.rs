@@ -240,7 +240,13 @@ impl Pool {
     fn start_process(&self) -> Result<SandboxProcess, String> {
         let template = self.template()?;
         super::trace!("fork: asking");
-        let mut process = template.fork(&self.config.spec, self.config.frame_cap)?;
+        let mut process = match template.fork(&self.config.spec, self.config.frame_cap) {
+            Ok(process) => process,
+            // A template that died since it was last seen alive (killed, or out of memory) took
+            // its children with it; a new one serves this run.
+            Err(_) if !template.alive() => self.template()?.fork(&self.config.spec, self.config.frame_cap)?,
+            Err(e) => return Err(e),
+        };
         super::trace!("fork: forked");
         let booted = process.await_boot(Instant::now() + BOOT_DEADLINE);
         super::trace!("fork: booted");
