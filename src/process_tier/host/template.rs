@@ -186,7 +186,9 @@ impl Template {
                     .collect();
                 (msg.bytes, fds)
             }
-            Err(_) => return false,
+            Err(nix::errno::Errno::EAGAIN | nix::errno::Errno::EINTR) => return false,
+            // ECONNRESET: the template died with our request unread. Gone either way.
+            Err(_) => (0, Vec::new()),
         };
         // SAFETY: the kernel installed these descriptors in this process for us; each is owned
         // from here on.
