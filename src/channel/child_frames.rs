@@ -1,0 +1,173 @@
+//! Every frame a child writes to the host (docs/protocol.md#frames), as a TypeScript sandbox
+//! process writes them; `codec` reads them back, for both backends (the Python child writes the
+//! same frames from py/protocol.py). The tests below hold this writer and the host's reader to
+//! one dialect.
+//!
+//! - `call`: the program called `global.name` with `args` (the one argument's JSON).
+//! - `log`: one entry's text.
+//! - `stop`: a failure claimed from outside the program, with the usage at the claim.
+//! - `done`: the run's value or failure, and what it used.
+
+use super::codec::DoneStats;
+use super::wire::{num, push_str, push_str16};
+use crate::outcome::FailureKind;
+
+/// `{"type":"call",…}`; `arg_json` is written as it is (the walker made it).
+pub fn call_frame(id: u64, global: &str, name: &str, arg_json: &str) -> String {
+    let mut line = format!("{{\"type\":\"call\",\"id\":{id},\"global\":");
+    push_str(&mut line, global);
+    line.push_str(",\"name\":");
+    push_str(&mut line, name);
+    line.push_str(",\"args\":");
+    line.push_str(arg_json);
+    line.push_str("}\n");
+    line
+}
+
+/// Appends one `{"type":"log",…}` line.
+pub fn push_log_frame(out: &mut String, text: &[u16]) {
+    out.push_str("{\"type\":\"log\",\"text\":");
+    push_str16(out, text);
+    out.push_str("}\n");
+}
+
+/// `{"type":"stop","error":{…},…}` with the usage at the claim, when known.
+pub fn stop_frame(kind: FailureKind, message: &[u16], usage: Option<&DoneStats>) -> String {
+    let mut line = String::from("{\"type\":\"stop\"");
+    push_error(&mut line, kind, message);
+    if let Some(usage) = usage {
+        push_stats(&mut line, usage);
+    }
+    line.push_str("}\n");
+    line
+}
+
+/// `{"type":"done",…}`: `Ok(value JSON)` (none: `undefined`) or the failure, and the run's usage.
+pub fn done_frame(outcome: Result<Option<&str>, (FailureKind, &[u16])>, stats: &DoneStats) -> String {
+    let mut line = String::from("{\"type\":\"done\"");
+    match outcome {
+        Err((kind, message)) => push_error(&mut line, kind, message),
+        Ok(Some(json)) => {
+            line.push_str(",\"value\":");
+            line.push_str(json);
+        }
+        Ok(None) => {}
+    }
+    push_stats(&mut line, stats);
+    line.push_str("}\n");
+    line
+}
+
+fn push_error(line: &mut String, kind: FailureKind, message: &[u16]) {
+    line.push_str(",\"error\":{\"kind\":");
+    push_str(line, kind.as_str());
+    line.push_str(",\"message\":");
+    push_str16(line, message);
+    line.push('}');
+}
+
+/// `,"key":value` for each usage figure known, in one order.
+fn push_stats(line: &mut String, stats: &DoneStats) {
+    for (key, value) in [
+        ("cpuMs", stats.cpu_ms),
+        ("wallMs", stats.wall_ms),
+        ("heapUsedBytes", stats.heap_used_bytes),
+        ("heapPeakBytes", stats.heap_peak_bytes),
+    ] {
+        if let Some(value) = value {
+            line.push_str(&format!(",\"{key}\":{}", num(value)));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::channel::codec::{decode_js_frame, ChildFrame};
+
+    fn units(s: &str) -> Vec<u16> {
+        s.encode_utf16().collect()
+    }
+
+    fn decoded(line: &str) -> ChildFrame {
+        let line = line.strip_suffix('\n').expect("a frame ends its line");
+        assert!(!line.contains('\n'), "one frame per line: {line}");
+        decode_js_frame(line.as_bytes(), 1 << 20).unwrap_or_else(|| panic!("the host refused {line}"))
+    }
+
+    fn usage(wall: Option<f64>) -> DoneStats {
+        DoneStats { cpu_ms: Some(12.5), wall_ms: wall, heap_used_bytes: Some(1024.0), heap_peak_bytes: Some(2048.0) }
+    }
+
+    #[test]
+    fn a_call_reads_back_with_its_arguments_in_place() {
+        let line = call_frame(7, "to\"ols", "echo\u{2028}", "[1,{\"a\":\"\\ud800\"}]");
+        match decoded(&line) {
+            ChildFrame::Call { id, global, name, args } => {
+                assert_eq!((id, global, name), (7.0, units("to\"ols"), units("echo\u{2028}")));
+                assert_eq!(&line[args.0..args.1], "[1,{\"a\":\"\\ud800\"}]");
+            }
+            _ => panic!("not a call"),
+        }
+    }
+
+    #[test]
+    fn a_log_keeps_every_code_unit() {
+        let mut line = String::new();
+        push_log_frame(&mut line, &[0x61, 0xD800, 0x0A, 0x62]);
+        assert_eq!(
+            decoded(&line),
+            ChildFrame::Log { text: vec![0x61, 0xD800, 0x0A, 0x62], truncated: false, open: false }
+        );
+    }
+
+    #[test]
+    fn a_stop_carries_its_kind_message_and_usage() {
+        let line = stop_frame(FailureKind::Timeout, &units("compute \"budget\""), Some(&usage(None)));
+        assert_eq!(
+            decoded(&line),
+            ChildFrame::Stop { kind: FailureKind::Timeout, message: units("compute \"budget\""), stats: usage(None) }
+        );
+        let bare = stop_frame(FailureKind::WorkerExit, &units("heap"), None);
+        assert_eq!(
+            decoded(&bare),
+            ChildFrame::Stop { kind: FailureKind::WorkerExit, message: units("heap"), stats: DoneStats::default() }
+        );
+    }
+
+    #[test]
+    fn done_reads_back_as_a_value_a_failure_or_undefined() {
+        let line = done_frame(Ok(Some("{\"a\":[1,2]}")), &usage(Some(2.0)));
+        match decoded(&line) {
+            ChildFrame::Done { value: Some(v), error: None, stats } => {
+                assert_eq!(&line[v.range.0..v.range.1], "{\"a\":[1,2]}");
+                assert_eq!(stats, usage(Some(2.0)));
+            }
+            other => panic!("not a done with a value: {other:?}"),
+        }
+        match decoded(&done_frame(Err((FailureKind::Exception, &units("TypeError: x"))), &usage(Some(1.0)))) {
+            ChildFrame::Done { value: None, error: Some((kind, message)), .. } => {
+                assert_eq!((kind, message), (FailureKind::Exception, units("TypeError: x")));
+            }
+            other => panic!("not a done with a failure: {other:?}"),
+        }
+        assert!(matches!(
+            decoded(&done_frame(Ok(None), &usage(None))),
+            ChildFrame::Done { value: None, error: None, .. }
+        ));
+    }
+
+    #[test]
+    fn a_truncated_or_oversized_frame_is_refused() {
+        let line = done_frame(Ok(Some("[\"xxxxxxxxxxxxxxxx\"]")), &usage(Some(1.0)));
+        let body = line.trim_end();
+        for cut in [1, body.len() / 2, body.len() - 1] {
+            assert_eq!(decode_js_frame(&body.as_bytes()[..cut], 1 << 20), None, "{}", &body[..cut]);
+        }
+        // A value longer than the output budget left reaches the host marked as over it.
+        match decode_js_frame(body.as_bytes(), 4) {
+            Some(ChildFrame::Done { value: Some(v), .. }) => assert!(v.metered.over),
+            other => panic!("not a done with its value: {other:?}"),
+        }
+    }
+}
