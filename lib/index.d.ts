@@ -7,6 +7,8 @@ import type {
   CodeRunResult,
   CodeRunStats,
   IsolateCodeRuntimeConfig,
+  IsolateSandboxLayers as NativeIsolateSandboxLayers,
+  PythonSandbox as NativePythonSandbox,
   PythonCodeRuntimeConfig,
 } from '../index.js'
 
@@ -24,31 +26,10 @@ export type {
 } from '../index.js'
 
 /** The layers around a TypeScript runtime's isolates (`IsolateCodeRuntime.sandbox`). */
-export type IsolateSandboxLayers = Readonly<{
-  process: boolean
-  helper: boolean
-  namespaces: boolean
-  landlock: number
-  seccomp: boolean
-  seccompAllowlist: boolean
-  processCap: boolean
-  memoryCgroup: boolean
-  privateRoot: boolean
-  uid?: number
-}>
+export type IsolateSandboxLayers = Readonly<NativeIsolateSandboxLayers>
 
 /** The layers around a Python runtime's children (`PythonCodeRuntime.sandbox`). */
-export type PythonSandboxLayers = Readonly<{
-  process: true
-  helper: boolean
-  namespaces: boolean
-  landlock: number
-  seccomp: boolean
-  processCap: boolean
-  privateRoot: boolean
-  uid?: number
-  memoryCgroup: boolean
-}>
+export type PythonSandboxLayers = Readonly<{ process: true } & NativePythonSandbox>
 
 /** What every backend offers as `ctx.codeRuntime`. */
 export interface CodeRuntime {

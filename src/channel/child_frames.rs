@@ -81,15 +81,16 @@ fn push_stats(line: &mut String, stats: &DoneStats) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::channel::codec::{decode_js_frame, ChildFrame};
 
-    fn units(s: &str) -> Vec<u16> {
+    pub(crate) fn units(s: &str) -> Vec<u16> {
         s.encode_utf16().collect()
     }
 
-    fn decoded(line: &str) -> ChildFrame {
+    /// One frame line as the host reads it (it must end its line and hold one frame).
+    pub(crate) fn decoded(line: &str) -> ChildFrame {
         let line = line.strip_suffix('\n').expect("a frame ends its line");
         assert!(!line.contains('\n'), "one frame per line: {line}");
         decode_js_frame(line.as_bytes(), 1 << 20).unwrap_or_else(|| panic!("the host refused {line}"))

@@ -99,18 +99,10 @@ mod tests {
     //! This process's events as frames, read back by the host's own decoder (each frame's own
     //! round trip is src/channel/child_frames.rs's).
     use super::*;
-    use crate::channel::codec::{decode_js_frame, ChildFrame};
+    use crate::channel::child_frames::tests::{decoded, units};
+    use crate::channel::codec::ChildFrame;
     use crate::isolate::host::RunStats;
     use crate::ledger::output::LedgerResult;
-
-    fn units(s: &str) -> Vec<u16> {
-        s.encode_utf16().collect()
-    }
-
-    fn decoded(line: &str) -> ChildFrame {
-        let line = line.strip_suffix('\n').expect("a frame ends its line");
-        decode_js_frame(line.as_bytes(), 1 << 20).unwrap_or_else(|| panic!("the host refused {line}"))
-    }
 
     #[test]
     fn each_log_entry_is_a_line_of_its_own_with_every_code_unit() {
