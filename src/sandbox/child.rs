@@ -121,25 +121,31 @@ pub fn pidfd_open(_pid: i32) -> Option<OwnedFd> {
     None
 }
 
-/// Marks every descriptor from `first` up close-on-exec, in the child before exec. Marking rather
-/// than closing keeps the standard library's exec-error pipe working.
-pub fn cloexec_from(first: RawFd) -> std::io::Result<()> {
+/// Every descriptor from `first` up: closed now, or (`on_exec`) marked close-on-exec, as a child
+/// does before exec (marking rather than closing keeps the standard library's exec-error pipe
+/// working).
+pub fn close_from(first: RawFd, on_exec: bool) {
     #[cfg(target_os = "linux")]
     {
-        // SAFETY: close_range only changes descriptor flags.
-        let r = unsafe { libc::syscall(libc::SYS_close_range, first as u32, u32::MAX, libc::CLOSE_RANGE_CLOEXEC) };
-        if r == 0 {
-            return Ok(());
+        let flags = if on_exec { libc::CLOSE_RANGE_CLOEXEC } else { 0 };
+        // SAFETY: close_range only closes or flags this process's own descriptors.
+        if unsafe { libc::syscall(libc::SYS_close_range, first as u32, u32::MAX, flags) } == 0 {
+            return;
         }
     }
     // Older kernels: walk the table (bounded, since the host may have raised RLIMIT_NOFILE a lot).
-    // SAFETY: sysconf and fcntl are async-signal-safe.
+    // SAFETY: sysconf, fcntl and close are async-signal-safe.
     let max = unsafe { libc::sysconf(libc::_SC_OPEN_MAX) }.clamp(4, 65536) as RawFd;
     for fd in first..max {
         // SAFETY: as above (a descriptor that is not open makes it fail with EBADF).
-        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+        unsafe {
+            if on_exec {
+                libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+            } else {
+                libc::close(fd);
+            }
+        }
     }
-    Ok(())
 }
 
 /// SIGKILLs a namespace's init through its pidfd (never a recycled pid). Namespaces and pidfds

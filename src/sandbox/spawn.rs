@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 
 use nix::fcntl::OFlag;
 
-use super::child::{cloexec_from, high_fd, pidfd_open, pipe2, place_fd, read_report, Report, STATUS_FD};
+use super::child::{close_from, high_fd, pidfd_open, pipe2, place_fd, read_report, Report, STATUS_FD};
 use super::{Layers, LIFELINE_FD};
 
 /// How to start one child.
@@ -98,7 +98,8 @@ pub fn launch(
             if lifeline_raw >= 0 {
                 place_fd(lifeline_raw, LIFELINE_FD)?;
             }
-            cloexec_from(if report_raw >= 0 { LIFELINE_FD + 1 } else { 4 })
+            close_from(if report_raw >= 0 { LIFELINE_FD + 1 } else { 4 }, true);
+            Ok(())
         });
     }
     let child = cmd.spawn().map_err(LaunchError::Spawn)?;

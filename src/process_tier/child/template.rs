@@ -125,7 +125,7 @@ fn fork_child(
                 for fd in 0..3 {
                     libc::close(fd);
                 }
-                close_from(4);
+                crate::sandbox::child::close_from(4, false);
                 std::mem::forget((host_end, child_end));
                 // The child's copy of the isolate is its own; the template keeps its copy.
                 libc::_exit(child(3, pristine.take()))
@@ -208,20 +208,6 @@ fn hold_standard_fds() {
                 libc::close(end);
             }
         }
-    }
-}
-
-/// Closes every descriptor from `first` up.
-fn close_from(first: RawFd) {
-    // SAFETY: close_range only closes this process's own descriptors.
-    if unsafe { libc::syscall(libc::SYS_close_range, first as u32, u32::MAX, 0) } == 0 {
-        return;
-    }
-    // SAFETY: sysconf and close are always safe to call.
-    let max = unsafe { libc::sysconf(libc::_SC_OPEN_MAX) }.clamp(4, 65536) as RawFd;
-    for fd in first..max {
-        // SAFETY: as above (a descriptor that is not open fails with EBADF).
-        unsafe { libc::close(fd) };
     }
 }
 
