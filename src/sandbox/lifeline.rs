@@ -12,9 +12,9 @@ pub fn read_end() -> Option<RawFd> {
     static PIPE: OnceLock<Option<(OwnedFd, OwnedFd)>> = OnceLock::new();
     let (read, _write) = PIPE
         .get_or_init(|| {
-            let (r, w) = super::child::pipe2(nix::fcntl::OFlag::O_CLOEXEC).ok()?;
+            let (r, w) = super::fds::pipe2(nix::fcntl::OFlag::O_CLOEXEC).ok()?;
             // Above the descriptors a child's are placed at, so placing it clobbers none.
-            Some((super::child::high_fd(&r).ok()?, w))
+            Some((super::fds::high_fd(&r).ok()?, w))
         })
         .as_ref()?;
     Some(read.as_raw_fd())

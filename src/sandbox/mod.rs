@@ -6,8 +6,8 @@
 #[allow(dead_code)]
 pub mod abi;
 pub mod cgroup;
-pub mod child;
 pub mod exit;
+pub mod fds;
 /// The layers the addon applies itself: the sandbox process's syscall allowlist and Landlock.
 /// The helper's own (namespaces, its seccomp filter) are compiled into it alone.
 #[cfg(target_os = "linux")]
@@ -20,6 +20,7 @@ pub mod identity;
 pub mod lifeline;
 pub mod plan;
 pub mod procfs;
+pub mod report;
 pub mod spawn;
 
 pub use plan::{Layers, Plan, RlimitKind, LIFELINE_FD};

@@ -12,7 +12,8 @@ use std::process::{Command, Stdio};
 
 use nix::fcntl::OFlag;
 
-use super::child::{close_from, high_fd, pidfd_open, pipe2, place_fd, read_report, Report, STATUS_FD};
+use super::fds::{close_from, high_fd, pidfd_open, pipe2, place_fd};
+use super::report::{read_report, Report, STATUS_FD};
 use super::{Layers, LIFELINE_FD};
 
 /// How to start one child.

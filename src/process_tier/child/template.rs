@@ -23,8 +23,8 @@ use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags};
 
 use super::Pristine;
 use crate::sandbox::abi;
-use crate::sandbox::child::pidfd_open;
 use crate::sandbox::exit::try_reap;
+use crate::sandbox::fds::pidfd_open;
 
 /// Runs the template on `control` until the host closes it; `child` is what each forked process
 /// runs (on its channel, fd 3, with its copy of the template's isolate) before it exits with the
@@ -125,7 +125,7 @@ fn fork_child(
                 for fd in 0..3 {
                     libc::close(fd);
                 }
-                crate::sandbox::child::close_from(4, false);
+                crate::sandbox::fds::close_from(4, false);
                 std::mem::forget((host_end, child_end));
                 // The child's copy of the isolate is its own; the template keeps its copy.
                 libc::_exit(child(3, pristine.take()))

@@ -15,8 +15,9 @@ use crate::channel::codec::{decode_js_frame, ChildFrame};
 use crate::channel::lines::LineSplitter;
 use crate::channel::scan::{key_is, scan_js_line, Kind};
 use crate::sandbox::cgroup::RunCgroup;
-use crate::sandbox::child::{kill_init, nonblocking, read_until, signal_init, ReadEnd, STATUS_FD};
 use crate::sandbox::exit::{try_reap, Exit};
+use crate::sandbox::fds::{kill_init, nonblocking, signal_init};
+use crate::sandbox::report::{read_until, ReadEnd, STATUS_FD};
 use crate::sandbox::spawn::{launch as launch_child, Launch, LaunchError, Launched};
 use crate::sandbox::{Layers, Plan, RlimitKind};
 

@@ -11,7 +11,7 @@ use nix::sys::signal::{killpg, Signal};
 use nix::unistd::{access, AccessFlags, Pid};
 
 use crate::python::process::errors;
-use crate::sandbox::child::{read_until, ReadEnd};
+use crate::sandbox::report::{read_until, ReadEnd};
 
 pub const PROBE_TIMEOUT: Duration = Duration::from_millis(5000);
 const PROBE_OUTPUT_CAP: usize = 1024;

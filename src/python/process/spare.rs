@@ -11,7 +11,7 @@ use crate::python::process::policy::FilePolicy;
 use crate::python::process::spawn::{spawn, Confinement, Spawned, Staging, PROCESS_CAP, SCRATCH_BYTES};
 use crate::python::process::teardown::signal_group;
 use crate::sandbox::cgroup::RunCgroup;
-use crate::sandbox::child::kill_init;
+use crate::sandbox::fds::kill_init;
 
 /// What a child is started with (the same for a spare and for a run that boots its own).
 #[derive(Clone)]

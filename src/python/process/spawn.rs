@@ -12,8 +12,9 @@ use crate::python::process::errors;
 use crate::python::process::interp::CachedFile;
 use crate::python::process::limits::LimitPlan;
 use crate::python::process::policy::FilePolicy;
-use crate::sandbox::child::{kill_init, nonblocking, pipe2, STATUS_FD};
+use crate::sandbox::fds::{kill_init, nonblocking, pipe2};
 use crate::sandbox::procfs::start_time;
+use crate::sandbox::report::STATUS_FD;
 use crate::sandbox::spawn::{launch as launch_child, Launch, LaunchError, Launched};
 use crate::sandbox::{Layers, Plan, RlimitKind};
 

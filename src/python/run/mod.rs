@@ -480,7 +480,7 @@ impl Run {
     /// and exits), else the process group.
     fn kill_hard(&self) {
         match (&self.init, &self.exit) {
-            (Some(init), None) => crate::sandbox::child::kill_init(init),
+            (Some(init), None) => crate::sandbox::fds::kill_init(init),
             _ => signal_group(self.pid, self.spawned_at, Signal::SIGKILL),
         }
     }
