@@ -3,7 +3,7 @@
 //! job, and the entry points the helper calls in the addon to make a sandbox process.
 //!
 //! Exit codes 124–127 are the helper's (as `timeout(1)` and shells use them: the program never
-//! ran, or ran wrongly started); 70–74 are a sandbox process's start-up failures (sysexits'
+//! ran, or ran wrongly started); 70–75 are a sandbox process's own failures (sysexits'
 //! software range). A program's own exit code passes through the helper unchanged.
 
 use std::ffi::{c_char, CStr};
@@ -29,6 +29,9 @@ pub const EXIT_NO_ISOLATE: i32 = 72;
 pub const EXIT_ISOLATE_LOST: i32 = 73;
 /// A template could not have the startup snapshot built.
 pub const EXIT_NO_SNAPSHOT: i32 = 74;
+/// A sandbox process's own code panicked (caught at its entry point, so it exits instead of
+/// aborting): a bug of code-runtime-native.
+pub const EXIT_PANICKED: i32 = 75;
 
 /// What an exit code of the helper or of a sandbox process's start-up says (`None`: a code of
 /// the program's own).
@@ -43,6 +46,7 @@ pub fn meaning(code: i32) -> Option<&'static str> {
         EXIT_NO_ISOLATE => "it could not prepare an isolate",
         EXIT_ISOLATE_LOST => "its prepared isolate was lost",
         EXIT_NO_SNAPSHOT => "it could not build the startup snapshot",
+        EXIT_PANICKED => "its own code panicked (a bug of code-runtime-native: please report it)",
         _ => return None,
     })
 }

@@ -62,10 +62,15 @@ const _: abi::ForgeEntry = crn_isolate_forge;
 pub unsafe extern "C" fn crn_isolate_forge(fd: RawFd, heap_mb: f64, scenario: *const c_char) -> i32 {
     // SAFETY: the caller passes a valid C string.
     let scenario = unsafe { CStr::from_ptr(scenario) }.to_string_lossy().into_owned();
-    super::template::run(fd, heap_mb, |channel, _| {
-        // SAFETY: the template hands its fresh child the child's own channel.
-        unsafe { forged(channel, heap_mb, &scenario) }
-    })
+    crate::panic::guard(
+        || {
+            super::template::run(fd, heap_mb, |channel, _| {
+                // SAFETY: the template hands its fresh child the child's own channel.
+                unsafe { forged(channel, heap_mb, &scenario) }
+            })
+        },
+        |_| abi::EXIT_PANICKED,
+    )
 }
 
 /// One forged process: boots as a serving one, then plays the scenario.

@@ -156,10 +156,17 @@ const _: abi::ServeEntry = crn_isolate_serve;
 /// `fd` must be an open, connected stream socket this process owns; it is taken over.
 #[no_mangle]
 pub unsafe extern "C" fn crn_isolate_serve(fd: RawFd, heap_mb: f64) -> i32 {
-    template::run(fd, heap_mb, |channel, pristine| {
-        // SAFETY: the template hands its fresh child the child's own channel.
-        unsafe { serve(channel, heap_mb, pristine) }
-    })
+    // No panic crosses into the helper: the template (or a child it forked) exits with a code
+    // the host names instead.
+    crate::panic::guard(
+        || {
+            template::run(fd, heap_mb, |channel, pristine| {
+                // SAFETY: the template hands its fresh child the child's own channel.
+                unsafe { serve(channel, heap_mb, pristine) }
+            })
+        },
+        |_| abi::EXIT_PANICKED,
+    )
 }
 
 /// Serves runs on the channel until the host closes it or kills this process: a child of the

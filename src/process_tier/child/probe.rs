@@ -55,6 +55,15 @@ const _: abi::ProbeEntry = crn_isolate_probe;
 /// As [`crn_isolate_serve`].
 #[no_mangle]
 pub unsafe extern "C" fn crn_isolate_probe(fd: RawFd, heap_mb: f64, host_pid: i32) -> i32 {
+    // SAFETY: as this function's own contract.
+    crate::panic::guard(|| unsafe { probe(fd, heap_mb, host_pid) }, |_| abi::EXIT_PANICKED)
+}
+
+/// The probe's body (see `crn_isolate_probe`).
+///
+/// # Safety
+/// As [`crn_isolate_serve`].
+unsafe fn probe(fd: RawFd, heap_mb: f64, host_pid: i32) -> i32 {
     // SAFETY: the caller hands over the descriptor.
     let channel = unsafe { UnixStream::from_raw_fd(fd) };
     let _ = CHANNEL.set(Mutex::new(channel));

@@ -128,7 +128,9 @@ fn fork_child(
                 crate::sandbox::fds::close_from(4, false);
                 std::mem::forget((host_end, child_end));
                 // The child's copy of the isolate is its own; the template keeps its copy.
-                libc::_exit(child(3, pristine.take()))
+                // A panic ends the child here, never in the template's code it was forked from.
+                let code = crate::panic::guard(|| child(3, pristine.take()), |_| abi::EXIT_PANICKED);
+                libc::_exit(code)
             }
         }
         pid if pid > 0 => {
