@@ -481,6 +481,21 @@ describe('a template forks processes that start with its isolate', () => {
     await fiber.dispose()
   })
 
+  it("a run's context in a forked process is as fresh as a thread's: the warm-up leaves nothing a program sees", async () => {
+    const program = `return {
+      names: Object.getOwnPropertyNames(globalThis).sort(),
+      symbols: Object.getOwnPropertySymbols(globalThis).map(String),
+      stack: new Error('x').stack.split('\\n').length,
+    }`
+    const { runtime: thread, fiber: threadFiber } = await loadIsolate({ containment: 'thread' })
+    const expected = await thread.run({ program, bindings: [] })
+    await threadFiber.dispose()
+    const { runtime, fiber } = await loadProcess()
+    await requireProcessTier(runtime, fiber)
+    for (let i = 0; i < 3; i++) expect(await runtime.run({ program, bindings: [] })).toEqual(expected)
+    await fiber.dispose()
+  })
+
   it("gives each run a Math.random of its own, with or without reuse", async () => {
     const program = 'return [Math.random(), Math.random()].join()'
     for (const maxRunsPerProcess of [1, 3]) {
