@@ -73,10 +73,15 @@ const ISOLATE_STACK: usize = 8 << 20;
 
 /// A run's claim, wired to this process's channel (stop frames out, the inbox to wait on).
 fn run_shared() -> (Arc<RunShared>, Receiver<IsolateEvent>) {
-    let (wake, events): (Sender<IsolateEvent>, Receiver<IsolateEvent>) = mpsc::channel();
-    let shared = Arc::new(RunShared::new(wake));
+    let (shared, events) = unwired_claim();
     wire(&shared);
     (shared, events)
+}
+
+/// A run's claim and the events its isolate thread waits on, not yet wired to a channel.
+fn unwired_claim() -> (Arc<RunShared>, Receiver<IsolateEvent>) {
+    let (wake, events): (Sender<IsolateEvent>, Receiver<IsolateEvent>) = mpsc::channel();
+    (Arc::new(RunShared::new(wake)), events)
 }
 
 fn wire(shared: &RunShared) {
@@ -88,8 +93,7 @@ fn wire(shared: &RunShared) {
 
 /// The template's isolate (V8 started, single-threaded); its claim is wired in the child.
 pub(super) fn pristine(heap_mb: f64) -> Pristine {
-    let (wake, events) = mpsc::channel();
-    let shared = Arc::new(RunShared::new(wake));
+    let (shared, events) = unwired_claim();
     let prepared = run::Prepared::new(heap_mb, &shared, Some(on_oom));
     Pristine { shared, events, prepared }
 }
