@@ -100,6 +100,12 @@ export interface IsolateCodeRuntimeConfig {
   /** Heap cap of each isolate in MiB; ArrayBuffer memory has the same cap. Default 512. */
   maxOldGenerationSizeMb?: number
   /**
+   * Binding calls a run may have in flight at once, from 1 to 65536. One more ends the run:
+   * `protocol` on `ctx.ptcRuntime`, `worker-exit` on `ctx.codeRuntime`
+   * (docs/budgets-and-ledger.md#the-hosts-memory). Default 128, the host's own.
+   */
+  maxPendingCalls?: number
+  /**
    * Where isolates run. `'process'` (the default where the sandbox helper ships, Linux): in
    * supervised sandbox processes the host can always kill, so V8 fatal errors, uninterruptible
    * built-ins and native memory end only that run. `'thread'`: on threads of the host process, for
@@ -150,6 +156,12 @@ export interface PythonCodeRuntimeConfig {
   maxValueBytes?: number
   /** Delay between SIGTERM and SIGKILL of the process group. Default 3000. */
   graceMs?: number
+  /**
+   * Binding calls a run may have in flight at once, from 1 to 65536. One more ends the run:
+   * `protocol` on `ctx.ptcRuntime`, `worker-exit` on `ctx.codeRuntime`
+   * (docs/budgets-and-ledger.md#the-hosts-memory). Default 128, the host's own.
+   */
+  maxPendingCalls?: number
   /** Interpreter: absolute path, relative path, or a basename looked up on PATH. Default 'python3'. */
   pythonBin?: string
   /** The ids a root host's children have. Default nobody (README). */
@@ -264,6 +276,9 @@ export interface BindingDecl {
 /** Whether this build and machine can contain isolates in processes (Linux, helper shipped). */
 export declare function containedIsolatesAvailable(): boolean
 
+/** `maxPendingCalls` when the config names none (src/channel/backlog.rs). */
+export declare const DEFAULT_MAX_PENDING_CALLS: number
+
 /** The `abort` message of a run whose runtime was disposed while it was in flight. */
 export declare const DISPOSED: string
 
@@ -276,9 +291,11 @@ export declare const enum FailureKind {
   InvalidOutput = 'invalid-output',
   OutputLimit = 'output-limit',
   /**
-   * A child (a sandbox process, a Python child) broke the channel protocol. The native marker
-   * of a cause the `ctx.codeRuntime` seam reports as `worker-exit` (lib/session.mjs) and the
-   * `ctx.ptcRuntime` seam as `protocol`; never parsed from a child's frame (not in `ALL`).
+   * A child (a sandbox process, a Python child) broke the channel protocol, or a program left
+   * more waiting in the host than a run may (src/channel/backlog.rs). The native marker of a
+   * cause the `ctx.codeRuntime` seam reports as `worker-exit` (lib/session.mjs) and the
+   * `ctx.ptcRuntime` seam as `protocol`. A sandbox process reports it for its isolate's
+   * pending-calls cap; a Python child never may (`child_reportable`).
    */
   Protocol = 'protocol',
 }
@@ -332,6 +349,8 @@ export interface IsolateRunOptions {
   computeMs: number
   maxWallMs: number
   maxOutputBytes: number
+  /** Binding calls in flight at most (`maxPendingCalls`); one more ends the run. */
+  maxPendingCalls: number
   maxOldGenerationSizeMb: number
   /** Whether admitted log entries are streamed to the host as they are emitted. */
   streamLogs: boolean
@@ -449,6 +468,8 @@ export interface PythonRunOptions {
   runAs?: RunAs
   graceMs: number
   frameCap: number
+  /** Binding calls in flight at most (`maxPendingCalls`); one more ends the run. */
+  maxPendingCalls: number
   /** The boot frame's `namespaces`, as JSON. */
   namespacesJson: string
   /** Per namespace: its global then its member names (every code unit kept). */

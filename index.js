@@ -843,6 +843,7 @@ module.exports.PythonPycache = nativeBinding.PythonPycache
 module.exports.PythonRun = nativeBinding.PythonRun
 module.exports.PythonSpare = nativeBinding.PythonSpare
 module.exports.containedIsolatesAvailable = nativeBinding.containedIsolatesAvailable
+module.exports.DEFAULT_MAX_PENDING_CALLS = nativeBinding.DEFAULT_MAX_PENDING_CALLS
 module.exports.DISPOSED = nativeBinding.DISPOSED
 module.exports.FailureKind = nativeBinding.FailureKind
 module.exports.forgeContainedIsolateRun = nativeBinding.forgeContainedIsolateRun

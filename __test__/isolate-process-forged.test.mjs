@@ -57,6 +57,17 @@ describe.runIf(native.containedIsolatesAvailable())('a subverted sandbox process
     expect(report.processesLeft).toBe(0)
   })
 
+  it('frames after a stop are not acted on: no log recorded, no binding called (docs/budgets-and-ledger.md#nothing-passes-the-end)', () => {
+    const report = forge('after-stop')
+    expect(report.result).toEqual({
+      logs: ['before'],
+      error: { kind: 'worker-exit', message: 'program exited with code 0 before completing' },
+    })
+    expect(report.calls).toBe(0)
+    expect(report.streamed).toBe(1)
+    expect(report.processesLeft).toBe(0)
+  })
+
   it('a process that exits mid-run: worker-exit with its exit status, the logs it sent kept', () => {
     const report = forge('exit')
     expect(report.result).toEqual({

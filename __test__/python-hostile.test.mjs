@@ -150,16 +150,16 @@ return 1`
 describe('backlog caps', () => {
   const never = { never: () => new Promise(() => {}) }
 
-  it('1025 unsettled binding calls end the run (55)', async () => {
-    const program = 'import asyncio\nfor i in range(1025):\n    asyncio.ensure_future(tools.never(i))\nawait asyncio.sleep(10)'
+  it('129 unsettled binding calls end the run: maxPendingCalls (55)', async () => {
+    const program = 'import asyncio\nfor i in range(129):\n    asyncio.ensure_future(tools.never(i))\nawait asyncio.sleep(10)'
     expect(await run(program, [TOOLS(never)])).toEqual({
       logs: [],
-      error: { kind: 'worker-exit', message: 'call backlog exceeded 1024 in-flight binding calls (a binding never settled)' },
+      error: { kind: 'worker-exit', message: 'more than 128 binding calls were pending at once (maxPendingCalls): await calls before making more' },
     })
   })
 
-  it('exactly 1024 unsettled calls followed by a return complete (55)', async () => {
-    const program = 'import asyncio\nfor i in range(1024):\n    asyncio.ensure_future(tools.never(i))\nawait asyncio.sleep(0.3)\nreturn "ok"'
+  it('exactly 128 unsettled calls followed by a return complete (55)', async () => {
+    const program = 'import asyncio\nfor i in range(128):\n    asyncio.ensure_future(tools.never(i))\nawait asyncio.sleep(0.3)\nreturn "ok"'
     expect(await run(program, [TOOLS(never)])).toEqual({ logs: [], value: 'ok' })
   })
 

@@ -195,19 +195,19 @@ await asyncio.sleep(10)`
     expect(await run(program, [TOOLS(functions)])).toEqual({ logs: [], value: [5000, 12_497_500, [0, 1, 2]] })
   })
 
-  it('5 000 instant calls made at once from the program, then a return, complete', async () => {
+  it('128 instant calls made at once from the program, then a return, complete (maxPendingCalls)', async () => {
     const functions = { now: async (x) => x }
-    const program = 'import asyncio\nfs = [asyncio.ensure_future(tools.now(i)) for i in range(5000)]\nawait asyncio.sleep(0)\nreturn "ok"'
+    const program = 'import asyncio\nfs = [asyncio.ensure_future(tools.now(i)) for i in range(128)]\nawait asyncio.sleep(0)\nreturn "ok"'
     expect(await run(program, [TOOLS(functions)])).toEqual({ logs: [], value: 'ok' })
   })
 
-  it('still: 1 025 calls that never settle are the call backlog', async () => {
+  it('still: 129 calls that never settle are the pending-calls cap', async () => {
     const never = { never: () => new Promise(() => {}) }
-    const program = 'import asyncio\nfor i in range(1025):\n    asyncio.ensure_future(tools.never(i))\nawait asyncio.sleep(10)'
+    const program = 'import asyncio\nfor i in range(129):\n    asyncio.ensure_future(tools.never(i))\nawait asyncio.sleep(10)'
     const started = Date.now()
     expect(await run(program, [TOOLS(never)])).toEqual({
       logs: [],
-      error: { kind: 'worker-exit', message: 'call backlog exceeded 1024 in-flight binding calls (a binding never settled)' },
+      error: { kind: 'worker-exit', message: 'more than 128 binding calls were pending at once (maxPendingCalls): await calls before making more' },
     })
     expect(Date.now() - started).toBeLessThan(9000)
   })

@@ -6,7 +6,7 @@ import os from 'node:os'
 import Schema from 'schemastery'
 import { RUN_AS_SCHEMA, readRunAs } from './run-as.mjs'
 import native from './native.mjs'
-import { PREFIX, renderReason, renderRejection, unboundRunError } from './request.mjs'
+import { DEFAULT_MAX_PENDING_CALLS, PREFIX, renderReason, renderRejection, unboundRunError, validatePendingCalls } from './request.mjs'
 import { inspectSandboxHelper, sandboxHelperError } from './sandbox-helper.mjs'
 import { disposeSessions, runSession, sessionState } from './session.mjs'
 
@@ -33,6 +33,7 @@ function validateConfig(config) {
   if (config.containment !== undefined && config.containment !== 'process' && config.containment !== 'thread') {
     throw new Error(`${PREFIX}config.containment must be 'process' or 'thread', got ${String(config.containment)}`)
   }
+  validatePendingCalls(config.maxPendingCalls)
   for (const key of ['maxProcesses', 'maxRunsPerProcess']) {
     const value = config[key]
     if (!(Number.isSafeInteger(value) && value >= 1 && value <= 4096)) {
@@ -58,6 +59,8 @@ export const IsolateConfig = Schema.object({
     .description('Combined byte budget of logs, value and failure message (compact JSON, UTF-8).'),
   maxOldGenerationSizeMb: Schema.number().default(512)
     .description('Heap cap of each isolate in MiB; ArrayBuffer memory is capped at the same size.'),
+  maxPendingCalls: Schema.number().default(DEFAULT_MAX_PENDING_CALLS)
+    .description('Binding calls a run may have in flight at once; one more ends the run (protocol on ctx.ptcRuntime, worker-exit on ctx.codeRuntime).'),
   containment: Schema.union(['process', 'thread'])
     .description("Where isolates run: supervised sandbox processes ('process', the default on Linux) or host threads ('thread')."),
   maxProcesses: Schema.number()
@@ -131,6 +134,7 @@ export function createIsolateState(ctx, config = {}) {
     maxWallMs: config?.maxWallMs ?? 600000,
     maxOutputBytes: config?.maxOutputBytes ?? 67108864,
     maxOldGenerationSizeMb: config?.maxOldGenerationSizeMb ?? 512,
+    maxPendingCalls: config?.maxPendingCalls ?? DEFAULT_MAX_PENDING_CALLS,
     containment: config?.containment,
     maxProcesses: config?.maxProcesses ?? Math.max(2, os.availableParallelism?.() ?? os.cpus().length),
     maxRunsPerProcess: config?.maxRunsPerProcess ?? 1,
@@ -275,6 +279,7 @@ function startIsolate(state, plan, session) {
     computeMs: state.config.computeMs,
     maxWallMs: plan.maxWallMs ?? state.config.maxWallMs,
     maxOutputBytes: state.config.maxOutputBytes,
+    maxPendingCalls: state.config.maxPendingCalls,
     maxOldGenerationSizeMb: state.config.maxOldGenerationSizeMb,
     streamLogs: plan.streamLogs,
     nodeMajor: NODE_MAJOR,

@@ -100,6 +100,12 @@ export interface IsolateCodeRuntimeConfig {
   /** Heap cap of each isolate in MiB; ArrayBuffer memory has the same cap. Default 512. */
   maxOldGenerationSizeMb?: number
   /**
+   * Binding calls a run may have in flight at once, from 1 to 65536. One more ends the run:
+   * `protocol` on `ctx.ptcRuntime`, `worker-exit` on `ctx.codeRuntime`
+   * (docs/budgets-and-ledger.md#the-hosts-memory). Default 128, the host's own.
+   */
+  maxPendingCalls?: number
+  /**
    * Where isolates run. `'process'` (the default where the sandbox helper ships, Linux): in
    * supervised sandbox processes the host can always kill, so V8 fatal errors, uninterruptible
    * built-ins and native memory end only that run. `'thread'`: on threads of the host process, for
@@ -150,6 +156,12 @@ export interface PythonCodeRuntimeConfig {
   maxValueBytes?: number
   /** Delay between SIGTERM and SIGKILL of the process group. Default 3000. */
   graceMs?: number
+  /**
+   * Binding calls a run may have in flight at once, from 1 to 65536. One more ends the run:
+   * `protocol` on `ctx.ptcRuntime`, `worker-exit` on `ctx.codeRuntime`
+   * (docs/budgets-and-ledger.md#the-hosts-memory). Default 128, the host's own.
+   */
+  maxPendingCalls?: number
   /** Interpreter: absolute path, relative path, or a basename looked up on PATH. Default 'python3'. */
   pythonBin?: string
   /** The ids a root host's children have. Default nobody (README). */

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url'
 import Schema from 'schemastery'
 import { RUN_AS_SCHEMA, readRunAs } from './run-as.mjs'
 import native from './native.mjs'
-import { PREFIX, renderRejection, unboundRunError } from './request.mjs'
+import { DEFAULT_MAX_PENDING_CALLS, PREFIX, renderRejection, unboundRunError, validatePendingCalls } from './request.mjs'
 import { exactDigits } from './lossless.mjs'
 import { inspectSandboxHelper, sandboxHelperError } from './sandbox-helper.mjs'
 import { disposeSessions, runSession, sessionState } from './session.mjs'
@@ -68,6 +68,7 @@ export function validatePythonConfig(config, platform = process.platform, heapSi
   if (graceMs + CLOSE_SLACK > MAX_TIMER) {
     fail(`config.graceMs must not exceed ${MAX_TIMER - CLOSE_SLACK} (its close deadline adds ${CLOSE_SLACK}ms, and setTimeout clamps a larger delay to 1ms), got ${graceMs}`)
   }
+  validatePendingCalls(config.maxPendingCalls)
   const cap = pythonFrameCap(heapSizeLimit)
   const limit = cap - FRAME_ENVELOPE
   const heapClause = cap < PROTOCOL_FRAME_CAP
@@ -134,6 +135,8 @@ export const PythonConfig = Schema.object({
   maxLogBytes: Schema.number().default(65536).description('Log byte budget shared by every log channel.'),
   maxValueBytes: Schema.number().default(32768).description('Byte budget of the completion value; also caps error messages.'),
   graceMs: Schema.number().default(3000).description('Delay between SIGTERM and SIGKILL.'),
+  maxPendingCalls: Schema.number().default(DEFAULT_MAX_PENDING_CALLS)
+    .description('Binding calls a run may have in flight at once; one more ends the run (protocol on ctx.ptcRuntime, worker-exit on ctx.codeRuntime).'),
   pythonBin: Schema.string().default('python3').description('Absolute path, relative path, or a basename looked up on PATH.'),
   runAs: RUN_AS_SCHEMA,
   allowUnsandboxed: Schema.boolean().default(false)
@@ -304,6 +307,7 @@ function startPython(state, plan, session) {
       maxWallMs: plan.maxWallMs ?? config.maxWallMs,
       graceMs: config.graceMs,
       frameCap,
+      maxPendingCalls: config.maxPendingCalls,
       namespacesJson: JSON.stringify(bootNamespaces),
       dispatch: plan.namespaces.map(({ global, names }) => [global, ...names]),
       program: plan.program,

@@ -11,6 +11,22 @@ export const PREFIX = native.PREFIX
  */
 export const UNRENDERABLE = '<unrenderable rejection value>'
 
+/** `maxPendingCalls` when the config names none (src/channel/backlog.rs). */
+export const DEFAULT_MAX_PENDING_CALLS = native.DEFAULT_MAX_PENDING_CALLS
+/** The largest `maxPendingCalls` a config may name. */
+const MAX_PENDING_CALLS_LIMIT = 65536
+
+/**
+ * Checks `config.maxPendingCalls` (absent: the default), shared by both backends
+ * (docs/budgets-and-ledger.md#the-hosts-memory).
+ */
+export function validatePendingCalls(value) {
+  if (value === undefined) return
+  if (!(Number.isSafeInteger(value) && value >= 1 && value <= MAX_PENDING_CALLS_LIMIT)) {
+    throw new Error(`${PREFIX}config.maxPendingCalls must be an integer from 1 to ${MAX_PENDING_CALLS_LIMIT}, got ${String(value)}`)
+  }
+}
+
 /**
  * Rejection of `run()` called without its runtime as `this` (`const { run } = runtime`): a run
  * never throws synchronously, so this too is a rejected promise.

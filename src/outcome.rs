@@ -21,22 +21,25 @@ pub enum FailureKind {
     InvalidOutput,
     #[napi(value = "output-limit")]
     OutputLimit,
-    /// A child (a sandbox process, a Python child) broke the channel protocol. The native marker
-    /// of a cause the `ctx.codeRuntime` seam reports as `worker-exit` (lib/session.mjs) and the
-    /// `ctx.ptcRuntime` seam as `protocol`; never parsed from a child's frame (not in `ALL`).
+    /// A child (a sandbox process, a Python child) broke the channel protocol, or a program left
+    /// more waiting in the host than a run may (src/channel/backlog.rs). The native marker of a
+    /// cause the `ctx.codeRuntime` seam reports as `worker-exit` (lib/session.mjs) and the
+    /// `ctx.ptcRuntime` seam as `protocol`. A sandbox process reports it for its isolate's
+    /// pending-calls cap; a Python child never may (`child_reportable`).
     #[napi(value = "protocol")]
     Protocol,
 }
 
 impl FailureKind {
-    /// The kinds a child's frame may name (`Protocol` is the host's verdict alone).
-    const ALL: [FailureKind; 6] = [
+    /// The kinds a child's frame may name (a Python child's are narrowed by `child_reportable`).
+    const ALL: [FailureKind; 7] = [
         FailureKind::Exception,
         FailureKind::Timeout,
         FailureKind::Abort,
         FailureKind::WorkerExit,
         FailureKind::InvalidOutput,
         FailureKind::OutputLimit,
+        FailureKind::Protocol,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -82,4 +85,21 @@ pub fn compute_message(compute_ms: f64) -> String {
 /// the host keeps serving runs.
 pub fn internal_error_message(what: &str, reason: &str) -> String {
     format!("{PREFIX}internal error: {what} failed ({reason}); the run was ended. This is a bug of code-runtime-native: please report it with this message")
+}
+
+/// Whether a run's end is decided, shared by everything on the host's side that would act on the
+/// program (docs/budgets-and-ledger.md#nothing-passes-the-end): once it is set, no binding call
+/// is dispatched and no log entry recorded, whichever thread decided and whichever holds an
+/// event the program made before.
+#[derive(Clone, Default)]
+pub struct RunEnd(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl RunEnd {
+    pub fn decide(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub fn is_decided(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
 }

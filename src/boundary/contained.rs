@@ -15,7 +15,7 @@ use crate::isolate::env_hook::EnvHook;
 use crate::isolate::host::{Host, HostEvent};
 use crate::isolate::run::RunConfig;
 use crate::ledger::text::Text;
-use crate::outcome::FailureKind;
+use crate::outcome::{FailureKind, RunEnd};
 use crate::panic::Lock;
 use crate::process_tier::host::{forge, main_call, memory_cap, pool, process, supervise, uv};
 use pool::{Pool, PoolConfig};
@@ -153,26 +153,27 @@ impl ContainedIsolateRun {
     /// Ends the run with this message, unless it already ended: as `abort`, or as `kind`.
     #[napi(catch_unwind)]
     pub fn abort(&self, message: Utf16String, kind: Option<FailureKind>) {
-        let mut slot = self.control.abort.locked();
-        if slot.is_none() {
-            *slot = Some((kind.unwrap_or(FailureKind::Abort), Text::Utf16(message.to_vec())));
-        }
-        drop(slot);
-        self.control.nudge();
+        self.control.fail(kind.unwrap_or(FailureKind::Abort), Text::Utf16(message.to_vec()));
     }
 
     /// Delivers a binding call's outcome (see `IsolateRun.reply`); dropped once the run is being
     /// aborted (abort wins: the program never sees a settlement the host made after it).
     #[napi(catch_unwind)]
     pub fn reply(&self, id: f64, ok: bool, json: String) {
-        if self.control.abort.locked().is_some() {
+        if self.control.abort.locked().is_some() || self.control.end.is_decided() {
             return;
         }
-        // Written from here when the socket takes it (the common case: one hop fewer).
-        let pending = self.control.out.locked().push(crate::channel::host_frames::reply_frame(id, ok, &json));
+        self.control.answered();
+        // Written from here when the socket takes it (the common case: one hop fewer). A process
+        // that leaves too many replies unread ends its run (src/channel/backlog.rs).
+        let queued = self.control.out.locked().push_reply(crate::channel::host_frames::reply_frame(id, ok, &json));
         self.control.replies.fetch_add(1, Ordering::Relaxed);
-        if pending {
-            self.control.nudge();
+        match queued {
+            Ok(false) => {}
+            Ok(true) => self.control.nudge(),
+            Err(refused) => self
+                .control
+                .fail(FailureKind::Protocol, Text::new(&refused.message("on the isolate process's channel"))),
         }
     }
 
@@ -209,7 +210,8 @@ pub fn start_contained_isolate_run(
     on_event: Function<EventArgs, ()>,
 ) -> napi::Result<ContainedIsolateRun> {
     let on_event_value = on_event.value().value;
-    let host = event_sink(on_event)?;
+    let end = RunEnd::default();
+    let host = event_sink(on_event, end.clone())?;
     let (wake_r, wake_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK)
         .map_err(|e| napi::Error::from_reason(format!("failed to start the run's supervisor: {e}")))?;
     let control = Arc::new(RunControl {
@@ -217,6 +219,8 @@ pub fn start_contained_isolate_run(
         out: Mutex::new(supervise::Outbound::default()),
         wake: Mutex::new(Some(wake_w)),
         replies: AtomicU64::new(0),
+        end,
+        pending_calls: Default::default(),
     });
     // The isolate's heap cap is the one its process was prepared with.
     let run = RunConfig { heap_mb: pool.heap_mb, ..run_config(options) };

@@ -13,12 +13,12 @@ use napi_derive::napi;
 
 use super::events::{self, Payload, ReportError, RunEventKind};
 use super::logs::ReportLogs;
-use crate::isolate::first_terminal::{IsolateEvent, RunShared, Terminal};
+use crate::isolate::first_terminal::{RunShared, Terminal};
 use crate::isolate::host::{Host, HostEvent, HostSink, RunReport, RunStats};
 use crate::isolate::{env_hook, globals, platform, run, source, strip};
 use crate::ledger::output::{fresh_failure, LedgerResult};
 use crate::ledger::text::Text;
-use crate::outcome::FailureKind;
+use crate::outcome::{FailureKind, RunEnd};
 use crate::panic::Lock;
 
 #[napi(object)]
@@ -38,6 +38,8 @@ pub struct IsolateRunOptions {
     pub compute_ms: f64,
     pub max_wall_ms: f64,
     pub max_output_bytes: f64,
+    /// Binding calls in flight at most (`maxPendingCalls`); one more ends the run.
+    pub max_pending_calls: f64,
     pub max_old_generation_size_mb: f64,
     /// Whether admitted log entries are streamed to the host as they are emitted.
     pub stream_logs: bool,
@@ -71,7 +73,7 @@ impl IsolateRun {
         if self.shared.is_decided() {
             return;
         }
-        self.shared.send(IsolateEvent::Reply { id: id as u64, ok, json });
+        self.shared.reply(id as u64, ok, json, false);
     }
 
     /// Waits for the run's thread to exit. Called after the Done event, so it returns at once.
@@ -88,14 +90,19 @@ impl IsolateRun {
 
 /// A run's events to `onEvent(kind, id, ns, name, payload)` on Node's main thread, for runs on a
 /// thread here and for contained runs alike.
-pub fn event_sink(on_event: Function<EventArgs, ()>) -> napi::Result<Host> {
+/// A binding call whose run's `end` was decided by the time it is delivered is dropped: the host
+/// never calls a binding after the end, whenever the program made the call.
+pub fn event_sink(on_event: Function<EventArgs, ()>, end: RunEnd) -> napi::Result<Host> {
     let host: HostFn =
-        on_event.build_threadsafe_function::<HostEvent>().callee_handled::<false>().build_callback(|ctx| {
+        on_event.build_threadsafe_function::<HostEvent>().callee_handled::<false>().build_callback(move |ctx| {
             // napi calls this from its own extern "C" callback, where no panic may unwind.
             crate::panic::guard(
                 || {
                     if let HostEvent::OnMain(work) = ctx.value {
                         work(ctx.env.raw());
+                        return Ok(none_args());
+                    }
+                    if !ctx.value.deliverable(&end) {
                         return Ok(none_args());
                     }
                     Ok(ctx.value.into_args())
@@ -126,6 +133,7 @@ pub fn run_config(options: IsolateRunOptions) -> run::RunConfig {
         compute_ms: options.compute_ms,
         max_wall_ms: options.max_wall_ms,
         max_output_bytes: options.max_output_bytes as usize,
+        max_pending_calls: options.max_pending_calls as usize,
         heap_mb: options.max_old_generation_size_mb,
         stream_logs: options.stream_logs,
         log_at_once: false,
@@ -144,9 +152,9 @@ pub fn start_isolate_run(
     on_event: Function<EventArgs, ()>,
 ) -> napi::Result<IsolateRun> {
     platform::platform();
-    let host = event_sink(on_event)?;
     let (wake, events) = mpsc::channel();
     let shared = Arc::new(RunShared::new(wake));
+    let host = event_sink(on_event, shared.end())?;
     let config = run_config(options);
     let thread_shared = shared.clone();
     // The thread's stack is sized for the deepest nesting the program text could hold, so the

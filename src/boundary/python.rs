@@ -12,7 +12,7 @@ use super::events::{self, EventArgs, Payload, ReportError, RunEventKind};
 use super::identity::{self, RunAs};
 use crate::ledger::logbook::LogBook;
 use crate::ledger::text::Text;
-use crate::outcome::FailureKind;
+use crate::outcome::{FailureKind, RunEnd};
 use crate::python::process::interp::{self, CachedFile};
 use crate::python::process::policy::FilePolicy;
 use crate::python::process::spare::{ChildSpec, Spare};
@@ -226,6 +226,8 @@ pub struct PythonRunOptions {
     pub run_as: Option<RunAs>,
     pub grace_ms: f64,
     pub frame_cap: f64,
+    /// Binding calls in flight at most (`maxPendingCalls`); one more ends the run.
+    pub max_pending_calls: f64,
     /// The boot frame's `namespaces`, as JSON.
     pub namespaces_json: String,
     /// Per namespace: its global then its member names (every code unit kept).
@@ -329,6 +331,7 @@ pub fn python_start_run(
         max_wall_ms: options.max_wall_ms,
         grace_ms: options.grace_ms,
         frame_cap: options.frame_cap as usize,
+        max_pending_calls: options.max_pending_calls as usize,
         namespaces_json: options.namespaces_json,
         namespaces,
         program: options.program.to_vec(),
@@ -337,18 +340,26 @@ pub fn python_start_run(
     };
     let mut spec = spec;
     spec.spare = spare.and_then(|s| s.inner.take(&spec.child));
+    let end = RunEnd::default();
+    let delivered_end = end.clone();
     let tsfn: EventFn = on_event
         .build_threadsafe_function::<PythonEvent>()
         .callee_handled::<false>()
         // napi calls this from its own extern "C" callback, where no panic may unwind.
-        .build_callback(|ctx| {
+        .build_callback(move |ctx| {
             crate::panic::guard(
-                || Ok(ctx.value.into_args()),
+                || {
+                    // A call the run made before its end was decided is not delivered after it.
+                    if matches!(ctx.value, PythonEvent::Call { .. }) && delivered_end.is_decided() {
+                        return Ok(events::event(RunEventKind::None, Payload::Nothing));
+                    }
+                    Ok(ctx.value.into_args())
+                },
                 |_| Ok(events::event(RunEventKind::None, Payload::Nothing)),
             )
         })?;
     let events = JsEvents { tsfn };
-    let control = handle::start(spec, Box::new(events))
+    let control = handle::start(spec, Box::new(events), end)
         .map_err(|e| Error::from_reason(format!("{}could not start a run thread: {e}", crate::outcome::PREFIX)))?;
     Ok(PythonRun { control })
 }

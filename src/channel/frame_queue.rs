@@ -6,8 +6,13 @@
 use std::collections::VecDeque;
 use std::os::fd::RawFd;
 
+use super::backlog::{Refused, ReplyBacklog};
+
 pub struct FrameQueue<K: Copy> {
-    frames: VecDeque<(Vec<u8>, K)>,
+    /// Each frame, its tag, and whether it counts in `replies`.
+    frames: VecDeque<(Vec<u8>, K, bool)>,
+    /// Replies queued and not yet written whole (src/channel/backlog.rs).
+    replies: ReplyBacklog,
     /// Bytes of the first frame already written.
     written: usize,
     /// The socket failed: nothing more is queued or written.
@@ -16,7 +21,7 @@ pub struct FrameQueue<K: Copy> {
 
 impl<K: Copy> Default for FrameQueue<K> {
     fn default() -> Self {
-        FrameQueue { frames: VecDeque::new(), written: 0, dead: false }
+        FrameQueue { frames: VecDeque::new(), replies: ReplyBacklog::default(), written: 0, dead: false }
     }
 }
 
@@ -24,8 +29,19 @@ impl<K: Copy> FrameQueue<K> {
     /// Queues a frame behind the others (dropped once the socket failed).
     pub fn push(&mut self, frame: Vec<u8>, kind: K) {
         if !self.dead {
-            self.frames.push_back((frame, kind));
+            self.frames.push_back((frame, kind, false));
         }
+    }
+
+    /// Queues a reply for the child, under the backlog's caps: refused (and not queued) when
+    /// the child has left too many replies unread.
+    pub fn push_reply(&mut self, frame: Vec<u8>, kind: K) -> Result<(), Refused> {
+        if self.dead {
+            return Ok(());
+        }
+        self.replies.admit(frame.len())?;
+        self.frames.push_back((frame, kind, true));
+        Ok(())
     }
 
     /// Whether bytes wait to be written.
@@ -34,6 +50,7 @@ impl<K: Copy> FrameQueue<K> {
     }
 
     /// Frames of which nothing has been written yet.
+    #[cfg(test)]
     pub fn waiting(&self) -> usize {
         self.frames.len() - usize::from(self.written > 0)
     }
@@ -45,7 +62,7 @@ impl<K: Copy> FrameQueue<K> {
     /// Writes until the queue is empty or the socket would block. A failed write (the peer is
     /// gone) empties the queue for good and names the kind of frame it hit.
     pub fn flush(&mut self, fd: RawFd) -> Result<(), (K, std::io::Error)> {
-        while let Some((frame, kind)) = self.frames.front() {
+        while let Some((frame, kind, _)) = self.frames.front() {
             let rest = &frame[self.written..];
             // SAFETY: writing from a live buffer; MSG_NOSIGNAL keeps a closed peer from raising
             // SIGPIPE in the host.
@@ -58,12 +75,15 @@ impl<K: Copy> FrameQueue<K> {
                 let kind = *kind;
                 self.dead = true;
                 self.frames.clear();
+                self.replies.clear();
                 self.written = 0;
                 return Err((kind, e));
             }
             self.written += n as usize;
             if self.written == frame.len() {
-                self.frames.pop_front();
+                if let Some((frame, _, true)) = self.frames.pop_front() {
+                    self.replies.taken(frame.len());
+                }
                 self.written = 0;
             }
         }
@@ -108,6 +128,32 @@ mod tests {
         assert_eq!(&got[..6], b"first\n");
         assert!(got[6..6 + big.len()].iter().all(|&b| b == b'x'));
         assert_eq!(&got[6 + big.len()..], b"last\n");
+    }
+
+    #[test]
+    fn replies_a_child_leaves_unread_are_refused_at_the_cap_and_released_as_written() {
+        let (host, mut child) = pair();
+        let mut queue = FrameQueue::default();
+        queue.push(b"run\n".to_vec(), 0);
+        let mut refused = None;
+        for i in 0..5000 {
+            if let Err(e) = queue.push_reply(b"{\"type\":\"reply\"}\n".to_vec(), 1) {
+                refused = Some((i, e));
+                break;
+            }
+            queue.flush(host.as_raw_fd()).unwrap();
+        }
+        // The socket's buffer took some replies whole; the rest wait up to the cap.
+        let (at, why) = refused.expect("the cap refused a reply");
+        assert_eq!(why, crate::channel::backlog::Refused::Frames);
+        assert!(at >= crate::channel::backlog::MAX_WAITING_REPLIES);
+        let mut buf = vec![0u8; 1 << 20];
+        while queue.pending() {
+            let _ = child.read(&mut buf).unwrap();
+            queue.flush(host.as_raw_fd()).unwrap();
+        }
+        assert_eq!((queue.replies.frames(), queue.replies.bytes()), (0, 0));
+        assert!(queue.push_reply(b"again\n".to_vec(), 1).is_ok());
     }
 
     #[test]

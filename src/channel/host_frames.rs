@@ -54,6 +54,7 @@ pub struct IsolateRun {
     pub compute_ms: f64,
     pub max_wall_ms: f64,
     pub max_output_bytes: usize,
+    pub max_pending_calls: usize,
     /// How long the run waited for its process (its wall ceiling counts from its start).
     pub waited_ms: f64,
     /// The process is retired after this run.
@@ -106,10 +107,11 @@ pub fn isolate_run_frame(run: &IsolateRun) -> Vec<u8> {
         push_namespace(&mut line, ns);
     }
     line.push_str(&format!(
-        "],\"computeMs\":{},\"maxWallMs\":{},\"maxOutputBytes\":{},\"waitedMs\":{},\"last\":{}",
+        "],\"computeMs\":{},\"maxWallMs\":{},\"maxOutputBytes\":{},\"maxPendingCalls\":{},\"waitedMs\":{},\"last\":{}",
         wire_number(run.compute_ms),
         wire_number(run.max_wall_ms),
         run.max_output_bytes,
+        run.max_pending_calls,
         wire_number(run.waited_ms),
         run.last
     ));
@@ -189,6 +191,7 @@ pub fn decode_host_frame(line: &[u8]) -> Option<HostFrame> {
                 compute_ms: number("computeMs")?,
                 max_wall_ms: number("maxWallMs")?,
                 max_output_bytes: parse("maxOutputBytes")?.as_u64()? as usize,
+                max_pending_calls: parse("maxPendingCalls")?.as_u64()? as usize,
                 waited_ms: number("waitedMs").unwrap_or(0.0),
                 last: parse("last").and_then(|v| v.as_bool()).unwrap_or(false),
                 node_major: parse("nodeMajor").and_then(|v| v.as_u64()).map(|n| n as u32),
@@ -240,6 +243,7 @@ mod tests {
             compute_ms: 1500.5,
             max_wall_ms: 60000.0,
             max_output_bytes: 1 << 26,
+            max_pending_calls: 128,
             waited_ms: 0.25,
             last: true,
             node_major: Some(24),

@@ -2,11 +2,15 @@
 //! objects of native callables, argument snapshots, call dispatch to the host thread, and the
 //! settlement of each call's promise from the host's reply.
 
+use super::first_terminal::Terminal;
 use super::host::HostEvent;
 use super::lossless::{snapshot, Intrinsics, Snapshot};
 use super::stack::{header_line, join, program_frames};
 use super::state::{state, PendingCall};
 use super::v8_guard::guarded;
+use crate::channel::backlog::pending_calls_message;
+use crate::ledger::text::Text;
+use crate::outcome::FailureKind;
 
 pub const ARGUMENTS_INVALID: &str = "binding arguments must be lossless JSON";
 
@@ -62,6 +66,12 @@ fn call_binding<'s>(
         let st = run.borrow();
         (st.shared.clone(), st.max_argument_bytes)
     };
+    // The run's end is decided (`process.exit`, an output overflow, a budget, abort) and V8's
+    // termination has not landed yet: the call never leaves the isolate, its promise stays
+    // pending in an isolate that is going away (docs/budgets-and-ledger.md#nothing-passes-the-end).
+    if shared.is_decided() {
+        return;
+    }
     let json = match snapshot(scope, &intrinsics, arg, cap, &|| shared.is_decided()) {
         Snapshot::Json(json) => json,
         Snapshot::Terminated => return,
@@ -79,9 +89,17 @@ fn call_binding<'s>(
         }
     };
     let mut st = run.borrow_mut();
-    if st.settled {
+    if st.settled || shared.is_decided() {
         // The program already completed: a call made now (from a getter of its completion value)
         // is never dispatched, and its promise stays pending in an isolate that is going away.
+        return;
+    }
+    if st.calls.len() >= st.max_pending_calls {
+        // One call more than the host holds for a run (`maxPendingCalls`): the run ends before
+        // the call leaves the isolate (src/channel/backlog.rs).
+        let message = pending_calls_message(st.max_pending_calls);
+        drop(st);
+        shared.claim(Terminal::Failed(FailureKind::Protocol, Text::new(&message)));
         return;
     }
     st.next_call_id += 1;

@@ -6,9 +6,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Mutex, OnceLock};
 
+use crate::channel::backlog::ReplyBacklog;
 use crate::ledger::text::Text;
 use crate::os::cpu_clock::{thread_cpu_ns, ThreadClock};
-use crate::outcome::FailureKind;
+use crate::outcome::{FailureKind, RunEnd};
 use crate::panic::Lock;
 
 /// A channel the isolate thread reads itself while it waits (a sandbox process's link to its
@@ -74,6 +75,10 @@ pub struct RunShared {
     clock: Mutex<Option<(ThreadClock, u64)>>,
     heap_used: AtomicU64,
     heap_peak: AtomicU64,
+    /// Set with the first claim, for the host's side (its event delivery asks it).
+    end: RunEnd,
+    /// Replies handed to the isolate thread and not yet taken by it.
+    replies: ReplyBacklog,
 }
 
 impl RunShared {
@@ -88,6 +93,8 @@ impl RunShared {
             clock: Mutex::new(None),
             heap_used: AtomicU64::new(0),
             heap_peak: AtomicU64::new(0),
+            end: RunEnd::default(),
+            replies: ReplyBacklog::default(),
         }
     }
 
@@ -134,6 +141,7 @@ impl RunShared {
                 return false;
             }
             *slot = Some(terminal);
+            self.end.decide();
         }
         if let (Some((kind, text)), Some(observer)) = (observed, self.observer.get()) {
             observer(kind, &text, &self.usage());
@@ -153,6 +161,7 @@ impl RunShared {
             return false;
         }
         *slot = Some(terminal);
+        self.end.decide();
         true
     }
 
@@ -161,8 +170,15 @@ impl RunShared {
         let _ = self.observer.set(observer);
     }
 
+    /// Whether the run's end is decided. Asked before anything the program does reaches the
+    /// host: a call or log made after it is never dispatched or recorded.
     pub fn is_decided(&self) -> bool {
-        self.terminal.locked().is_some()
+        self.end.is_decided()
+    }
+
+    /// The flag the host's side asks before it acts on an event of this run.
+    pub fn end(&self) -> RunEnd {
+        self.end.clone()
     }
 
     pub fn take(&self) -> Option<Terminal> {
@@ -181,6 +197,27 @@ impl RunShared {
     /// Forgets the isolate before it is disposed, so late claims never touch it.
     pub fn detach_isolate(&self) {
         *self.isolate.locked() = None;
+    }
+
+    /// Hands the isolate thread a binding call's reply (`from_waiter`: from that thread itself,
+    /// which reads its own channel). A program that leaves too many replies untaken ends its run
+    /// (src/channel/backlog.rs): the reply is dropped and the end claimed as `protocol`.
+    pub fn reply(&self, id: u64, ok: bool, json: String, from_waiter: bool) {
+        if let Err(refused) = self.replies.admit(json.len()) {
+            self.claim(Terminal::Failed(FailureKind::Protocol, Text::new(&refused.message("for the isolate"))));
+            return;
+        }
+        let event = IsolateEvent::Reply { id, ok, json };
+        if from_waiter {
+            self.send_from_waiter(event);
+        } else {
+            self.send(event);
+        }
+    }
+
+    /// The isolate thread took a reply of `bytes` (see [`RunShared::reply`]).
+    pub fn reply_taken(&self, bytes: usize) {
+        self.replies.taken(bytes);
     }
 
     /// Excludes CPU time spent waiting from the compute budget.

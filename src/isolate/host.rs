@@ -6,6 +6,7 @@ use napi::sys;
 
 use crate::ledger::logbook::LogBook;
 use crate::ledger::output::LedgerResult;
+use crate::outcome::RunEnd;
 
 pub enum HostEvent {
     /// A validated binding call: call id, namespace index, function-name index, argument JSON.
@@ -17,6 +18,14 @@ pub enum HostEvent {
     /// Work for Node's main thread itself (a supervisor handing it a channel to read), done
     /// there with its `env` before the callback is called with `RunEventKind::None`.
     OnMain(Box<dyn FnOnce(sys::napi_env) + Send>),
+}
+
+impl HostEvent {
+    /// Whether the host may still act on this event: a binding call only while the run's end is
+    /// undecided (log entries were admitted by the ledger before it, and the report is the end).
+    pub fn deliverable(&self, end: &RunEnd) -> bool {
+        !matches!(self, HostEvent::Call { .. }) || !end.is_decided()
+    }
 }
 
 pub struct RunStats {

@@ -38,6 +38,8 @@ pub struct RunState {
     /// Byte cap of one binding call's argument JSON (the output budget: no argument a program
     /// could print may be refused, and none can outgrow what the host can convert).
     pub max_argument_bytes: usize,
+    /// Binding calls in flight at most: one more ends the run (src/channel/backlog.rs).
+    pub max_pending_calls: usize,
     /// Entries admitted since the last `onLog` batch, when the host streams logs.
     pub streamed: Option<LogBook>,
     /// Flush `streamed` after every entry (see `RunConfig::log_at_once`).
@@ -78,6 +80,10 @@ pub fn elapsed_ms(isolate: &v8::Isolate) -> f64 {
 impl RunState {
     /// Charges one log entry to the ledger; an overflow ends the run at once.
     pub fn log(&mut self, text: Text) {
+        // Nothing the program prints after its end was decided is recorded.
+        if self.shared.is_decided() {
+            return;
+        }
         let admitted = match self.ledger.push(&text) {
             Admission::Whole => Some(text),
             Admission::Overflow { prefix_units } => {

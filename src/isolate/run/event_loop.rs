@@ -76,7 +76,10 @@ pub(super) fn event_loop(
 
 fn handle(scope: &mut v8::PinScope, event: IsolateEvent) {
     match event {
-        IsolateEvent::Reply { id, ok, json } => settle_reply(scope, id, ok, &json),
+        IsolateEvent::Reply { id, ok, json } => {
+            state(scope).borrow().shared.reply_taken(json.len());
+            settle_reply(scope, id, ok, &json)
+        }
         IsolateEvent::Wake => {}
     }
 }

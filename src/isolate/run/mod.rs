@@ -35,6 +35,8 @@ pub struct RunConfig {
     pub compute_ms: f64,
     pub max_wall_ms: f64,
     pub max_output_bytes: usize,
+    /// Binding calls in flight at most (`maxPendingCalls`, src/channel/backlog.rs).
+    pub max_pending_calls: usize,
     pub heap_mb: f64,
     pub stream_logs: bool,
     /// Send each log entry the moment it is admitted (a sandbox process: whatever the program
@@ -173,6 +175,7 @@ fn execute(
         host: host.clone(),
         ledger: OutputLedger::new(config.max_output_bytes),
         max_argument_bytes: config.max_output_bytes,
+        max_pending_calls: config.max_pending_calls,
         streamed: config.stream_logs.then(Default::default),
         log_at_once: config.log_at_once,
         namespaces: config

@@ -41,6 +41,15 @@ fn scenario_bytes(scenario: &str) -> Option<Vec<u8>> {
         "frames-after-done" => br#"{"type":"done","value":7}
 {"type":"call","id":9,"global":"tools","name":"echo","args":[]}"#
             .to_vec(),
+        // The program's end is claimed (its `process.exit`), then a subverted process goes on as
+        // if it had not been: logs and calls, then `done` with a value.
+        "after-stop" => br#"{"type":"log","text":"before"}
+{"type":"stop","error":{"kind":"worker-exit","message":"program exited with code 0 before completing"}}
+{"type":"log","text":"after"}
+{"type":"call","id":1,"global":"tools","name":"echo","args":[1]}
+{"type":"call","id":2,"global":"tools","name":"echo","args":[2]}
+{"type":"done","error":{"kind":"worker-exit","message":"program exited with code 0 before completing"}}"#
+            .to_vec(),
         "exit" => return None,
         _ => b"unknown scenario\n".to_vec(),
     };

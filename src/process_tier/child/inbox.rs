@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use super::fatal::HEAP_MB;
 use crate::channel::host_frames::{decode_host_frame, HostFrame, IsolateRun};
-use crate::isolate::first_terminal::{ChannelWait, IsolateEvent, RunShared, Terminal};
+use crate::isolate::first_terminal::{ChannelWait, RunShared, Terminal};
 use crate::isolate::run::RunConfig;
 use crate::isolate::source::ProgramText;
 use crate::ledger::text::Text;
@@ -204,11 +204,7 @@ impl Inbox {
                 let run = RUNS.lock().unwrap_or_else(|e| e.into_inner()).current.clone();
                 // No run: a late reply belongs to none.
                 if let Some(run) = run {
-                    let event = IsolateEvent::Reply { id, ok, json };
-                    match IN_WAIT.get() {
-                        true => run.send_from_waiter(event),
-                        false => run.send(event),
-                    }
+                    run.reply(id, ok, json, IN_WAIT.get());
                 }
             }
             Frame::Abort(message) => {
@@ -277,6 +273,7 @@ fn parse_frame(line: &[u8]) -> Option<Frame> {
                 compute_ms,
                 max_wall_ms,
                 max_output_bytes,
+                max_pending_calls,
                 waited_ms,
                 last,
                 node_major,
@@ -287,6 +284,7 @@ fn parse_frame(line: &[u8]) -> Option<Frame> {
                 compute_ms,
                 max_wall_ms,
                 max_output_bytes,
+                max_pending_calls,
                 heap_mb: *HEAP_MB.get()?,
                 stream_logs: true,
                 log_at_once: true,

@@ -104,6 +104,8 @@ fn forged_one(
         out: Mutex::new(Outbound::default()),
         wake: Mutex::new(Some(wake_w)),
         replies: Default::default(),
+        end: Default::default(),
+        pending_calls: Default::default(),
     });
     let run = RunConfig {
         program: ProgramText::plain(program),
@@ -111,6 +113,7 @@ fn forged_one(
         compute_ms: 5000.0,
         max_wall_ms: 10000.0,
         max_output_bytes,
+        max_pending_calls: crate::channel::backlog::DEFAULT_MAX_PENDING_CALLS,
         heap_mb,
         stream_logs: true,
         log_at_once: false,

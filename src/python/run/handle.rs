@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use nix::sys::signal::Signal;
 
-use crate::outcome::FailureKind;
+use crate::outcome::{FailureKind, RunEnd};
 use crate::python::process::teardown::signal_group;
 use crate::python::protocol::events::{emit_settled, failure, Events, Tracked};
 use crate::python::run::{Run, RunSpec};
@@ -72,7 +72,8 @@ impl Control {
 }
 
 /// Starts a run on its own thread.
-pub fn start(spec: RunSpec, events: Box<dyn Events>) -> std::io::Result<Control> {
+/// `end` is decided with the run's outcome; the host delivers no call of the run after it.
+pub fn start(spec: RunSpec, events: Box<dyn Events>, end: RunEnd) -> std::io::Result<Control> {
     let group: Group = Arc::new(Mutex::new(None));
     let run_group = group.clone();
     let (tx, rx) = mpsc::channel();
@@ -82,7 +83,7 @@ pub fn start(spec: RunSpec, events: Box<dyn Events>) -> std::io::Result<Control>
     let wake = Arc::new(Mutex::new(Some(wake)));
     let run_wake = wake.clone();
     std::thread::Builder::new().name("crn-python-run".into()).stack_size(1 << 20).spawn(move || {
-        guarded(spec, events, rx, wake_rx, run_group);
+        guarded(spec, events, rx, wake_rx, run_group, end);
         *run_wake.lock().unwrap_or_else(|p| p.into_inner()) = None;
     })?;
     Ok(Control { tx, wake, group, aborted: AtomicBool::new(false) })
@@ -90,13 +91,14 @@ pub fn start(spec: RunSpec, events: Box<dyn Events>) -> std::io::Result<Control>
 
 /// Runs one run; should it ever panic (a bug), the group is killed, the staging directory removed
 /// and the run still resolves, so neither a child nor a pending promise outlives the failure.
-fn guarded(spec: RunSpec, events: Box<dyn Events>, rx: Receiver<Command>, wake: UnixStream, group: Group) {
+fn guarded(spec: RunSpec, events: Box<dyn Events>, rx: Receiver<Command>, wake: UnixStream, group: Group, end: RunEnd) {
     let began = Instant::now();
     let shared: Arc<dyn Events> = Arc::from(events);
     let settled = Arc::new(AtomicBool::new(false));
     let tracked = Box::new(Tracked { inner: shared.clone(), settled: settled.clone() });
-    let outcome = catch_unwind(AssertUnwindSafe(|| Run::execute(spec, tracked, rx, wake, group.clone())));
+    let outcome = catch_unwind(AssertUnwindSafe(|| Run::execute(spec, tracked, rx, wake, group.clone(), end.clone())));
     let Err(panic) = outcome else { return };
+    end.decide();
     if let Some((pid, start, dir)) = group.lock().unwrap_or_else(|p| p.into_inner()).take() {
         signal_group(pid, start, Signal::SIGKILL);
         let _ = std::fs::remove_dir_all(dir);

@@ -16,13 +16,14 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
 
+use crate::channel::backlog::pending_calls_message;
 use crate::channel::codec::{decode_frame, ChildFrame};
 use crate::channel::host_frames;
 use crate::channel::lines::LineSplitter;
 use crate::channel::wire::{cap_message, unknown_binding};
 use crate::ledger::byte_meter::number_to_string;
 use crate::ledger::json;
-use crate::outcome::{self, FailureKind};
+use crate::outcome::{self, FailureKind, RunEnd};
 use crate::python::process::limits::LimitPlan;
 use crate::python::process::spare::{boot, memory_cap, Booted, Cgroups, ChildSpec};
 use crate::python::process::spawn::{Spawned, Staging};
@@ -34,8 +35,6 @@ use crate::python::protocol::writer::{WriteKind, Writer};
 use crate::python::run::handle::{Command, Group};
 use crate::sandbox::exit::{try_reap, Exit};
 
-/// Pending-reply and in-flight-call caps.
-pub const BACKLOG_CAP: usize = 1024;
 const CHUNK: usize = 64 * 1024;
 /// The share of the applied CPU limit a SIGXCPU must find spent (in the CPU time the host reads)
 /// to count as the budget's end. The kernel checks its limit against a clock that counts whole
@@ -57,6 +56,8 @@ pub struct RunSpec {
     pub max_wall_ms: f64,
     pub grace_ms: f64,
     pub frame_cap: usize,
+    /// Binding calls in flight at most (`maxPendingCalls`, src/channel/backlog.rs).
+    pub max_pending_calls: usize,
     /// The boot frame's `namespaces` array, as JSON.
     pub namespaces_json: String,
     /// Each namespace's global and its dispatchable member names, in boot order.
@@ -149,6 +150,8 @@ pub struct Run {
     barrier: bool,
     held_done: Option<Inbound>,
     decided: Option<Decided>,
+    /// Decided with `decided`: the host's side delivers no call of this run after it.
+    end: RunEnd,
     /// The outcome came from the child's own `done`: the kernel's CPU accounting still overrules it.
     child_decided: bool,
     wall_deadline: Option<Instant>,
@@ -157,7 +160,14 @@ pub struct Run {
 }
 
 impl Run {
-    pub fn execute(mut spec: RunSpec, events: Box<dyn Events>, rx: Receiver<Command>, wake: UnixStream, group: Group) {
+    pub fn execute(
+        mut spec: RunSpec,
+        events: Box<dyn Events>,
+        rx: Receiver<Command>,
+        wake: UnixStream,
+        group: Group,
+        end: RunEnd,
+    ) {
         let began = Instant::now();
         let booted = match spec.spare.take() {
             Some(spare) => Ok(spare),
@@ -165,7 +175,10 @@ impl Run {
         };
         let Booted { staging, cgroups, spawned } = match booted {
             Ok(b) => b,
-            Err(e) => return emit_settled(&*events, &[], &failure(FailureKind::WorkerExit, &e.message()), None, began),
+            Err(e) => {
+                end.decide();
+                return emit_settled(&*events, &[], &failure(FailureKind::WorkerExit, &e.message()), None, began);
+            }
         };
         let Spawned { pid, start_time, fd3, stdout, stderr, pidfd, layers: _, init } = spawned;
         *group.lock().unwrap_or_else(|p| p.into_inner()) = Some((pid, start_time, staging.dir.clone()));
@@ -213,6 +226,7 @@ impl Run {
             barrier: false,
             held_done: None,
             decided: None,
+            end,
             child_decided: false,
             wall_deadline: Some(began + wall),
             grace_deadline: None,
@@ -237,6 +251,7 @@ impl Run {
             return;
         }
         self.decided = Some(decided);
+        self.end.decide();
         self.wall_deadline = None;
         let committed = self.ledger.commit_held().into_iter().collect();
         self.emit_logs(committed);
@@ -263,6 +278,9 @@ impl Run {
                     self.run_queued = true;
                 }
             }
+            // What the child still sends once the end is decided is not recorded
+            // (docs/budgets-and-ledger.md#nothing-passes-the-end).
+            Inbound::Log { .. } if self.decided.is_some() => {}
             Inbound::Log { text, truncated, open } => {
                 let was_stopped = self.ledger.stopped();
                 let committed = self.ledger.frame(text, open, truncated);
@@ -298,7 +316,7 @@ impl Run {
                 if self.decided.is_some() {
                     return;
                 }
-                if self.in_flight > BACKLOG_CAP && self.barrier_pending() {
+                if self.in_flight > self.spec.max_pending_calls && self.barrier_pending() {
                     self.held_done = Some(Inbound::Done { value, error });
                     return;
                 }
@@ -327,7 +345,7 @@ impl Run {
 
     /// Raises the barrier when more calls are in flight than the cap; true while it is up.
     fn barrier_pending(&mut self) -> bool {
-        if self.in_flight > BACKLOG_CAP && !self.barrier && self.decided.is_none() {
+        if self.in_flight > self.spec.max_pending_calls && !self.barrier && self.decided.is_none() {
             self.barrier = true;
             self.events.emit(PythonEvent::Barrier);
         }
@@ -347,11 +365,9 @@ impl Run {
 
     /// True when the backlog cap ended the run.
     fn check_call_backlog(&mut self) -> bool {
-        if self.in_flight > BACKLOG_CAP && self.decided.is_none() {
-            self.finish(failure(
-                FailureKind::WorkerExit,
-                "call backlog exceeded 1024 in-flight binding calls (a binding never settled)",
-            ));
+        if self.in_flight > self.spec.max_pending_calls && self.decided.is_none() {
+            let message = pending_calls_message(self.spec.max_pending_calls);
+            self.finish(failure(FailureKind::Protocol, &message));
             return true;
         }
         false
@@ -361,15 +377,10 @@ impl Run {
         if self.decided.is_some() || self.writer.is_dead() {
             return;
         }
-        if self.writer.waiting() >= BACKLOG_CAP {
-            self.finish(failure(
-                FailureKind::Protocol,
-                "reply queue exceeded 1024 pending frames on fd 3 (the child stopped consuming its replies)",
-            ));
-            return;
-        }
         // Encoded when queued: the payload's text is dropped as its frame takes its place.
-        self.writer.push(host_frames::reply_frame(id, ok, &payload), WriteKind::Reply);
+        if let Err(refused) = self.writer.push_reply(host_frames::reply_frame(id, ok, &payload), WriteKind::Reply) {
+            self.finish(failure(FailureKind::Protocol, &refused.message("on fd 3")));
+        }
     }
 
     fn read_fd3(&mut self, buf: &mut [u8]) {

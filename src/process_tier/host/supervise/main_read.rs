@@ -124,7 +124,13 @@ impl MainReader for SharedReader {
             // No lock is held while JavaScript runs: the supervisor may act on the run meanwhile
             // (a binding may take long), and a binding that spins a nested event loop may
             // bring this callback back.
-            events.into_iter().for_each(&mut *deliver);
+            // A call is delivered only while the run's end is undecided: a binding an earlier
+            // event ran may have aborted it, or the supervisor claimed its end meanwhile.
+            for event in events {
+                if event.deliverable(&self.control.end) {
+                    deliver(event);
+                }
+            }
             if !open {
                 return false;
             }

@@ -77,7 +77,13 @@ pub fn take_ready(
         return Some(Err(process));
     };
     let reader = Arc::new(SharedReader {
-        reader: Mutex::new(Reader::new(config.clone(), host.clone(), channel, lend(&mut process.splitter))),
+        reader: Mutex::new(Reader::new(
+            config.clone(),
+            host.clone(),
+            channel,
+            lend(&mut process.splitter),
+            control.tally(),
+        )),
         control: control.clone(),
         main_reads: AtomicBool::new(false),
         spin: MainSpin::new(),
@@ -171,7 +177,13 @@ fn supervise_run(
                 Ok(channel) => {
                     let splitter = lend(&mut process.splitter);
                     let shared = Arc::new(SharedReader {
-                        reader: Mutex::new(Reader::new(config.clone(), host.clone(), channel, splitter)),
+                        reader: Mutex::new(Reader::new(
+                            config.clone(),
+                            host.clone(),
+                            channel,
+                            splitter,
+                            control.tally(),
+                        )),
                         control: control.clone(),
                         main_reads: AtomicBool::new(false),
                         spin: MainSpin::new(),
@@ -292,6 +304,7 @@ fn run_frame(config: &ContainedConfig, waited: Duration, last: bool) -> Vec<u8> 
         compute_ms: run.compute_ms,
         max_wall_ms: run.max_wall_ms,
         max_output_bytes: run.max_output_bytes,
+        max_pending_calls: run.max_pending_calls,
         waited_ms: waited.as_secs_f64() * 1000.0,
         last,
         node_major: run.node_major,
@@ -414,7 +427,11 @@ impl Supervisor<'_> {
                 // current dispatch).
                 let events = std::mem::take(&mut reader.outbox);
                 if let Some(host) = reader.host.as_ref() {
-                    events.into_iter().for_each(|event| host.send(event));
+                    // The threadsafe function asks again when it delivers (`event_sink`).
+                    events
+                        .into_iter()
+                        .filter(|event| event.deliverable(&reader.end))
+                        .for_each(|event| host.send(event));
                 }
             }
         }

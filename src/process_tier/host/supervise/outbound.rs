@@ -3,6 +3,7 @@
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 
+use crate::channel::backlog::Refused;
 use crate::channel::frame_queue::FrameQueue;
 
 /// The host's frames to the sandbox process, written by whoever has one (Node's main thread a
@@ -22,6 +23,16 @@ impl Outbound {
         }
         self.queue.push(frame, ());
         self.flush()
+    }
+
+    /// Queues a reply under the backlog's caps (src/channel/backlog.rs); `Ok(true)` when bytes
+    /// remain queued.
+    pub fn push_reply(&mut self, frame: Vec<u8>) -> Result<bool, Refused> {
+        if self.channel.is_none() {
+            return Ok(false);
+        }
+        self.queue.push_reply(frame, ())?;
+        Ok(self.flush())
     }
 
     pub(super) fn flush(&mut self) -> bool {

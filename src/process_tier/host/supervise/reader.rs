@@ -3,6 +3,7 @@
 
 use std::io::Read;
 use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -13,7 +14,7 @@ use crate::isolate::host::{Host, HostEvent};
 use crate::ledger::logbook::LogBook;
 use crate::ledger::output::{Admission, LedgerResult, OutputLedger};
 use crate::ledger::text::Text;
-use crate::outcome::FailureKind;
+use crate::outcome::{FailureKind, RunEnd};
 
 /// Bytes one read of a run's channel takes at most (see `Reader::read_into`).
 const READ_SLICE: usize = 256 * 1024;
@@ -53,6 +54,10 @@ pub(super) struct Reader {
     /// Events decoded by the last read, for the reading thread to deliver once it has let go
     /// of the lock (the main thread calls JavaScript with them).
     pub(super) outbox: Vec<HostEvent>,
+    /// Decided with the run's first claim or its end; the readers deliver no call after it.
+    pub(super) end: RunEnd,
+    /// Calls sent and not yet answered (the reply's sender counts them down).
+    pub(super) pending_calls: Arc<AtomicUsize>,
 }
 
 pub(super) enum Ended {
@@ -66,7 +71,13 @@ pub(super) enum Ended {
 }
 
 impl Reader {
-    pub(super) fn new(config: Arc<ContainedConfig>, host: Host, channel: UnixStream, splitter: LineSplitter) -> Reader {
+    pub(super) fn new(
+        config: Arc<ContainedConfig>,
+        host: Host,
+        channel: UnixStream,
+        splitter: LineSplitter,
+        (end, pending_calls): (RunEnd, Arc<AtomicUsize>),
+    ) -> Reader {
         Reader {
             ledger: OutputLedger::new(config.run.max_output_bytes),
             config,
@@ -82,6 +93,8 @@ impl Reader {
             buf: Vec::new(),
             heard: false,
             outbox: Vec::new(),
+            end,
+            pending_calls,
         }
     }
 
@@ -113,6 +126,7 @@ impl Reader {
                 }
                 Ok(n) => {
                     if let Some(ended) = self.frames(&buf[..n]) {
+                        self.end.decide();
                         self.ended = Some(ended);
                         return false;
                     }
@@ -139,6 +153,7 @@ impl Reader {
 
     /// Claims the run's end (the first claim wins) and arms the kill.
     pub(super) fn claim(&mut self, kind: FailureKind, message: Text) {
+        self.end.decide();
         if self.claim.is_none() {
             self.claim = Some(Claim { kind, message, kill_at: super::verdicts::kill_at(Instant::now()) });
         }
@@ -170,6 +185,10 @@ impl Reader {
                 break;
             };
             match frame {
+                // Once the run's end is claimed, what the process still sends of the program (a
+                // subverted one, or an isolate V8 has not stopped yet) is not acted on: no log
+                // is recorded, no binding called (docs/budgets-and-ledger.md#nothing-passes-the-end).
+                ChildFrame::Log { .. } | ChildFrame::Call { .. } if self.end.is_decided() => {}
                 ChildFrame::Log { text, .. } => {
                     let text = units_text(text);
                     match self.ledger.push(&text) {
@@ -188,6 +207,13 @@ impl Reader {
                     let arg_json = String::from_utf8_lossy(&line[args.0..args.1]).into_owned();
                     if arg_json.len() > self.config.run.max_output_bytes {
                         ended = Some(self.malformed("a call's arguments exceeded the byte cap"));
+                        break;
+                    }
+                    // An honest process ends its run itself before it sends one call more than
+                    // the host holds (src/channel/backlog.rs).
+                    let max = self.config.run.max_pending_calls;
+                    if self.pending_calls.fetch_add(1, Ordering::AcqRel) >= max {
+                        ended = Some(self.malformed(&format!("it sent more than {max} calls pending at once")));
                         break;
                     }
                     self.flush(&mut streamed);
@@ -266,6 +292,7 @@ impl Reader {
 
     /// A frame no honest sandbox process sends: the process is killed and the run ends.
     pub(super) fn malformed(&mut self, what: &str) -> Ended {
+        self.end.decide();
         let message = format!("isolate process broke the channel protocol ({what}); it was killed");
         self.claim = None;
         Ended::Killed(self.ledger_failure(FailureKind::Protocol, Text::new(&message)))
@@ -304,6 +331,7 @@ mod tests {
             compute_ms: 1000.0,
             max_wall_ms: 1000.0,
             max_output_bytes: CAP,
+            max_pending_calls: 4,
             heap_mb: 64.0,
             stream_logs: true,
             log_at_once: false,
@@ -312,7 +340,7 @@ mod tests {
         let config = Arc::new(ContainedConfig { run, memory_cap: 1 << 30 });
         let (host_end, process_end) = UnixStream::pair().unwrap();
         host_end.set_nonblocking(true).unwrap();
-        (Reader::new(config, Arc::new(Nobody), host_end, LineSplitter::new(FRAME_CAP)), process_end)
+        (Reader::new(config, Arc::new(Nobody), host_end, LineSplitter::new(FRAME_CAP), Default::default()), process_end)
     }
 
     fn broke(ended: Option<Ended>) -> String {
