@@ -349,8 +349,8 @@ export interface IsolateRunOptions {
   computeMs: number
   maxWallMs: number
   maxOutputBytes: number
-  /** Binding calls in flight at most (`maxPendingCalls`); one more ends the run. */
-  maxPendingCalls: number
+  /** Binding calls in flight at most (`maxPendingCalls`; absent, 128); one more ends the run. */
+  maxPendingCalls?: number
   maxOldGenerationSizeMb: number
   /** Whether admitted log entries are streamed to the host as they are emitted. */
   streamLogs: boolean
@@ -468,8 +468,8 @@ export interface PythonRunOptions {
   runAs?: RunAs
   graceMs: number
   frameCap: number
-  /** Binding calls in flight at most (`maxPendingCalls`); one more ends the run. */
-  maxPendingCalls: number
+  /** Binding calls in flight at most (`maxPendingCalls`; absent, 128); one more ends the run. */
+  maxPendingCalls?: number
   /** The boot frame's `namespaces`, as JSON. */
   namespacesJson: string
   /** Per namespace: its global then its member names (every code unit kept). */

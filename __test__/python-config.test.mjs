@@ -40,6 +40,7 @@ describe('descriptors and schema', () => {
       maxLogBytes: 65536,
       maxValueBytes: 32768,
       graceMs: 3000,
+      maxPendingCalls: 128,
       pythonBin: 'python3',
       allowUnsandboxed: false,
     })

@@ -82,6 +82,7 @@ describe('cordis registration', () => {
       maxWallMs: 600000,
       maxOutputBytes: 67108864,
       maxOldGenerationSizeMb: 512,
+      maxPendingCalls: 128,
       allowUnsandboxed: false,
     })
   })

@@ -38,8 +38,8 @@ pub struct IsolateRunOptions {
     pub compute_ms: f64,
     pub max_wall_ms: f64,
     pub max_output_bytes: f64,
-    /// Binding calls in flight at most (`maxPendingCalls`); one more ends the run.
-    pub max_pending_calls: f64,
+    /// Binding calls in flight at most (`maxPendingCalls`; absent, 128); one more ends the run.
+    pub max_pending_calls: Option<f64>,
     pub max_old_generation_size_mb: f64,
     /// Whether admitted log entries are streamed to the host as they are emitted.
     pub stream_logs: bool,
@@ -133,7 +133,9 @@ pub fn run_config(options: IsolateRunOptions) -> run::RunConfig {
         compute_ms: options.compute_ms,
         max_wall_ms: options.max_wall_ms,
         max_output_bytes: options.max_output_bytes as usize,
-        max_pending_calls: options.max_pending_calls as usize,
+        max_pending_calls: options
+            .max_pending_calls
+            .map_or(crate::channel::backlog::DEFAULT_MAX_PENDING_CALLS, |n| n as usize),
         heap_mb: options.max_old_generation_size_mb,
         stream_logs: options.stream_logs,
         log_at_once: false,

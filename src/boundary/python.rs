@@ -226,8 +226,8 @@ pub struct PythonRunOptions {
     pub run_as: Option<RunAs>,
     pub grace_ms: f64,
     pub frame_cap: f64,
-    /// Binding calls in flight at most (`maxPendingCalls`); one more ends the run.
-    pub max_pending_calls: f64,
+    /// Binding calls in flight at most (`maxPendingCalls`; absent, 128); one more ends the run.
+    pub max_pending_calls: Option<f64>,
     /// The boot frame's `namespaces`, as JSON.
     pub namespaces_json: String,
     /// Per namespace: its global then its member names (every code unit kept).
@@ -331,7 +331,9 @@ pub fn python_start_run(
         max_wall_ms: options.max_wall_ms,
         grace_ms: options.grace_ms,
         frame_cap: options.frame_cap as usize,
-        max_pending_calls: options.max_pending_calls as usize,
+        max_pending_calls: options
+            .max_pending_calls
+            .map_or(crate::channel::backlog::DEFAULT_MAX_PENDING_CALLS, |n| n as usize),
         namespaces_json: options.namespaces_json,
         namespaces,
         program: options.program.to_vec(),

@@ -106,6 +106,9 @@ fn call_binding<'s>(
     let id = st.next_call_id;
     let site = v8::StackTrace::current_stack_trace(scope, STACK_FRAMES).map(|t| v8::Global::new(scope, t));
     st.calls.insert(id, PendingCall { resolver: v8::Global::new(scope, resolver), ns, name, site });
+    // Lines the program printed before this call reach `onLog` before the call reaches the host,
+    // in both tiers (a sandbox process sends each line at once).
+    st.flush_stream();
     st.host.send(HostEvent::Call { id, ns, name, arg_json: json });
 }
 

@@ -31,35 +31,61 @@ pub struct Watched {
 }
 
 struct Watchdog {
-    runs: Mutex<Vec<Arc<Watched>>>,
+    runs: Mutex<Patrol>,
     changed: Condvar,
 }
 
+/// The runs watched, and whether a thread patrols them.
+#[derive(Default)]
+struct Patrol {
+    runs: Vec<Arc<Watched>>,
+    patrolling: bool,
+}
+
+impl std::ops::Deref for Patrol {
+    type Target = Vec<Arc<Watched>>;
+    fn deref(&self) -> &Self::Target {
+        &self.runs
+    }
+}
+
+impl std::ops::DerefMut for Patrol {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.runs
+    }
+}
+
 fn watchdog() -> &'static Watchdog {
-    static WATCHDOG: OnceLock<&'static Watchdog> = OnceLock::new();
-    WATCHDOG.get_or_init(|| {
-        let dog: &'static Watchdog =
-            Box::leak(Box::new(Watchdog { runs: Mutex::new(Vec::new()), changed: Condvar::new() }));
-        std::thread::Builder::new()
-            .name("code-runtime-watchdog".into())
-            .spawn(move || dog.patrol())
-            .expect("spawn the watchdog thread");
-        dog
-    })
+    static WATCHDOG: OnceLock<Watchdog> = OnceLock::new();
+    WATCHDOG.get_or_init(|| Watchdog { runs: Mutex::new(Patrol::default()), changed: Condvar::new() })
 }
 
 /// Longest sleep between patrols; registrations wake the watchdog early.
 const MAX_NAP: Duration = Duration::from_millis(50);
+/// How long the watchdog's thread waits for a run once none is left before it exits (the next
+/// run starts another): a host whose runtimes are disposed keeps no thread of ours.
+const IDLE_EXIT: Duration = Duration::from_secs(1);
 /// Shortest sleep, so a run on the edge of its budget does not make the watchdog spin.
 const MIN_NAP: Duration = Duration::from_micros(250);
 
 impl Watchdog {
     fn patrol(&self) {
         let mut runs = self.runs.locked();
+        let mut idle_since = None;
         loop {
             let now = Instant::now();
             let mut nap = MAX_NAP;
             runs.retain(|run| !run.done.load(Ordering::Acquire));
+            if runs.is_empty() {
+                let since = *idle_since.get_or_insert(now);
+                if now.duration_since(since) >= IDLE_EXIT {
+                    runs.patrolling = false;
+                    return;
+                }
+                runs = self.changed.wait_for(runs, IDLE_EXIT);
+                continue;
+            }
+            idle_since = None;
             for run in runs.iter() {
                 if now >= run.wall_deadline {
                     run.fire(Terminal::Failed(
@@ -116,7 +142,18 @@ pub fn watch(shared: Arc<RunShared>, compute_ms: f64, max_wall_ms: f64, started:
         done: AtomicBool::new(false),
     });
     let dog = watchdog();
-    dog.runs.locked().push(run.clone());
+    let mut runs = dog.runs.locked();
+    runs.push(run.clone());
+    if !runs.patrolling {
+        // A run with nothing to watch it would never be stopped: failing to start the thread
+        // fails this run's thread (a panic its guard turns into a failed run).
+        std::thread::Builder::new()
+            .name("code-runtime-watchdog".into())
+            .spawn(move || watchdog().patrol())
+            .expect("spawn the watchdog thread");
+        runs.patrolling = true;
+    }
+    drop(runs);
     dog.changed.notify_one();
     WatchGuard(run)
 }

@@ -113,6 +113,13 @@ impl RunCgroup {
         })
     }
 
+    /// CPU time of everything that ran in this cgroup (cgroup v2's `cpu.stat`), in µs; it
+    /// survives the processes. `None` where the file is missing (v1).
+    pub fn cpu_usec(&self) -> Option<u64> {
+        let text = std::fs::read_to_string(self.dir.join("cpu.stat")).ok()?;
+        text.lines().find_map(|l| l.strip_prefix("usage_usec ")).and_then(|n| n.trim().parse().ok())
+    }
+
     pub fn path(&self) -> &Path {
         &self.dir
     }

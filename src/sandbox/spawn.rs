@@ -31,6 +31,9 @@ pub struct Launch<'a> {
     pub stdin: Stdio,
     pub stdout: Stdio,
     pub stderr: Stdio,
+    /// The host's lifeline, placed on `LIFELINE_FD` for the helper (its plan says `--lifeline`
+    /// exactly when this is present); handed back in [`Launched`].
+    pub lifeline: Option<super::lifeline::Hold>,
 }
 
 /// A started child. Its pid is its process group's (it leads a session).
@@ -44,6 +47,8 @@ pub struct Launched {
     pub layers: Option<Layers>,
     /// The namespace's init, opened while it is certainly alive (only the helper reaps it).
     pub init: Option<OwnedFd>,
+    /// Keeps the lifeline open: its owner drops it once the child is reaped.
+    pub lifeline: Option<super::lifeline::Hold>,
 }
 
 /// Why a child did not start.
@@ -77,10 +82,11 @@ pub fn launch(
     };
     let channel_raw = child_end.as_raw_fd();
     let report_raw = report.as_ref().map_or(-1, |(_, w)| w.as_raw_fd());
-    let lifeline_raw = match launch.reports {
-        true => super::lifeline::read_end().unwrap_or(-1),
-        false => -1,
+    let lifeline_raw = match (&launch.lifeline, launch.reports) {
+        (Some(hold), true) => hold.read_end(),
+        _ => -1,
     };
+    let lifeline = launch.lifeline;
     let mut cmd = Command::new(launch.executable);
     cmd.args(&launch.args).env_clear().envs(launch.env.iter().map(|(k, v)| (k, v)));
     if let Some(cwd) = &launch.cwd {
@@ -122,5 +128,5 @@ pub fn launch(
         }
     };
     let init = layers.filter(|l| l.init_pid > 0).and_then(|l| pidfd_open(l.init_pid));
-    Ok(Launched { pid, pidfd, channel, layers, init })
+    Ok(Launched { pid, pidfd, channel, layers, init, lifeline })
 }

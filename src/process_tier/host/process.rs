@@ -74,11 +74,20 @@ pub struct SandboxProcess {
     memory: Option<RunCgroup>,
     /// The seccomp allowlist holds on every thread (its first `boot-ack` says so).
     pub allowlist: bool,
+    /// The host's lifeline, open while this process (started through the helper) may live; a
+    /// forked process lives in its template's namespace and needs none of its own.
+    _lifeline: Option<crate::sandbox::lifeline::Hold>,
 }
 
 /// `mode` is `isolate` (serve runs) or `isolate-probe` with the host's pid (the escape probe).
 /// `processes`: how many processes (each with its threads) it may hold.
-fn plan(spec: &ProcessSpec, mode: &[&str], cgroup: Option<&Path>, memory: Option<&Path>, processes: u64) -> Plan {
+fn plan(
+    spec: &ProcessSpec,
+    mode: &[&str],
+    (cgroup, memory): (Option<&Path>, Option<&Path>),
+    processes: u64,
+    lifeline: bool,
+) -> Plan {
     let mut read_only: Vec<PathBuf> = SYSTEM_READ_ONLY.iter().map(PathBuf::from).collect();
     read_only.push(spec.helper.clone());
     read_only.push(spec.addon.clone());
@@ -90,7 +99,7 @@ fn plan(spec: &ProcessSpec, mode: &[&str], cgroup: Option<&Path>, memory: Option
         cwd: Some(PathBuf::from("/")),
         network: false,
         run_as: spec.run_as,
-        lifeline: crate::sandbox::lifeline::read_end().is_some(),
+        lifeline,
         read_only,
         read_write: Vec::new(),
         as_host: Vec::new(),
@@ -147,6 +156,7 @@ impl SandboxProcess {
             cgroup,
             memory,
             allowlist: false,
+            _lifeline: None,
         })
     }
 
@@ -175,14 +185,15 @@ impl SandboxProcess {
         let cgroup = RunCgroup::create(THREAD_CAP * processes);
         let memory =
             RunCgroup::with_memory_limit(spec.memory_cap.saturating_add(CGROUP_SLACK).saturating_mul(processes));
+        let lifeline = crate::sandbox::lifeline::hold();
         let launch = Launch {
             executable: &spec.helper,
             args: plan(
                 spec,
                 mode,
-                cgroup.as_ref().map(RunCgroup::path),
-                memory.as_ref().map(RunCgroup::path),
+                (cgroup.as_ref().map(RunCgroup::path), memory.as_ref().map(RunCgroup::path)),
                 processes,
+                lifeline.is_some(),
             )
             .to_args(),
             env: Vec::new(),
@@ -191,12 +202,14 @@ impl SandboxProcess {
             stdin: Stdio::null(),
             stdout: Stdio::null(),
             stderr: Stdio::null(),
+            lifeline,
         };
-        let Launched { pid, pidfd, channel, layers, init } = launch_child(launch, || Ok(())).map_err(|e| match e {
-            LaunchError::Setup(what, e) => io(what, e),
-            LaunchError::Spawn(e) => io(&format!("spawn {}", spec.helper.display()), e),
-            LaunchError::Exec(e) => io("exec", e),
-        })?;
+        let Launched { pid, pidfd, channel, layers, init, lifeline } =
+            launch_child(launch, || Ok(())).map_err(|e| match e {
+                LaunchError::Setup(what, e) => io(what, e),
+                LaunchError::Spawn(e) => io(&format!("spawn {}", spec.helper.display()), e),
+                LaunchError::Exec(e) => io("exec", e),
+            })?;
         super::trace!("start: spawned {pid}, report {layers:?}");
         let fd = OwnedFd::from(channel.try_clone().map_err(|e| io("dup", e))?);
         nonblocking(&fd);
@@ -219,6 +232,7 @@ impl SandboxProcess {
             cgroup,
             memory,
             allowlist: false,
+            _lifeline: lifeline,
         })
     }
 
@@ -291,8 +305,15 @@ impl SandboxProcess {
     }
 
     /// CPU time of the isolate process so far (all its threads), in ms; 0 when it cannot be read.
+    /// From its cgroup where it has one (the kernel keeps that count after the process died, so a
+    /// process V8's fatal path ended still reports what it computed), else from /proc.
     pub fn cpu_ms(&self) -> f64 {
-        self.program_pid.and_then(crate::sandbox::procfs::cpu_ms).unwrap_or(0.0)
+        let cgroup =
+            [self.memory.as_ref(), self.cgroup.as_ref()].into_iter().flatten().filter_map(RunCgroup::cpu_usec).max();
+        match cgroup {
+            Some(usec) => usec as f64 / 1000.0,
+            None => self.program_pid.and_then(crate::sandbox::procfs::cpu_ms).unwrap_or(0.0),
+        }
     }
 
     /// Rings the process's doorbell (SIGTERM, forwarded by its init, or through a forked

@@ -176,6 +176,8 @@ pub struct Spawned {
     /// The namespace's init (when the helper made one): SIGKILL it, and the whole namespace dies
     /// while the helper reaps it and exits, so nothing is left for anyone else to reap.
     pub init: Option<OwnedFd>,
+    /// Keeps the host's lifeline open until the child is reaped (dropped with the run).
+    pub lifeline: Option<crate::sandbox::lifeline::Hold>,
 }
 
 /// How a child is confined: the helper (when shipped) and what the interpreter may read.
@@ -205,7 +207,7 @@ pub const PROCESS_CAP: u64 = 256;
 /// what a run can pin in the kernel without a memory cgroup grows with it.
 pub const OPEN_FILES: u64 = 1024;
 
-fn sandbox_plan(confine: &Confinement, helper: &Path, interpreter: &Path, staging: &Staging) -> Plan {
+fn sandbox_plan(confine: &Confinement, helper: &Path, interpreter: &Path, staging: &Staging, lifeline: bool) -> Plan {
     let scratch = staging.scratch();
     let mut read_only: Vec<PathBuf> = SYSTEM_READ_ONLY.iter().map(PathBuf::from).collect();
     read_only.extend(confine.interpreter_paths.iter().cloned());
@@ -229,7 +231,7 @@ fn sandbox_plan(confine: &Confinement, helper: &Path, interpreter: &Path, stagin
         cwd: Some(confine.policy.map_or_else(|| scratch.clone(), |p| p.cwd.clone())),
         network: confine.policy.is_some_and(|p| p.network),
         run_as: confine.run_as,
-        lifeline: crate::sandbox::lifeline::read_end().is_some(),
+        lifeline,
         read_only,
         read_write,
         as_host,
@@ -250,8 +252,11 @@ pub fn spawn(interpreter: &Path, staging: &Staging, plan: LimitPlan, confine: &C
     let (stdin_r, stdin_w) = pipe2(OFlag::O_CLOEXEC).map_err(sys)?;
     let (out_r, out_w) = pipe2(OFlag::O_CLOEXEC).map_err(sys)?;
     let (err_r, err_w) = pipe2(OFlag::O_CLOEXEC).map_err(sys)?;
+    let lifeline = confine.helper.and_then(|_| crate::sandbox::lifeline::hold());
     let (executable, args, env) = match confine.helper {
-        Some(helper) => (helper, sandbox_plan(confine, helper, interpreter, staging).to_args(), Vec::new()),
+        Some(helper) => {
+            (helper, sandbox_plan(confine, helper, interpreter, staging, lifeline.is_some()).to_args(), Vec::new())
+        }
         None => (
             interpreter,
             vec!["-u".into(), "-I".into(), staging.bootstrap().into()],
@@ -267,6 +272,7 @@ pub fn spawn(interpreter: &Path, staging: &Staging, plan: LimitPlan, confine: &C
         stdin: Stdio::from(stdin_r),
         stdout: Stdio::from(out_w),
         stderr: Stdio::from(err_w),
+        lifeline,
     };
     let launched = launch_child(launch, move || {
         plan.apply()?;
@@ -282,7 +288,7 @@ pub fn spawn(interpreter: &Path, staging: &Staging, plan: LimitPlan, confine: &C
         Ok(())
     });
     drop(stdin_w); // the child reads EOF on fd 0
-    let Launched { pid, pidfd, channel, layers, init } = launched.map_err(|e| match e {
+    let Launched { pid, pidfd, channel, layers, init, lifeline } = launched.map_err(|e| match e {
         LaunchError::Setup(_, e) => errors::syscall("spawn", &e),
         LaunchError::Spawn(e) => errors::syscall(&format!("spawn {}", executable.display()), &e),
         // The helper could not start the interpreter: a spawn error, as if spawned directly.
@@ -293,7 +299,7 @@ pub fn spawn(interpreter: &Path, staging: &Staging, plan: LimitPlan, confine: &C
     for fd in [&fd3, &out_r, &err_r] {
         nonblocking(fd);
     }
-    Ok(Spawned { pid, start_time, fd3, stdout: out_r, stderr: err_r, pidfd, layers, init })
+    Ok(Spawned { pid, start_time, fd3, stdout: out_r, stderr: err_r, pidfd, layers, init, lifeline })
 }
 
 /// One child spawned exactly as a run's (then killed at once): the layers the helper reports.

@@ -134,6 +134,8 @@ pub struct Run {
     pidfd: Option<OwnedFd>,
     /// The sandbox's init, when there is one (see `kill_hard`).
     init: Option<OwnedFd>,
+    /// The host's lifeline, open while this run's child may live.
+    _lifeline: Option<crate::sandbox::lifeline::Hold>,
     exit: Option<Exit>,
     lines: LineSplitter,
     /// fd-3 input is discarded after a frame-cap breach.
@@ -180,7 +182,7 @@ impl Run {
                 return emit_settled(&*events, &[], &failure(FailureKind::WorkerExit, &e.message()), None, began);
             }
         };
-        let Spawned { pid, start_time, fd3, stdout, stderr, pidfd, layers: _, init } = spawned;
+        let Spawned { pid, start_time, fd3, stdout, stderr, pidfd, layers: _, init, lifeline } = spawned;
         *group.lock().unwrap_or_else(|p| p.into_inner()) = Some((pid, start_time, staging.dir.clone()));
         // The host boots the next run's spare only now, so its staging never competes with this
         // run's for descriptors or disk.
@@ -217,6 +219,7 @@ impl Run {
             stderr: Some(stderr),
             pidfd,
             init,
+            _lifeline: lifeline,
             exit: None,
             discard_fd3: false,
             stray: Stray::default(),

@@ -210,7 +210,7 @@ fn supervise_run(
             out.channel = process.channel.try_clone().ok();
             out.push(run_frame(&config, started.elapsed(), pool.is_last_run(&process)));
         }
-        let mut sup = Supervisor { config: &config, shared: &shared, pool: &pool, cpu_start: 0.0 };
+        let mut sup = Supervisor { config: &config, shared: &shared, pool: &pool, cpu_start: 0.0, cpu_seen: 0.0 };
         // A bug of the supervisor's loop ends the run as failed and still gives the process back
         // the ordinary way (killed, reaped, its place in the pool freed).
         let ended = crate::panic::guard(
@@ -241,8 +241,10 @@ fn supervise_run(
         };
         // A process killed before it reported its usage (no `stop` frame: the host's own
         // memory verdict, a crash): the CPU the host saw it use during the run.
+        // A process that died (V8's fatal path) may be gone from /proc already: the last sample
+        // taken while it ran is the floor.
         if stats.cpu_ms.is_none() && !matches!(ended, Ended::Done(..)) {
-            let used = process.cpu_ms() - sup.cpu_start;
+            let used = (process.cpu_ms() - sup.cpu_start).max(sup.cpu_seen);
             stats.cpu_ms = (used > 0.0).then_some(used);
         }
         match ended {
@@ -318,6 +320,8 @@ struct Supervisor<'a> {
     pool: &'a Pool,
     /// The process's CPU time (all its threads, as the host reads it) when the run began.
     cpu_start: f64,
+    /// The run's CPU time as last sampled (every `verdicts::MEMORY_PERIOD`).
+    cpu_seen: f64,
 }
 
 impl Supervisor<'_> {
@@ -345,6 +349,9 @@ impl Supervisor<'_> {
             let sample = schedule
                 .sample_due(Instant::now())
                 .then(|| Sample { rss_bytes: process.rss_bytes(), cpu_ms: process.cpu_ms() - cpu_start });
+            if let Some(sample) = &sample {
+                self.cpu_seen = self.cpu_seen.max(sample.cpu_ms);
+            }
             let kill_at = {
                 let mut reader = self.reader();
                 crate::panic::switch::trip(Site::Supervisor);
