@@ -132,7 +132,7 @@ describe('Python', () => {
         'while True:',
         '    i += 1',
         '    print(i)',
-        '    await tools.tick({})',
+        '    asyncio.ensure_future(tools.tick({}))',
         '    await asyncio.sleep(0.02)',
       ].join('\n'),
       bindings: [TOOLS(functions)],
@@ -257,3 +257,31 @@ for (const containment of ['process', 'thread']) {
     })
   })
 }
+
+describe("the host's memory, Python", () => {
+  let ctx
+  let runtime
+  beforeAll(async () => {
+    privateTmpdir('run-end-memory')
+    ctx = new Context()
+    await ctx.plugin(PythonCodeRuntime, { pythonBin: PYTHON, cpuSeconds: 5 })
+    runtime = ctx.get('codeRuntime')
+  })
+  afterAll(() => ctx?.registry.delete(PythonCodeRuntime))
+
+  it('800 unawaited calls with 512 KiB replies, then a spin: the pending-calls cap, the host does not grow by the replies', async () => {
+    const reply = 'r'.repeat(512 * 1024)
+    const bindings = [TOOLS({ big: async () => reply })]
+    const program = [
+      'import asyncio',
+      'for i in range(800):',
+      '    asyncio.ensure_future(tools.big(i))',
+      'await asyncio.sleep(0)',
+      'while True: pass',
+    ].join('\n')
+    const { result, growthMb } = await peakGrowthMb(() => runtime.run({ program, bindings }))
+    expect(result.error.kind).toBe('worker-exit')
+    expect(result.error.message).toMatch(/^(more than 128 binding calls were pending at once|reply queue exceeded 67108864 bytes on fd 3)/)
+    expect(growthMb).toBeLessThan(200)
+  })
+})
