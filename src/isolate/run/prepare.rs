@@ -124,6 +124,9 @@ fn track_rejection(scope: &mut v8::PinScope, message: &v8::PromiseRejectMessage)
     }
 }
 
+/// Code units of a refused specifier the message quotes at most.
+const SPECIFIER_SHOWN: usize = 100;
+
 fn refuse_dynamic_import<'s, 'i>(
     scope: &mut v8::PinScope<'s, 'i>,
     _options: v8::Local<'s, v8::Data>,
@@ -139,11 +142,24 @@ fn import_refused<'s>(
     specifier: v8::Local<'s, v8::String>,
 ) -> Option<v8::Local<'s, v8::Promise>> {
     let resolver = v8::PromiseResolver::new(scope)?;
-    let specifier = specifier.to_rust_string_lossy(scope);
-    let text = format!(
-        "import() is not available in this runtime: programs cannot load modules (import of {})",
-        crate::seam::validate::json_quote(&specifier)
-    );
+    // Only the specifier's first code units are read: a program may pass one of any length, and
+    // the message is shown to a model (a 65 KB `data:` URL must not become a 65 KB error).
+    let length = specifier.length();
+    let mut units = vec![0u16; length.min(SPECIFIER_SHOWN)];
+    specifier.write_v2(scope, 0, &mut units, v8::WriteFlags::empty());
+    if units.last().is_some_and(|u| (0xD800..0xDC00).contains(u)) && length > units.len() {
+        units.pop(); // never cut a surrogate pair in half
+    }
+    let shown = String::from_utf16_lossy(&units);
+    let quoted = crate::seam::validate::json_quote(&shown);
+    let text = if units.len() < length {
+        format!(
+            "import() is not available in this runtime: programs cannot load modules (import of {}…\" ({length} characters))",
+            &quoted[..quoted.len() - 1],
+        )
+    } else {
+        format!("import() is not available in this runtime: programs cannot load modules (import of {quoted})")
+    };
     let message = v8::String::new(scope, &text)?;
     let error = v8::Exception::type_error(scope, message);
     resolver.reject(scope, error);
