@@ -480,6 +480,12 @@ mod tests {
                 0 => libc::_exit(0),
                 pid => expect("fork", pid as i64, libc::EPERM),
             }
+            // No lock on anything it holds (a lock is on the inode, whoever else has the file).
+            expect("flock", libc::flock(2, libc::LOCK_EX | libc::LOCK_NB) as i64, libc::EPERM);
+            let mut lock: libc::flock = std::mem::zeroed();
+            lock.l_type = libc::F_RDLCK as _;
+            expect("fcntl(F_SETLK)", libc::fcntl(2, libc::F_SETLK, &lock) as i64, libc::EPERM);
+            expect("fcntl(F_OFD_SETLK)", libc::fcntl(2, libc::F_OFD_SETLK, &lock) as i64, libc::EPERM);
             let mut fds = [0; 2];
             expect("pipe2", libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) as i64, libc::EPERM);
 
