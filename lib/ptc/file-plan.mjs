@@ -10,14 +10,18 @@ import native from '../native.mjs'
  * @property {string[]} readOnly trees the child may read (and not write)
  * @property {string[]} readWrite trees the child may read and write; `['/']` lifts the file rules
  * @property {boolean} network whether the child may use the network
+ * @property {boolean} locks whether the child may take file locks (`flock`, `fcntl` record and
+ *   open file description locks, leases); refused, each fails with EPERM
  */
 
 /**
  * The plan of one run. Besides what it lists, the child always reads its interpreter and the
  * system libraries and writes its own scratch directory (the native layer adds those).
  * - `read-only`: the workspace readable, no write outside the scratch (`/dev/null` is the
- *   sink the host's vocabulary names for every confined mode);
- * - `workspace-write`: the workspace writable too;
+ *   sink the host's vocabulary names for every confined mode), and no file lock at all: a lock
+ *   is on the file itself, so one taken through a read-only descriptor would still hold off the
+ *   host's own processes (docs/seam.md#file-locks);
+ * - `workspace-write`: the workspace writable too, locks included;
  * - `danger-full-access`: Landlock's file rules lifted (`/`), network on; the run is still its
  *   own process in its own root (which never holds the host's `/`), so the workspace is named
  *   for it to reach, as the host's own files.
@@ -30,11 +34,13 @@ export function filePlan(policy, cwd) {
   const root = policy.workspaceRoot
   const outside = !within(cwd, root)
   // `/` lifts the file rules; the workspace is still named, as the host's own files.
-  if (policy.mode === 'danger-full-access') return { cwd, readOnly: outside ? [cwd] : [], readWrite: ['/', root], network: true }
-  if (policy.mode === 'workspace-write') {
-    return { cwd, readOnly: outside ? [cwd] : [], readWrite: [root, '/dev/null'], network: false }
+  if (policy.mode === 'danger-full-access') {
+    return { cwd, readOnly: outside ? [cwd] : [], readWrite: ['/', root], network: true, locks: true }
   }
-  return { cwd, readOnly: outside ? [root, cwd] : [root], readWrite: ['/dev/null'], network: false }
+  if (policy.mode === 'workspace-write') {
+    return { cwd, readOnly: outside ? [cwd] : [], readWrite: [root, '/dev/null'], network: false, locks: true }
+  }
+  return { cwd, readOnly: outside ? [root, cwd] : [root], readWrite: ['/dev/null'], network: false, locks: false }
 }
 
 /** Whether `path` is `root` or below it (both absolute; compared by path segments). */
