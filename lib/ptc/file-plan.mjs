@@ -62,11 +62,52 @@ export function filePolicyAvailable(backend) {
 }
 
 /**
- * Whether a run's failure text is the kernel refusing it a file effect (the host's `denied`:
- * the program's failure text matched the backend's diagnostics, not an exhaustive record).
+ * The host's `denied`: whether the run failed with what looks like the kernel refusing it a file
+ * effect its policy forbids. It is the program's claim, checked as far as the host can
+ * (docs/seam.md#denied-the-programs-claim): the uncaught exception, as the runner rendered it, is
+ * an `OSError` or `PermissionError` with errno EPERM, EACCES or EROFS that names a file (as a
+ * failed system call's does; one the program raised without a file, text in another exception,
+ * a later line of a message and the logs do not count), and a file the plan does not let it write.
+ * The runner runs in the program's own process, so a program that raises such an error itself,
+ * naming such a file, still gets `true`: a host must not act on it alone.
  * @param {{ error?: { kind: string, message: string } }} result
+ * @param {FilePlan} plan the run's plan
  */
-export function refusedFileEffect(result) {
+export function refusedFileEffect(result, plan) {
   const error = result.error
-  return error?.kind === 'exception' && /\bPermissionError\b|\[Errno (1|13|30)\] (Operation not permitted|Permission denied|Read-only file system)\b/.test(error.message)
+  if (error?.kind !== 'exception') return false
+  const files = refusedFiles(error.message)
+  return files !== undefined && files.some((file) => !plan.readWrite.some((tree) => within(absolute(file, plan.cwd), tree)))
+}
+
+/** `PermissionError: [Errno 13] Permission denied: '/w/f'` (`-> '/w/g'` for two files). */
+const REFUSAL = /^(?:PermissionError|OSError): \[Errno (?:1|13|30)\] [^\n]*?: ('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")(?: -> ('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"))?$/
+
+/**
+ * The files a rendered failure's refusal names: its last traceback's last frame must be followed
+ * by exactly one line (the exception's own, a single line for an OSError of a system call), and
+ * that line must be a refusal naming a file. `undefined` otherwise.
+ */
+function refusedFiles(message) {
+  const lines = message.split('\n')
+  let last = -1
+  for (let i = 0; i < lines.length; i++) if (lines[i].startsWith('  File "')) last = i
+  if (last < 0) return undefined
+  // The frame's source line and its carets.
+  let i = last + 1
+  while (i < lines.length && lines[i].startsWith('    ')) i++
+  if (i !== lines.length - 1) return undefined
+  const match = REFUSAL.exec(lines[i])
+  if (match === null) return undefined
+  return [match[1], match[2]].filter((quoted) => quoted !== undefined).map(unquote)
+}
+
+/** A Python repr of a str path; escapes left as they are (such a path is then never within a tree). */
+function unquote(quoted) {
+  return quoted.slice(1, -1)
+}
+
+/** `file` made absolute against `cwd` (segments kept as written). */
+function absolute(file, cwd) {
+  return file.startsWith('/') ? file : `${cwd.endsWith('/') ? cwd : `${cwd}/`}${file}`
 }

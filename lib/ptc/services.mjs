@@ -86,8 +86,8 @@ function runOptions(spec) {
 /**
  * The result with its sandbox facts when the spec carried a policy. `enforcement` is absent for
  * `danger-full-access` (nothing confines the files) and for a run refused as
- * `sandbox-unavailable` (nothing was applied); `denied` is whether the program was refused a
- * file effect the policy forbids.
+ * `sandbox-unavailable` (nothing was applied); `denied` is the program's claim that it was refused
+ * a file effect the policy forbids (lib/ptc/file-plan.mjs `refusedFileEffect`), never proof.
  */
 function withSandbox(result, policy, facts) {
   if (policy === undefined) return result
@@ -210,7 +210,7 @@ function definePythonPtc(Base) {
         }
       }
       const result = await runPython(state.backend, spec, options)
-      return withSandbox(result, policy, { denied: refusedFileEffect(result), enforcement })
+      return withSandbox(result, policy, { denied: policy !== undefined && refusedFileEffect(result, options.filePolicy), enforcement })
     }
   }
   return PythonPtcRuntime
