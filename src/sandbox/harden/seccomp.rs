@@ -45,8 +45,6 @@ const DENIED: &[libc::c_long] = &[
     libc::SYS_init_module,
     libc::SYS_finit_module,
     libc::SYS_delete_module,
-    libc::SYS_iopl,
-    libc::SYS_ioperm,
     libc::SYS_swapon,
     libc::SYS_swapoff,
     libc::SYS_reboot,
@@ -69,9 +67,14 @@ const DENIED: &[libc::c_long] = &[
     libc::SYS_move_pages,
     libc::SYS_set_mempolicy,
     libc::SYS_vhangup,
-    libc::SYS_uselib,
     libc::SYS_nfsservctl,
 ];
+
+/// Denied outright where the architecture has them (aarch64 has no number for these).
+#[cfg(target_arch = "x86_64")]
+const DENIED_X86_64: &[libc::c_long] = &[libc::SYS_iopl, libc::SYS_ioperm, libc::SYS_uselib];
+#[cfg(not(target_arch = "x86_64"))]
+const DENIED_X86_64: &[libc::c_long] = &[];
 
 /// clone() flags that would create namespaces.
 const NAMESPACE_FLAGS: &[libc::c_int] = &[
@@ -110,7 +113,8 @@ fn lock_rules() -> Option<BTreeMap<i64, Vec<SeccompRule>>> {
 #[allow(clippy::unnecessary_cast)]
 fn filters(no_locks: bool) -> Option<Vec<BpfProgram>> {
     let arch = std::env::consts::ARCH.try_into().ok()?;
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = DENIED.iter().map(|n| (*n as i64, Vec::new())).collect();
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
+        DENIED.iter().chain(DENIED_X86_64).map(|n| (*n as i64, Vec::new())).collect();
     let clone_rules = NAMESPACE_FLAGS
         .iter()
         .map(|flag| {
