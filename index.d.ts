@@ -395,6 +395,11 @@ export interface PythonFilePolicy {
   readOnly: Array<string>
   readWrite: Array<string>
   network: boolean
+  /**
+   * The child may take file locks (`flock`, `fcntl` record and open file description locks,
+   * leases); `false` refuses them with EPERM (a `read-only` policy).
+   */
+  locks: boolean
 }
 
 /**

@@ -1,7 +1,8 @@
 // A program that escaped V8 inside a sandbox process (issue 9): the probe mode of the sandbox
 // helper hardens itself exactly as a serving process does and then makes, natively, the system
 // calls such a program would make against this host — read its /proc environ and memory, signal
-// it, trace it, read /etc/passwd, create a file, open sockets, exec a shell, fork, unshare. Each
+// it, trace it, read /etc/passwd, create a file, open sockets, exec a shell, fork, unshare, lock what
+// it holds. Each
 // must fail. Once with the seccomp allowlist (what runs get), once without it (what the layers
 // beneath hold on their own). Both as this process's user (root on CI) and as an unprivileged
 // user in a host process of its own, since users' machines vary and the layers differ for root.
@@ -45,6 +46,13 @@ function expectContained({ withAllowlist, without }) {
   expect(beneath['ptrace the host']).toBe(EPERM)
   expect(beneath['read host memory']).toBe(EPERM)
   expect(beneath.unshare).toBe(EPERM)
+  // Locks on each descriptor it holds (a lock is on the inode: docs/seam.md#file-locks), refused by
+  // the deny-list too.
+  const locks = without.results.filter(([name]) => /^(flock|record-lock) /.test(name))
+  expect(locks.map(([name]) => name)).toEqual(
+    ['fd 0', 'fd 1', 'fd 2', 'the channel'].flatMap((fd) => [`flock ${fd}`, `record-lock ${fd}`]),
+  )
+  for (const [name, errno] of locks) expect([name, errno]).toEqual([name, EPERM])
 }
 
 const HOST_SCRIPT = `

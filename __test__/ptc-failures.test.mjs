@@ -103,6 +103,7 @@ describe('the file plan a policy gives a Python run (passed as filePolicy, for t
       readOnly: ['/w'],
       readWrite: ['/dev/null'],
       network: false,
+      locks: false,
     })
   })
 
@@ -112,6 +113,7 @@ describe('the file plan a policy gives a Python run (passed as filePolicy, for t
       readOnly: [],
       readWrite: ['/w', '/dev/null'],
       network: false,
+      locks: true,
     })
   })
 
@@ -121,12 +123,14 @@ describe('the file plan a policy gives a Python run (passed as filePolicy, for t
       readOnly: ['/w', '/w2'],
       readWrite: ['/dev/null'],
       network: false,
+      locks: false,
     })
     expect(filePlan({ mode: 'workspace-write', workspaceRoot: '/w' }, '/elsewhere')).toStrictEqual({
       cwd: '/elsewhere',
       readOnly: ['/elsewhere'],
       readWrite: ['/w', '/dev/null'],
       network: false,
+      locks: true,
     })
     expect(filePlan({ mode: 'read-only', workspaceRoot: '/' }, '/any').readOnly).toEqual(['/'])
   })
@@ -137,12 +141,14 @@ describe('the file plan a policy gives a Python run (passed as filePolicy, for t
       readOnly: ['/tmp'],
       readWrite: ['/', '/w'],
       network: true,
+      locks: true,
     })
     expect(filePlan({ mode: 'danger-full-access', workspaceRoot: '/w' }, '/w/sub')).toStrictEqual({
       cwd: '/w/sub',
       readOnly: [],
       readWrite: ['/', '/w'],
       network: true,
+      locks: true,
     })
   })
 })

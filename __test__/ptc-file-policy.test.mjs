@@ -47,4 +47,39 @@ describe.each(passes())('a Python run under each file policy $name', (pass) => {
     expect(out.denied.error.message).toMatch(/OSError: \[Errno 30\] Read-only file system/)
     expect(out.denied.sandbox).toEqual({ mode: 'read-only', denied: true, enforcement: 'full' })
   })
+
+  // docs/seam.md#file-locks: a lock is on the file itself, so one a read-only run took through
+  // its read-only descriptor would hold off the host's own processes.
+  it('read-only takes no lock on a workspace file, so the host gets every lock; workspace-write may hold one', async () => {
+    const out = await play(pass, stage(pass, TMP), 'locks')
+    const readOnly = out['read-only']
+    expect(readOnly.sandbox).toEqual({ mode: 'read-only', denied: false, enforcement: 'full' })
+    expect(readOnly.value).toEqual({
+      flock: 'PermissionError EPERM',
+      lockf: 'PermissionError EPERM',
+      'lockf, waiting': 'PermissionError EPERM',
+      ofd: 'PermissionError EPERM',
+      lease: 'PermissionError EPERM',
+      // Testing for a lock changes nothing.
+      'test for a lock': 'ok',
+      // SQLite's own locking meets the refusal; a database opened immutable takes no lock.
+      sqlite: readOnly.value.sqlite,
+      'sqlite, immutable': 7,
+      host: { flock: 'ok', lockf: 'ok', ofd: 'ok' },
+    })
+    expect(readOnly.value.sqlite).toMatch(/^OperationalError: /)
+    // The same program, allowed to affect the workspace: its locks hold and the host waits.
+    const write = out['workspace-write']
+    expect(write.sandbox).toEqual({ mode: 'workspace-write', denied: false, enforcement: 'full' })
+    expect(write.value).toEqual({
+      flock: 'ok',
+      lockf: 'ok',
+      'lockf, waiting': 'ok',
+      ofd: 'ok',
+      'test for a lock': 'ok',
+      sqlite: 7,
+      'sqlite, immutable': 7,
+      host: { flock: 'EAGAIN', lockf: 'EAGAIN', ofd: 'EAGAIN' },
+    })
+  })
 })

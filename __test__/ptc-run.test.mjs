@@ -113,6 +113,33 @@ describe('Python', () => {
     expect(fs.existsSync(marker)).toBe(mode === 'workspace-write')
   })
 
+  // docs/seam.md#denied-the-programs-claim: text the program made is no refusal.
+  it('denied: a PermissionError the program raised itself, or refusal text it wrote, is not a denial', async () => {
+    const file = JSON.stringify(path.join(WORKSPACE, 'claimed'))
+    const forged = {
+      'a PermissionError without a file': "raise PermissionError(13, 'Permission denied')",
+      'an OSError without a file': "raise OSError(30, 'Read-only file system')",
+      "another exception with the refusal's text": `raise RuntimeError("PermissionError: [Errno 13] Permission denied: " + repr(${file}))`,
+      "a refusal's line after the first line of a message": `raise ValueError("no\\nPermissionError: [Errno 13] Permission denied: " + repr(${file}))`,
+      'printed refusal text, then a failure': `print("PermissionError: [Errno 13] Permission denied: " + repr(${file}))\nraise KeyError("x")`,
+      'a lock refused (no file named)': 'import fcntl\nfcntl.flock(open("/dev/null"), fcntl.LOCK_EX)',
+    }
+    for (const [what, program] of Object.entries(forged)) {
+      const result = await R.run({ program, sandboxPolicy: policy('read-only') })
+      expect([what, result.error?.kind, result.sandbox]).toStrictEqual([what, 'exception', { mode: 'read-only', denied: false, enforcement: 'full' }])
+    }
+    // A real refusal counts, under the mode that forbids it and not under one that allows it.
+    const outside = `open("/usr/crn-denied", "w")`
+    expect((await R.run({ program: outside, sandboxPolicy: policy('workspace-write') })).sandbox.denied).toBe(true)
+    const dangerous = await R.run({ program: outside, sandboxPolicy: policy('danger-full-access') })
+    expect([dangerous.error?.kind, dangerous.sandbox]).toStrictEqual(['exception', { mode: 'danger-full-access', denied: false }])
+    // What the runner, in the program's own process, cannot tell: a PermissionError the program
+    // raised for a file the mode forbids it to write. The host must not act on denied alone.
+    const claimed = await R.run({ program: `raise PermissionError(13, "Permission denied", ${file})`, sandboxPolicy: policy('read-only') })
+    expect(claimed.sandbox.denied).toBe(true)
+    expect(fs.existsSync(path.join(WORKSPACE, 'claimed'))).toBe(false)
+  })
+
   it('where the helper is unusable (allowUnsandboxed), a confined mode is refused as sandbox-unavailable: nothing runs', async () => {
     // A source checkout whose helper is not executable: the runtime loads (allowUnsandboxed) with
     // none of the helper's layers, so no file policy can be enforced.

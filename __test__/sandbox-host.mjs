@@ -2,6 +2,7 @@
 // does and plays one scenario, so the suite can run it as this process's user and as another, and
 // SIGKILL it. `node sandbox-host.mjs <scenario> <json options>`; results are one JSON line on
 // stdout. Plain module (no test framework), copied with the package for the unprivileged pass.
+import { execFile, execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
@@ -200,6 +201,61 @@ return {
     "tcp to the host": attempt(tcp),
 }`
 
+/** Each lock a program can take on a workspace file through a read-only descriptor (a shared
+ * record lock needs no more), `ok` or the error's class and errno; then, while it still holds
+ * what it got, the host's own attempts (tools.host). */
+const LOCK_PROBE = (paths) => `
+import errno, fcntl, json, struct
+p = json.loads(${JSON.stringify(JSON.stringify(paths))})
+def attempt(f):
+    try:
+        f()
+        return "ok"
+    except OSError as e:
+        return type(e).__name__ + " " + (errno.errorcode.get(e.errno) or str(e.errno))
+held = [open(p[name], "rb") for name in ("flock", "lockf", "ofd")]
+flock_fd, lockf_fd, ofd_fd = held
+# struct flock: l_type, l_whence, l_start, l_len, l_pid (0 for an open file description lock).
+shared = struct.pack("hhqqi4x", fcntl.F_RDLCK, 0, 0, 0, 0)
+out = {
+    "flock": attempt(lambda: fcntl.flock(flock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)),
+    "lockf": attempt(lambda: fcntl.lockf(lockf_fd, fcntl.LOCK_SH | fcntl.LOCK_NB)),
+    "lockf, waiting": attempt(lambda: fcntl.lockf(lockf_fd, fcntl.LOCK_SH)),
+    "ofd": attempt(lambda: fcntl.fcntl(ofd_fd, fcntl.F_OFD_SETLK, shared)),
+    "test for a lock": attempt(lambda: fcntl.fcntl(lockf_fd, fcntl.F_GETLK, shared)),
+}
+def query(uri):
+    import sqlite3
+    try:
+        with sqlite3.connect(uri, uri=True) as db:
+            return db.execute("select n from t").fetchall()[0][0]
+    except Exception as e:
+        return type(e).__name__ + ": " + str(e)
+out["sqlite"] = query("file:" + p["db"])
+out["sqlite, immutable"] = query("file:" + p["db"] + "?immutable=1")
+if p["lease"]:
+    out["lease"] = attempt(lambda: fcntl.fcntl(ofd_fd, fcntl.F_SETLEASE, fcntl.F_RDLCK))
+out["host"] = await tools.host({})
+return out`
+
+/** The host's own exclusive locks on the same files, non-blocking: `ok` or the errno's name. */
+const HOST_LOCKS = `
+import errno, fcntl, json, struct, sys
+p = json.loads(sys.argv[1])
+def attempt(name, f):
+    try:
+        with open(p[name], "r+b") as fd:
+            f(fd)
+        return "ok"
+    except OSError as e:
+        return errno.errorcode.get(e.errno) or str(e.errno)
+exclusive = struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 0, 0)
+print(json.dumps({
+    "flock": attempt("flock", lambda fd: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)),
+    "lockf": attempt("lockf", lambda fd: fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)),
+    "ofd": attempt("ofd", lambda fd: fcntl.fcntl(fd, fcntl.F_OFD_SETLK, exclusive)),
+}))`
+
 const scenarios = {
   /** One Python run per file-policy mode on the current seam, probing what the policy decides. */
   async policy() {
@@ -234,6 +290,41 @@ const scenarios = {
     return out
   },
 
+
+  /** Per mode, a run's locks on workspace files it may only read, and the host's on the same. */
+  async locks() {
+    const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'workspace-'))
+    const ctx = new Context()
+    await ctx.plugin(PythonPtcRuntime, { pythonBin: options.python, graceMs: 300 })
+    const runtime = ctx.get('ptcRuntime')
+    const out = {}
+    for (const mode of ['read-only', 'workspace-write']) {
+      const paths = {}
+      for (const name of ['flock', 'lockf', 'ofd']) {
+        paths[name] = path.join(workspace, `${mode}-${name}`)
+        fs.writeFileSync(paths[name], 'data')
+      }
+      paths.db = path.join(workspace, `${mode}.db`)
+      execFileSync(options.python, ['-c', 'import sqlite3, sys\nwith sqlite3.connect(sys.argv[1]) as db: db.executescript("create table t (n); insert into t values (7)")', paths.db])
+      // A lease the run held would keep the host's own open() waiting for the lease-break time
+      // (45 s): asked for only where it must be refused.
+      paths.lease = mode === 'read-only'
+      const host = {
+        global: 'tools',
+        functions: {
+          host: () =>
+            new Promise((resolve, reject) =>
+              execFile(options.python, ['-c', HOST_LOCKS, JSON.stringify(paths)], (error, stdout) =>
+                error ? reject(error) : resolve(JSON.parse(stdout)),
+              ),
+            ),
+        },
+      }
+      const spec = runtime.resolve({ program: LOCK_PROBE(paths), bindings: [host], cwd: workspace, sandboxPolicy: { mode, workspaceRoot: workspace } })
+      out[mode] = await runtime.run(spec)
+    }
+    return out
+  },
 
   /** Everything a run could reach of the host, measured from inside and from the host. */
   async reach() {

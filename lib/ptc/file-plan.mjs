@@ -10,14 +10,18 @@ import native from '../native.mjs'
  * @property {string[]} readOnly trees the child may read (and not write)
  * @property {string[]} readWrite trees the child may read and write; `['/']` lifts the file rules
  * @property {boolean} network whether the child may use the network
+ * @property {boolean} locks whether the child may take file locks (`flock`, `fcntl` record and
+ *   open file description locks, leases); refused, each fails with EPERM
  */
 
 /**
  * The plan of one run. Besides what it lists, the child always reads its interpreter and the
  * system libraries and writes its own scratch directory (the native layer adds those).
  * - `read-only`: the workspace readable, no write outside the scratch (`/dev/null` is the
- *   sink the host's vocabulary names for every confined mode);
- * - `workspace-write`: the workspace writable too;
+ *   sink the host's vocabulary names for every confined mode), and no file lock at all: a lock
+ *   is on the file itself, so one taken through a read-only descriptor would still hold off the
+ *   host's own processes (docs/seam.md#file-locks);
+ * - `workspace-write`: the workspace writable too, locks included;
  * - `danger-full-access`: Landlock's file rules lifted (`/`), network on; the run is still its
  *   own process in its own root (which never holds the host's `/`), so the workspace is named
  *   for it to reach, as the host's own files.
@@ -30,11 +34,13 @@ export function filePlan(policy, cwd) {
   const root = policy.workspaceRoot
   const outside = !within(cwd, root)
   // `/` lifts the file rules; the workspace is still named, as the host's own files.
-  if (policy.mode === 'danger-full-access') return { cwd, readOnly: outside ? [cwd] : [], readWrite: ['/', root], network: true }
-  if (policy.mode === 'workspace-write') {
-    return { cwd, readOnly: outside ? [cwd] : [], readWrite: [root, '/dev/null'], network: false }
+  if (policy.mode === 'danger-full-access') {
+    return { cwd, readOnly: outside ? [cwd] : [], readWrite: ['/', root], network: true, locks: true }
   }
-  return { cwd, readOnly: outside ? [root, cwd] : [root], readWrite: ['/dev/null'], network: false }
+  if (policy.mode === 'workspace-write') {
+    return { cwd, readOnly: outside ? [cwd] : [], readWrite: [root, '/dev/null'], network: false, locks: true }
+  }
+  return { cwd, readOnly: outside ? [root, cwd] : [root], readWrite: ['/dev/null'], network: false, locks: false }
 }
 
 /** Whether `path` is `root` or below it (both absolute; compared by path segments). */
@@ -56,11 +62,52 @@ export function filePolicyAvailable(backend) {
 }
 
 /**
- * Whether a run's failure text is the kernel refusing it a file effect (the host's `denied`:
- * the program's failure text matched the backend's diagnostics, not an exhaustive record).
+ * The host's `denied`: whether the run failed with what looks like the kernel refusing it a file
+ * effect its policy forbids. It is the program's claim, checked as far as the host can
+ * (docs/seam.md#denied-the-programs-claim): the uncaught exception, as the runner rendered it, is
+ * an `OSError` or `PermissionError` with errno EPERM, EACCES or EROFS that names a file (as a
+ * failed system call's does; one the program raised without a file, text in another exception,
+ * a later line of a message and the logs do not count), and a file the plan does not let it write.
+ * The runner runs in the program's own process, so a program that raises such an error itself,
+ * naming such a file, still gets `true`: a host must not act on it alone.
  * @param {{ error?: { kind: string, message: string } }} result
+ * @param {FilePlan} plan the run's plan
  */
-export function refusedFileEffect(result) {
+export function refusedFileEffect(result, plan) {
   const error = result.error
-  return error?.kind === 'exception' && /\bPermissionError\b|\[Errno (1|13|30)\] (Operation not permitted|Permission denied|Read-only file system)\b/.test(error.message)
+  if (error?.kind !== 'exception') return false
+  const files = refusedFiles(error.message)
+  return files !== undefined && files.some((file) => !plan.readWrite.some((tree) => within(absolute(file, plan.cwd), tree)))
+}
+
+/** `PermissionError: [Errno 13] Permission denied: '/w/f'` (`-> '/w/g'` for two files). */
+const REFUSAL = /^(?:PermissionError|OSError): \[Errno (?:1|13|30)\] [^\n]*?: ('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")(?: -> ('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"))?$/
+
+/**
+ * The files a rendered failure's refusal names: its last traceback's last frame must be followed
+ * by exactly one line (the exception's own, a single line for an OSError of a system call), and
+ * that line must be a refusal naming a file. `undefined` otherwise.
+ */
+function refusedFiles(message) {
+  const lines = message.split('\n')
+  let last = -1
+  for (let i = 0; i < lines.length; i++) if (lines[i].startsWith('  File "')) last = i
+  if (last < 0) return undefined
+  // The frame's source line and its carets.
+  let i = last + 1
+  while (i < lines.length && lines[i].startsWith('    ')) i++
+  if (i !== lines.length - 1) return undefined
+  const match = REFUSAL.exec(lines[i])
+  if (match === null) return undefined
+  return [match[1], match[2]].filter((quoted) => quoted !== undefined).map(unquote)
+}
+
+/** A Python repr of a str path; escapes left as they are (such a path is then never within a tree). */
+function unquote(quoted) {
+  return quoted.slice(1, -1)
+}
+
+/** `file` made absolute against `cwd` (segments kept as written). */
+function absolute(file, cwd) {
+  return file.startsWith('/') ? file : `${cwd.endsWith('/') ? cwd : `${cwd}/`}${file}`
 }

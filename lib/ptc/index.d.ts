@@ -64,7 +64,12 @@ export interface PtcRunFailure {
 /** The file policy a run was under. */
 export interface PtcRunSandbox {
   mode: SandboxMode
-  /** Whether the program was refused a file effect the policy forbids. */
+  /**
+   * The program's claim that it was refused a file effect the policy forbids: its uncaught
+   * failure is an `OSError`/`PermissionError` (EPERM, EACCES, EROFS) naming a file the plan does
+   * not let it write. Not observed by the sandbox: the runner shares the program's process, so a
+   * program can raise such an error itself. Never act on it alone (docs/seam.md#denied-the-programs-claim).
+   */
   denied: boolean
   /** How completely the policy was enforced; absent under `danger-full-access` and when nothing ran. */
   enforcement?: 'full' | 'partial'

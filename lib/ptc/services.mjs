@@ -86,8 +86,8 @@ function runOptions(spec) {
 /**
  * The result with its sandbox facts when the spec carried a policy. `enforcement` is absent for
  * `danger-full-access` (nothing confines the files) and for a run refused as
- * `sandbox-unavailable` (nothing was applied); `denied` is whether the program was refused a
- * file effect the policy forbids.
+ * `sandbox-unavailable` (nothing was applied); `denied` is the program's claim that it was refused
+ * a file effect the policy forbids (lib/ptc/file-plan.mjs `refusedFileEffect`), never proof.
  */
 function withSandbox(result, policy, facts) {
   if (policy === undefined) return result
@@ -205,12 +205,12 @@ function definePythonPtc(Base) {
       if (policy !== undefined) {
         options.filePolicy = filePlan(policy, spec.cwd)
         if (policy.mode !== 'danger-full-access') {
-          if (filePolicyAvailable(state.backend)) enforcement = pythonEnforcement(state.backend)
+          if (filePolicyAvailable(state.backend)) enforcement = pythonEnforcement(state.backend, options.filePolicy)
           else options.refuse = { kind: 'sandbox-unavailable', message: unavailable(policy.mode, state.backend.sandbox) }
         }
       }
       const result = await runPython(state.backend, spec, options)
-      return withSandbox(result, policy, { denied: refusedFileEffect(result), enforcement })
+      return withSandbox(result, policy, { denied: policy !== undefined && refusedFileEffect(result, options.filePolicy), enforcement })
     }
   }
   return PythonPtcRuntime
@@ -219,11 +219,12 @@ function definePythonPtc(Base) {
 /**
  * Landlock, the mount namespace and the run's own root all hold: every rule of the plan is the
  * kernel's. With Landlock alone (no user namespaces) the host's tree is visible and a pathname
- * Unix socket is not mediated: `partial`.
+ * Unix socket is not mediated: `partial`. A plan without locks needs seccomp as well, which is
+ * what refuses them (docs/seam.md#file-locks).
  */
-function pythonEnforcement(backend) {
-  const { landlock, namespaces, privateRoot } = backend.sandbox
-  return landlock > 0 && namespaces && privateRoot ? 'full' : 'partial'
+function pythonEnforcement(backend, plan) {
+  const { landlock, namespaces, privateRoot, seccomp } = backend.sandbox
+  return landlock > 0 && namespaces && privateRoot && (plan.locks || seccomp) ? 'full' : 'partial'
 }
 
 function unavailable(mode, sandbox) {

@@ -470,7 +470,7 @@ mod linux {
         let list_only: Vec<std::path::PathBuf> = if setup.root { vec!["/".into()] } else { Vec::new() };
         let landlock =
             if no_new_privs { landlock::restrict(&read_only, &plan.read_write, &list_only, !plan.network) } else { 0 };
-        let seccomp = no_new_privs && seccomp::apply();
+        let seccomp = no_new_privs && seccomp::apply(plan.no_locks);
         let uid = nix::unistd::geteuid().as_raw();
         let outside_uid = if setup.namespaces { setup.ids.0 } else { uid };
         // RLIMIT_NPROC counts per user namespace (so it caps this run alone only inside its own)

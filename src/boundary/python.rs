@@ -246,6 +246,9 @@ pub struct PythonFilePolicy {
     pub read_only: Vec<String>,
     pub read_write: Vec<String>,
     pub network: bool,
+    /// The child may take file locks (`flock`, `fcntl` record and open file description locks,
+    /// leases); `false` refuses them with EPERM (a `read-only` policy).
+    pub locks: bool,
 }
 
 /// Whether this build enforces a run's `filePolicy` (the child's root and Landlock rules from the
@@ -312,7 +315,9 @@ pub fn python_start_run(
         namespaces.push((global.to_vec(), names.iter().map(|n| n.to_vec()).collect::<Vec<_>>()));
     }
     let policy = match options.file_policy {
-        Some(p) => Some(FilePolicy::new(p.cwd, p.read_only, p.read_write, p.network).map_err(Error::from_reason)?),
+        Some(p) => {
+            Some(FilePolicy::new(p.cwd, p.read_only, p.read_write, p.network, p.locks).map_err(Error::from_reason)?)
+        }
         None => None,
     };
     let mut child = child_spec(

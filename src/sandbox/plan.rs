@@ -58,6 +58,10 @@ pub struct Plan {
     /// Keep the host's network: no network namespace and no Landlock TCP rules (a file policy of
     /// `danger-full-access`).
     pub network: bool,
+    /// Refuse the program file locks (`flock`, and `fcntl`'s record locks, open file description
+    /// locks and leases) with EPERM: a lock is on the inode, so one taken on a file the run may only
+    /// read would still hold off the host's own processes (a `read-only` file policy).
+    pub no_locks: bool,
     /// The ids outside the namespaces the program runs as when the host is root (a root host's
     /// own uid is never lent to a run); ignored for other hosts, whose runs have their own uid.
     pub run_as: Option<(u32, u32)>,
@@ -116,6 +120,9 @@ impl Plan {
         if self.network {
             push(&["--net".into()]);
         }
+        if self.no_locks {
+            push(&["--no-locks".into()]);
+        }
         if let Some((uid, gid)) = self.run_as {
             push(&["--as".into(), uid.to_string().into(), gid.to_string().into()]);
         }
@@ -170,6 +177,7 @@ impl Plan {
                 b"--root" => plan.root = Some(PathBuf::from(it.next()?)),
                 b"--cwd" => plan.cwd = Some(PathBuf::from(it.next()?)),
                 b"--net" => plan.network = true,
+                b"--no-locks" => plan.no_locks = true,
                 b"--as" => {
                     let uid = u32::try_from(number(it.next()?)?).ok()?;
                     plan.run_as = Some((uid, u32::try_from(number(it.next()?)?).ok()?));
@@ -279,6 +287,7 @@ mod tests {
             root: Some("/tmp".into()),
             cwd: Some("/tmp/x/tmp".into()),
             network: true,
+            no_locks: true,
             run_as: Some((65534, 65534)),
             lifeline: true,
             read_only: vec!["/usr".into(), "/tmp/x".into()],

@@ -108,6 +108,15 @@ unsafe fn probe(fd: RawFd, heap_mb: f64, host_pid: i32) -> i32 {
         }
         results.push(attempt("fork", forked));
         results.push(attempt("unshare", libc::unshare(libc::CLONE_NEWUSER) as _));
+        // Locks on every descriptor it holds (stdio and the channel): a lock is on the inode, so
+        // one on a host file would hold off the host's own processes.
+        for held in [0, 1, 2, fd] {
+            let name = if held == fd { "the channel".to_string() } else { format!("fd {held}") };
+            results.push(attempt(&format!("flock {name}"), libc::flock(held, libc::LOCK_EX | libc::LOCK_NB) as _));
+            let mut lock: libc::flock = std::mem::zeroed();
+            lock.l_type = libc::F_RDLCK as _;
+            results.push(attempt(&format!("record-lock {name}"), libc::fcntl(held, libc::F_OFD_SETLK, &lock) as _));
+        }
     }
     send_line(&format!("{{\"type\":\"probe\",\"allowlist\":{allowlist},\"results\":[{}]}}\n", results.join(",")));
     0

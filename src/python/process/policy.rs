@@ -16,11 +16,20 @@ pub struct FilePolicy {
     pub read_write: Vec<PathBuf>,
     /// The child keeps the host's network (no network namespace, no Landlock TCP rules).
     pub network: bool,
+    /// The child may take file locks (a `read-only` policy refuses them: a lock on a file it may
+    /// only read would still hold off the host's processes).
+    pub locks: bool,
 }
 
 impl FilePolicy {
     /// Every path absolute, without NUL bytes or `..` (a grant is exactly the tree it names).
-    pub fn new(cwd: String, read_only: Vec<String>, read_write: Vec<String>, network: bool) -> Result<Self, String> {
+    pub fn new(
+        cwd: String,
+        read_only: Vec<String>,
+        read_write: Vec<String>,
+        network: bool,
+        locks: bool,
+    ) -> Result<Self, String> {
         let check = |field: &str, path: String| -> Result<PathBuf, String> {
             let p = PathBuf::from(&path);
             let dotdot = p.components().any(|c| matches!(c, std::path::Component::ParentDir));
@@ -34,7 +43,7 @@ impl FilePolicy {
         let cwd = check("cwd", cwd)?;
         let read_only = read_only.into_iter().map(|p| check("readOnly", p)).collect::<Result<_, _>>()?;
         let read_write = read_write.into_iter().map(|p| check("readWrite", p)).collect::<Result<_, _>>()?;
-        Ok(FilePolicy { cwd, read_only, read_write, network })
+        Ok(FilePolicy { cwd, read_only, read_write, network, locks })
     }
 }
 
@@ -44,12 +53,12 @@ mod tests {
 
     #[test]
     fn grants_are_absolute_and_exact() {
-        let ok = FilePolicy::new("/w".into(), vec!["/w".into()], vec!["/dev/null".into()], false).unwrap();
+        let ok = FilePolicy::new("/w".into(), vec!["/w".into()], vec!["/dev/null".into()], false, false).unwrap();
         assert_eq!(ok.read_only, vec![PathBuf::from("/w")]);
         for bad in ["w", "/w/../etc", "/w\0x"] {
-            let e = FilePolicy::new("/w".into(), vec![bad.into()], vec![], false).unwrap_err();
+            let e = FilePolicy::new("/w".into(), vec![bad.into()], vec![], false, true).unwrap_err();
             assert!(e.starts_with("filePolicy.readOnly must hold absolute paths"), "{e}");
         }
-        assert!(FilePolicy::new("rel".into(), vec![], vec![], false).unwrap_err().starts_with("filePolicy.cwd"));
+        assert!(FilePolicy::new("rel".into(), vec![], vec![], false, true).unwrap_err().starts_with("filePolicy.cwd"));
     }
 }

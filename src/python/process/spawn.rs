@@ -230,6 +230,9 @@ fn sandbox_plan(confine: &Confinement, helper: &Path, interpreter: &Path, stagin
         root: helper.parent().map(Path::to_path_buf),
         cwd: Some(confine.policy.map_or_else(|| scratch.clone(), |p| p.cwd.clone())),
         network: confine.policy.is_some_and(|p| p.network),
+        // Without a policy the run reaches no host file but the system's own (which the host does
+        // not lock) and its scratch, where a program's sqlite or dbm takes locks of its own.
+        no_locks: confine.policy.is_some_and(|p| !p.locks),
         run_as: confine.run_as,
         lifeline,
         read_only,
