@@ -24,7 +24,7 @@ use crate::ledger::byte_meter::number_to_string;
 use crate::ledger::json;
 use crate::outcome::{self, FailureKind};
 use crate::python::process::limits::LimitPlan;
-use crate::python::process::spare::{boot, memory_cap, Booted, Cgroups, ChildSpec};
+use crate::python::process::spare::{boot, memory_cap, BootError, Booted, Cgroups, ChildSpec};
 use crate::python::process::spawn::{Spawned, Staging};
 use crate::python::process::teardown::{group_alive, signal_group};
 use crate::python::protocol::events::{emit_settled, failure, Decided, Events, PythonEvent};
@@ -165,7 +165,14 @@ impl Run {
         };
         let Booted { staging, cgroups, spawned } = match booted {
             Ok(b) => b,
-            Err(e) => return emit_settled(&*events, &[], &failure(FailureKind::WorkerExit, &e.message()), None, began),
+            Err(e) => {
+                // A policy the helper refused is the seam's `sandbox-unavailable`: nothing ran.
+                let kind = match e {
+                    BootError::PolicyRefused(_) => FailureKind::SandboxUnavailable,
+                    _ => FailureKind::WorkerExit,
+                };
+                return emit_settled(&*events, &[], &failure(kind, &e.message()), None, began);
+            }
         };
         let Spawned { pid, start_time, fd3, stdout, stderr, pidfd, layers: _, init } = spawned;
         *group.lock().unwrap_or_else(|p| p.into_inner()) = Some((pid, start_time, staging.dir.clone()));
