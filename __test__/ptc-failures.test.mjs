@@ -114,7 +114,8 @@ describe('the file plan a policy gives a Python run (passed as filePolicy, for t
     })
   })
 
-  it('a cwd outside the workspace is readable', () => {
+  it('a cwd outside the workspace is readable (but / itself, which would be the whole tree)', () => {
+    expect(filePlan({ mode: 'read-only', workspaceRoot: '/w' }, '/').readOnly).toEqual(['/w'])
     expect(filePlan({ mode: 'read-only', workspaceRoot: '/w' }, '/w2')).toStrictEqual({
       cwd: '/w2',
       readOnly: ['/w', '/w2'],

@@ -164,7 +164,8 @@ describe('sandboxPolicy', () => {
       expect(() => resolve({ cwd: planted, sandboxPolicy: { mode: 'read-only', workspaceRoot: path.join(DIR, 'outside') } })).toThrow(
         new TypeError(`${must('request.cwd')}${JSON.stringify(planted)} passes through a symbolic link, and a sandbox policy's paths are taken literally (a link an earlier run planted must never widen a later run). Pass the real path (fs.realpathSync) of a directory you trust`),
       )
-      expect(() => resolve({ cwd: '/', sandboxPolicy: { mode: 'read-only', workspaceRoot: W } })).toThrow(`${P}request.cwd must not be the host's root directory`)
+      // `/` itself as cwd grants nothing (filePlan), as a systemd service's default cwd would be.
+      expect(resolve({ cwd: '/', sandboxPolicy: { mode: 'read-only', workspaceRoot: W } }).cwd).toBe('/')
       // Without a policy cwd grants nothing, and is checked as before.
       expect(resolve({ cwd: planted }).cwd).toBe(planted)
       expect(resolve({ cwd: path.join(W, 'sub'), sandboxPolicy: { mode: 'read-only', workspaceRoot: W } }).cwd).toBe(path.join(W, 'sub'))

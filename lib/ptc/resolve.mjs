@@ -69,11 +69,12 @@ export function readCwd(value, field) {
 /**
  * A path of a sandbox policy (the workspace, the run's working directory), checked as the kernel
  * finds it with no symbolic link followed anywhere in it (native `policyPath`, src/sandbox/exact.rs):
- * an existing directory, never the host's root. The sandbox helper opens it the same way again and
+ * an existing directory, never the host's root (a working directory may be `/` itself, which grants
+ * nothing: the run starts at the top of its own root; any other path to `/` is refused). The sandbox helper opens it the same way again and
  * mounts what it opened, so a link planted by an earlier run (in a workspace it could write) fails
  * the request here, or the run later, and never widens what a run sees.
  */
-function policyDirectory(path, field) {
+function policyDirectory(path, field, slash = false) {
   const what = 'the absolute path of an existing directory with no symbolic link in it'
   const found = native.policyPath(path)
   if (found.error === 'ELOOP') {
@@ -85,7 +86,7 @@ function policyDirectory(path, field) {
   }
   if (found.error != null) throw new TypeError(`${PREFIX}${field} must be ${what}: ${describe(path)} cannot be read (${found.error})`)
   if (!found.directory) throw new TypeError(`${PREFIX}${field} must be ${what}: ${describe(path)} is not a directory`)
-  if (found.hostRoot) {
+  if (found.hostRoot && !(slash && path === '/')) {
     throw new TypeError(
       `${PREFIX}${field} must not be the host's root directory, got ${describe(path)}: a sandbox policy confines a run ` +
         "to directories of its own, and '/' would grant the host's whole tree. Name the workspace's own directory",
@@ -159,7 +160,7 @@ export function resolveSpec(request, settings) {
   if (policyValue !== undefined) {
     spec.sandboxPolicy = readPolicy(policyValue)
     // Under a policy the working directory is one of its paths (a Python run is granted it).
-    policyDirectory(cwd, cwdValue === undefined ? 'config.cwd' : 'request.cwd')
+    policyDirectory(cwd, cwdValue === undefined ? 'config.cwd' : 'request.cwd', true)
   }
   return Object.freeze(spec)
 }
