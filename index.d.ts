@@ -70,9 +70,10 @@ export interface CodeRunRequest {
  * - `output-limit`: the output byte budget was exceeded.
  *
  * Spelled once, by the native `FailureKind` enum (src/outcome.rs) declared below in this file,
- * whose `protocol` marks a protocol breach this seam reports as `worker-exit`.
+ * whose `protocol` marks a protocol breach this seam reports as `worker-exit` (and whose
+ * `sandbox-unavailable` only a `ctx.ptcRuntime` run with a file policy can end with).
  */
-export type CodeRunFailureKind = Exclude<`${FailureKind}`, 'protocol'>
+export type CodeRunFailureKind = Exclude<`${FailureKind}`, 'protocol' | 'sandbox-unavailable'>
 
 export interface CodeRunFailure {
   kind: CodeRunFailureKind
@@ -298,6 +299,12 @@ export declare const enum FailureKind {
    * pending-calls cap; a Python child never may (`child_reportable`).
    */
   Protocol = 'protocol',
+  /**
+   * The sandbox helper refused a run's file policy (a path that is no longer what `resolve()`
+   * checked): the `ctx.ptcRuntime` seam's `sandbox-unavailable`, nothing ran. Only runs with a
+   * policy (that seam's) can end so; never parsed from a child's frame.
+   */
+  SandboxUnavailable = 'sandbox-unavailable',
 }
 
 /**
@@ -377,6 +384,22 @@ export interface IsolateSandboxLayers {
   privateRoot: boolean
   /** The uid the process has as the host's kernel sees it. */
   uid?: number
+}
+
+/** Opens `path` (absolute) with no symbolic link followed and says what is there. */
+export declare function policyPath(path: string): PolicyPath
+
+/** What is at a policy path, opened without following links. */
+export interface PolicyPath {
+  /**
+   * The errno's name when it cannot be opened so (`ELOOP`: a symbolic link is on the way or at
+   * its end; `ENOENT`, `ENOTDIR`, `EACCES`…); absent when it was opened.
+   */
+  error?: string
+  /** It is a directory. */
+  directory: boolean
+  /** It is the host's root directory itself (`/`, or any other path to that object). */
+  hostRoot: boolean
 }
 
 /** The prefix of every error message the runtime itself writes. */

@@ -849,6 +849,7 @@ module.exports.FailureKind = nativeBinding.FailureKind
 module.exports.forgeContainedIsolateRun = nativeBinding.forgeContainedIsolateRun
 module.exports.forgeContainedIsolateRuns = nativeBinding.forgeContainedIsolateRuns
 module.exports.isolateFreshFailure = nativeBinding.isolateFreshFailure
+module.exports.policyPath = nativeBinding.policyPath
 module.exports.PREFIX = nativeBinding.PREFIX
 module.exports.probeContainedIsolate = nativeBinding.probeContainedIsolate
 module.exports.pythonFilePolicyAvailable = nativeBinding.pythonFilePolicyAvailable

@@ -98,9 +98,11 @@ describe('not the child: the same kind on both seams', () => {
 
 describe('the file plan a policy gives a Python run (passed as filePolicy, for the native file policy)', () => {
   it('read-only: the workspace readable, writes only to the sinks', () => {
+    // The working directory is named whatever it is: the sandbox helper decides on the opened
+    // objects whether it lies inside the workspace (then it adds nothing), never on these strings.
     expect(filePlan({ mode: 'read-only', workspaceRoot: '/w' }, '/w/sub')).toStrictEqual({
       cwd: '/w/sub',
-      readOnly: ['/w'],
+      readOnly: ['/w', '/w/sub'],
       readWrite: ['/dev/null'],
       network: false,
       locks: false,
@@ -117,7 +119,8 @@ describe('the file plan a policy gives a Python run (passed as filePolicy, for t
     })
   })
 
-  it('a cwd outside the workspace is readable, and only by whole path segments', () => {
+  it('a cwd outside the workspace is readable (but / itself, which would be the whole tree)', () => {
+    expect(filePlan({ mode: 'read-only', workspaceRoot: '/w' }, '/').readOnly).toEqual(['/w'])
     expect(filePlan({ mode: 'read-only', workspaceRoot: '/w' }, '/w2')).toStrictEqual({
       cwd: '/w2',
       readOnly: ['/w', '/w2'],
@@ -132,7 +135,6 @@ describe('the file plan a policy gives a Python run (passed as filePolicy, for t
       network: false,
       locks: true,
     })
-    expect(filePlan({ mode: 'read-only', workspaceRoot: '/' }, '/any').readOnly).toEqual(['/'])
   })
 
   it("danger-full-access: file rules lifted, network on, the workspace still named (the host's own files)", () => {
@@ -145,7 +147,7 @@ describe('the file plan a policy gives a Python run (passed as filePolicy, for t
     })
     expect(filePlan({ mode: 'danger-full-access', workspaceRoot: '/w' }, '/w/sub')).toStrictEqual({
       cwd: '/w/sub',
-      readOnly: [],
+      readOnly: ['/w/sub'],
       readWrite: ['/', '/w'],
       network: true,
       locks: true,

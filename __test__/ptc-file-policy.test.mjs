@@ -83,3 +83,35 @@ describe.each(passes())('a Python run under each file policy $name', (pass) => {
     })
   })
 })
+
+// Issue 26: a link planted by an earlier run never widens a later run's view, whether it is
+// there at resolve() (a TypeError naming the field) or swapped in before run() (the sandbox
+// helper opens every policy path with no link followed and mounts what it opened: the run is
+// `sandbox-unavailable`, nothing ran, no `enforcement`).
+describe.each(passes())('a link an earlier run planted $name', (pass) => {
+  it('is refused at resolve() and at run(), and the host file is never read', async () => {
+    const out = await play(pass, stage(pass, TMP), 'planted')
+    const { w1, w2, w3, hostDir } = out.paths
+    const P = 'code-runtime-native: '
+    expect(out.plant.value).toBe(true)
+    const link = (field, p) =>
+      `${P}${field} must be the absolute path of an existing directory with no symbolic link in it: ${JSON.stringify(p)} passes through a symbolic link`
+    expect(out.cwdLink.threw).toBe('TypeError')
+    expect(out.cwdLink.message).toContain(link('request.cwd', `${w1}/src`))
+    expect(out.rootLink.threw).toBe('TypeError')
+    expect(out.rootLink.message).toContain(link('request.sandboxPolicy.workspaceRoot', `${w1}/src`))
+    expect(out.slashLink.message).toContain(link('request.sandboxPolicy.workspaceRoot', `${w1}/slash`))
+    for (const [name, p] of [['cwdSwapped', `${w1}/later`], ['rootSwapped', w3]]) {
+      const run = out[name]
+      expect([name, run.value, run.sandbox]).toEqual([name, undefined, { mode: 'read-only', denied: false }])
+      expect([name, run.error.kind]).toEqual([name, 'sandbox-unavailable'])
+      expect(run.error.message).toContain(`the sandbox policy's path ${JSON.stringify(p)} is no longer what resolve() checked: a symbolic link is on its way now`)
+      expect(run.error.message).not.toContain('host secret')
+    }
+    // Inside W1 the link leads into the run's own root, which holds no host directory.
+    expect(out.insideW1.error.message).toMatch(/FileNotFoundError/)
+    expect(JSON.stringify(out)).not.toContain('host secret')
+    expect(hostDir).not.toBe(w2)
+  })
+})
+

@@ -118,12 +118,66 @@ describe('sandboxPolicy', () => {
     expect(spec.sandboxPolicy).toEqual({ mode: 'workspace-write', workspaceRoot: DIR, sessionId: 's-1' })
     expect(spec.sandboxPolicy).not.toBe(policy)
     expect(Object.isFrozen(spec.sandboxPolicy)).toBe(true)
-    for (const mode of ['read-only', 'danger-full-access']) {
-      expect(resolve({ sandboxPolicy: { mode, workspaceRoot: '/nonexistent/root' } }).sandboxPolicy).toEqual({
-        mode,
-        workspaceRoot: '/nonexistent/root',
-      })
-    }
+  })
+
+  // Issue 26: a bad policy fails here, naming the field, on both runtimes (the rule is resolve()'s;
+  // a TypeScript run has no file system, but the same request on Python would be granted these).
+  describe('every path of a policy is an existing directory of its own, with no symbolic link in it', () => {
+    const W = path.join(DIR, 'w')
+    const OUT = path.join(DIR, 'outside')
+    beforeAll(() => {
+      fs.mkdirSync(path.join(W, 'sub'), { recursive: true })
+      fs.mkdirSync(OUT)
+      fs.symlinkSync('/', path.join(DIR, 'to-slash'))
+      fs.symlinkSync(OUT, path.join(W, 'planted'))
+    })
+    const field = 'request.sandboxPolicy.workspaceRoot'
+    const must = (f) => `${P}${f} must be the absolute path of an existing directory with no symbolic link in it: `
+
+    it.each(['read-only', 'workspace-write', 'danger-full-access'])("refuses '/' as the workspace (%s)", (mode) => {
+      expect(() => resolve({ sandboxPolicy: { mode, workspaceRoot: '/' } })).toThrow(
+        new TypeError(
+          `${P}${field} must not be the host's root directory, got "/": a sandbox policy confines a run to directories of its own, and '/' would grant the host's whole tree. Name the workspace's own directory`,
+        ),
+      )
+      expect(() => resolve({ sandboxPolicy: { mode, workspaceRoot: '/./tmp/..' } })).toThrow(`${P}${field} must not be the host's root directory`)
+    })
+
+    it('refuses a link to / (or any link) as the workspace, and a workspace that is not there', () => {
+      for (const root of [path.join(DIR, 'to-slash'), path.join(W, 'planted'), path.join(DIR, 'to-slash', 'tmp')]) {
+        expect(() => resolve({ sandboxPolicy: { mode: 'read-only', workspaceRoot: root } })).toThrow(
+          new TypeError(
+            `${must(field)}${JSON.stringify(root)} passes through a symbolic link, and a sandbox policy's paths are taken literally (a link an earlier run planted must never widen a later run). Pass the real path (fs.realpathSync) of a directory you trust`,
+          ),
+        )
+      }
+      expect(() => resolve({ sandboxPolicy: { mode: 'read-only', workspaceRoot: '/nonexistent/root' } })).toThrow(
+        new TypeError(`${must(field)}"/nonexistent/root" cannot be read (ENOENT)`),
+      )
+      expect(() => resolve({ sandboxPolicy: { mode: 'read-only', workspaceRoot: FILE } })).toThrow(
+        new TypeError(`${must(field)}${JSON.stringify(FILE)} is not a directory`),
+      )
+    })
+
+    it('refuses a planted link as cwd under a policy (request.cwd, or config.cwd when it is the default)', () => {
+      const planted = path.join(W, 'planted')
+      expect(() => resolve({ cwd: planted, sandboxPolicy: { mode: 'read-only', workspaceRoot: path.join(DIR, 'outside') } })).toThrow(
+        new TypeError(`${must('request.cwd')}${JSON.stringify(planted)} passes through a symbolic link, and a sandbox policy's paths are taken literally (a link an earlier run planted must never widen a later run). Pass the real path (fs.realpathSync) of a directory you trust`),
+      )
+      // `/` itself as cwd grants nothing (filePlan), as a systemd service's default cwd would be.
+      expect(resolve({ cwd: '/', sandboxPolicy: { mode: 'read-only', workspaceRoot: W } }).cwd).toBe('/')
+      // Without a policy cwd grants nothing, and is checked as before.
+      expect(resolve({ cwd: planted }).cwd).toBe(planted)
+      expect(resolve({ cwd: path.join(W, 'sub'), sandboxPolicy: { mode: 'read-only', workspaceRoot: W } }).cwd).toBe(path.join(W, 'sub'))
+    })
+
+    it('refuses the config cwd under a policy when it passes through a link, naming config.cwd', async () => {
+      const other = new Context()
+      await other.plugin(IsolatePtcRuntime, { containment: 'thread', cwd: path.join(W, 'planted') })
+      expect(() => other.ptcRuntime.resolve({ ...base, sandboxPolicy: { mode: 'read-only', workspaceRoot: W } })).toThrow(
+        `${must('config.cwd')}${JSON.stringify(path.join(W, 'planted'))} passes through a symbolic link`,
+      )
+    })
   })
 
   it.each([

@@ -290,6 +290,67 @@ const scenarios = {
     return out
   },
 
+  /**
+   * Issue 26: a run cannot choose what a later run can read. Run A (workspace-write on W1) plants
+   * `W1/src -> <a host directory holding a 0600 file>`; a later run names that link as its cwd or
+   * workspace, before resolve() (refused there) or swapped in between resolve() and run() (the
+   * sandbox helper refuses it: nothing runs, no enforcement is claimed).
+   */
+  async planted() {
+    const base = os.tmpdir()
+    const hostDir = fs.mkdtempSync(path.join(base, 'host-'))
+    const secret = path.join(hostDir, 'secret.txt')
+    fs.writeFileSync(secret, 'host secret', { mode: 0o600 })
+    const w1 = fs.mkdtempSync(path.join(base, 'w1-'))
+    const w2 = fs.mkdtempSync(path.join(base, 'w2-'))
+    fs.mkdirSync(path.join(w1, 'src'))
+    const ctx = new Context()
+    await ctx.plugin(PythonPtcRuntime, { pythonBin: options.python, graceMs: 300 })
+    const runtime = ctx.get('ptcRuntime')
+    const out = {}
+    const attempt = (f) => {
+      try {
+        return f()
+      } catch (error) {
+        return { threw: error.name, message: error.message }
+      }
+    }
+    // Run A plants the link from inside its own run (its workspace is writable).
+    const plant = `
+import os, shutil
+shutil.rmtree(${JSON.stringify(path.join(w1, 'src'))})
+os.symlink(${JSON.stringify(hostDir)}, ${JSON.stringify(path.join(w1, 'src'))})
+return os.path.islink(${JSON.stringify(path.join(w1, 'src'))})`
+    out.plant = await runtime.run(runtime.resolve({ program: plant, bindings: [], cwd: w1, sandboxPolicy: { mode: 'workspace-write', workspaceRoot: w1 } }))
+    const READ = 'return open("secret.txt").read()'
+    // Run B: read-only on W2, cwd the planted link.
+    out.cwdLink = attempt(() => runtime.resolve({ program: READ, bindings: [], cwd: path.join(w1, 'src'), sandboxPolicy: { mode: 'read-only', workspaceRoot: w2 } }))
+    // The planted link as the workspace itself, and a link to '/' as the workspace.
+    out.rootLink = attempt(() => runtime.resolve({ program: READ, bindings: [], cwd: w2, sandboxPolicy: { mode: 'read-only', workspaceRoot: path.join(w1, 'src') } }))
+    fs.symlinkSync('/', path.join(w1, 'slash'))
+    out.slashLink = attempt(() => runtime.resolve({ program: READ, bindings: [], cwd: w2, sandboxPolicy: { mode: 'read-only', workspaceRoot: path.join(w1, 'slash') } }))
+    // Swapped between resolve() and run(): the cwd, then the workspace.
+    const later = path.join(w1, 'later')
+    fs.mkdirSync(later)
+    const cwdSpec = runtime.resolve({ program: READ, bindings: [], cwd: later, sandboxPolicy: { mode: 'read-only', workspaceRoot: w2 } })
+    fs.rmdirSync(later)
+    fs.symlinkSync(hostDir, later)
+    out.cwdSwapped = await runtime.run(cwdSpec)
+    const w3 = fs.mkdtempSync(path.join(base, 'w3-'))
+    const rootSpec = runtime.resolve({
+      program: `return open(${JSON.stringify(path.join(w3, 'secret.txt'))}).read()`,
+      bindings: [],
+      cwd: w2,
+      sandboxPolicy: { mode: 'read-only', workspaceRoot: w3 },
+    })
+    fs.rmdirSync(w3)
+    fs.symlinkSync(hostDir, w3)
+    out.rootSwapped = await runtime.run(rootSpec)
+    // A run on W1 itself still sees the planted link only inside its own root (no host tree there).
+    out.insideW1 = await runtime.run(runtime.resolve({ program: 'return open("src/secret.txt").read()', bindings: [], cwd: w1, sandboxPolicy: { mode: 'read-only', workspaceRoot: w1 } }))
+    out.paths = { w1, w2, w3, hostDir }
+    return out
+  },
 
   /** Per mode, a run's locks on workspace files it may only read, and the host's on the same. */
   async locks() {

@@ -70,9 +70,10 @@ export interface CodeRunRequest {
  * - `output-limit`: the output byte budget was exceeded.
  *
  * Spelled once, by the native `FailureKind` enum (src/outcome.rs) declared below in this file,
- * whose `protocol` marks a protocol breach this seam reports as `worker-exit`.
+ * whose `protocol` marks a protocol breach this seam reports as `worker-exit` (and whose
+ * `sandbox-unavailable` only a `ctx.ptcRuntime` run with a file policy can end with).
  */
-export type CodeRunFailureKind = Exclude<`${FailureKind}`, 'protocol'>
+export type CodeRunFailureKind = Exclude<`${FailureKind}`, 'protocol' | 'sandbox-unavailable'>
 
 export interface CodeRunFailure {
   kind: CodeRunFailureKind

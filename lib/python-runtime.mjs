@@ -291,7 +291,10 @@ function startPython(state, plan, session) {
       liveRuns.delete(handle)
       session.settle(report(payload))
     },
-    spawned: () => prepareSpare(state),
+    spawned: () => {
+      plan.started?.()
+      prepareSpare(state)
+    },
     // The host's call-backlog barrier: answered (id -1) once every call dispatched before it
     // has run its microtasks, so bindings that settle at once are no longer in flight.
     barrier: () => setImmediate(() => run.reply(-1, true, '')),

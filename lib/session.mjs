@@ -18,7 +18,10 @@ export const DISPOSED = native.DISPOSED
  * channel protocol as `protocol` (src/outcome.rs); `ctx.codeRuntime` has six kinds, and there
  * such a run is one of its `worker-exit`s, with the same message.
  */
-export const CODE_SEAM = Object.freeze({ kind: (kind) => (kind === 'protocol' ? 'worker-exit' : kind) })
+export const CODE_SEAM = Object.freeze({
+  // `sandbox-unavailable` needs a file policy, which only the ptc seam's runs have.
+  kind: (kind) => (kind === 'protocol' || kind === 'sandbox-unavailable' ? 'worker-exit' : kind),
+})
 /** `ctx.ptcRuntime` (lib/ptc/): every native kind as it is, and its own `sandbox-unavailable`. */
 export const PTC_SEAM = Object.freeze({ kind: (kind) => kind })
 
@@ -57,6 +60,8 @@ const EVENT = native.RunEventKind
  * @property {typeof CODE_SEAM} [seam] how the result spells the kinds (default `CODE_SEAM`)
  * @property {number} [maxWallMs] this run's wall ceiling instead of the config's
  * @property {object} [filePolicy] the file plan a Python run is given (lib/ptc/file-plan.mjs)
+ * @property {() => void} [started] called once the run's child is up (Python: the `spawned`
+ *   event), so the seam can tell a run that ran from one refused before it started
  * @property {{ kind: string, message: string }} [refuse] the run cannot start: once the request
  *   is validated, it resolves with this failure and nothing runs
  * @typedef {{ global: string, errorClass?: { name: string, memberNameProperty: string }, names: string[], call: (index: number, arg: unknown) => unknown }} Namespace
@@ -87,6 +92,7 @@ export async function runSession(backend, state, request, options = {}) {
   const plan = { program, namespaces, streamLogs: onLog !== undefined }
   if (options.maxWallMs !== undefined) plan.maxWallMs = options.maxWallMs
   if (options.filePolicy !== undefined) plan.filePolicy = options.filePolicy
+  if (options.started !== undefined) plan.started = options.started
   return new Promise((resolve) => {
     const session = new Session(backend, state, namespaces, signal, onLog, onStats, resolve, seam)
     session.start(plan)

@@ -28,6 +28,11 @@ pub enum FailureKind {
     /// pending-calls cap; a Python child never may (`child_reportable`).
     #[napi(value = "protocol")]
     Protocol,
+    /// The sandbox helper refused a run's file policy (a path that is no longer what `resolve()`
+    /// checked): the `ctx.ptcRuntime` seam's `sandbox-unavailable`, nothing ran. Only runs with a
+    /// policy (that seam's) can end so; never parsed from a child's frame.
+    #[napi(value = "sandbox-unavailable")]
+    SandboxUnavailable,
 }
 
 impl FailureKind {
@@ -51,6 +56,7 @@ impl FailureKind {
             FailureKind::InvalidOutput => "invalid-output",
             FailureKind::OutputLimit => "output-limit",
             FailureKind::Protocol => "protocol",
+            FailureKind::SandboxUnavailable => "sandbox-unavailable",
         }
     }
 

@@ -25,22 +25,24 @@ import native from '../native.mjs'
  * - `danger-full-access`: Landlock's file rules lifted (`/`), network on; the run is still its
  *   own process in its own root (which never holds the host's `/`), so the workspace is named
  *   for it to reach, as the host's own files.
- * A `cwd` outside the workspace is readable, so the child can start in it.
+ * The working directory is always granted for reading, so the child can start in it (but `/`,
+ * which would grant the host's whole tree: the run then starts at the top of its own root). Whether it
+ * lies inside the workspace (and so adds nothing) is decided by the sandbox helper on the opened
+ * objects, never on these strings; every path here was checked by `resolve()` to have no
+ * symbolic link in it, and the helper opens each again the same way and mounts what it opened.
  * @param {{ mode: string, workspaceRoot: string }} policy a resolved policy (lib/ptc/resolve.mjs)
  * @param {string} cwd the resolved working directory
  * @returns {FilePlan}
  */
 export function filePlan(policy, cwd) {
   const root = policy.workspaceRoot
-  const outside = !within(cwd, root)
+  const start = cwd === root || cwd === '/' ? [] : [cwd]
   // `/` lifts the file rules; the workspace is still named, as the host's own files.
-  if (policy.mode === 'danger-full-access') {
-    return { cwd, readOnly: outside ? [cwd] : [], readWrite: ['/', root], network: true, locks: true }
-  }
+  if (policy.mode === 'danger-full-access') return { cwd, readOnly: start, readWrite: ['/', root], network: true, locks: true }
   if (policy.mode === 'workspace-write') {
-    return { cwd, readOnly: outside ? [cwd] : [], readWrite: [root, '/dev/null'], network: false, locks: true }
+    return { cwd, readOnly: start, readWrite: [root, '/dev/null'], network: false, locks: true }
   }
-  return { cwd, readOnly: outside ? [root, cwd] : [root], readWrite: ['/dev/null'], network: false, locks: false }
+  return { cwd, readOnly: [root, ...start], readWrite: ['/dev/null'], network: false, locks: false }
 }
 
 /** Whether `path` is `root` or below it (both absolute; compared by path segments). */

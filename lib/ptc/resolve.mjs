@@ -4,6 +4,7 @@
 // the field. Its result is the only thing `run()` accepts (README: "Hosts from 0.1.6").
 import { statSync } from 'node:fs'
 import { isAbsolute, resolve as normalize } from 'node:path'
+import native from '../native.mjs'
 import { PREFIX, renderRejection } from '../request.mjs'
 
 /** The file-policy modes of the host's sandbox vocabulary (`@deepseek-ai/dsh-sandbox`). */
@@ -66,6 +67,35 @@ export function readCwd(value, field) {
 }
 
 /**
+ * A path of a sandbox policy (the workspace, the run's working directory), checked as the kernel
+ * finds it with no symbolic link followed anywhere in it (native `policyPath`, src/sandbox/exact.rs):
+ * an existing directory, never the host's root (a working directory may be `/` itself, which grants
+ * nothing: the run starts at the top of its own root; any other path to `/` is refused). The sandbox helper opens it the same way again and
+ * mounts what it opened, so a link planted by an earlier run (in a workspace it could write) fails
+ * the request here, or the run later, and never widens what a run sees.
+ */
+function policyDirectory(path, field, slash = false) {
+  const what = 'the absolute path of an existing directory with no symbolic link in it'
+  const found = native.policyPath(path)
+  if (found.error === 'ELOOP') {
+    throw new TypeError(
+      `${PREFIX}${field} must be ${what}: ${describe(path)} passes through a symbolic link, and a sandbox policy's ` +
+        'paths are taken literally (a link an earlier run planted must never widen a later run). Pass the real path ' +
+        '(fs.realpathSync) of a directory you trust',
+    )
+  }
+  if (found.error != null) throw new TypeError(`${PREFIX}${field} must be ${what}: ${describe(path)} cannot be read (${found.error})`)
+  if (!found.directory) throw new TypeError(`${PREFIX}${field} must be ${what}: ${describe(path)} is not a directory`)
+  if (found.hostRoot && !(slash && path === '/')) {
+    throw new TypeError(
+      `${PREFIX}${field} must not be the host's root directory, got ${describe(path)}: a sandbox policy confines a run ` +
+        "to directories of its own, and '/' would grant the host's whole tree. Name the workspace's own directory",
+    )
+  }
+  return path
+}
+
+/**
  * The elapsed deadline: omitted → the configured default, `null` → none, a number → validated
  * and capped at the configured maximum.
  */
@@ -95,7 +125,8 @@ function readPolicy(value) {
     )
   }
   const root = read(value, 'workspaceRoot', 'request.sandboxPolicy.workspaceRoot')
-  const workspaceRoot = absolutePath(root, 'request.sandboxPolicy.workspaceRoot', 'an absolute path')
+  const field = 'request.sandboxPolicy.workspaceRoot'
+  const workspaceRoot = policyDirectory(absolutePath(root, field, 'an absolute path'), field)
   const sessionId = read(value, 'sessionId', 'request.sandboxPolicy.sessionId')
   if (sessionId !== undefined && typeof sessionId !== 'string') {
     throw new TypeError(`${PREFIX}request.sandboxPolicy.sessionId must be a string or omitted, got ${describe(sessionId)}`)
@@ -126,6 +157,10 @@ export function resolveSpec(request, settings) {
   const policyValue = read(request, 'sandboxPolicy', 'request.sandboxPolicy')
   const spec = { program, bindings, cwd, timeoutMs }
   if (signal !== undefined) spec.signal = signal
-  if (policyValue !== undefined) spec.sandboxPolicy = readPolicy(policyValue)
+  if (policyValue !== undefined) {
+    spec.sandboxPolicy = readPolicy(policyValue)
+    // Under a policy the working directory is one of its paths (a Python run is granted it).
+    policyDirectory(cwd, cwdValue === undefined ? 'config.cwd' : 'request.cwd', true)
+  }
   return Object.freeze(spec)
 }

@@ -85,9 +85,10 @@ function runOptions(spec) {
 
 /**
  * The result with its sandbox facts when the spec carried a policy. `enforcement` is absent for
- * `danger-full-access` (nothing confines the files) and for a run refused as
- * `sandbox-unavailable` (nothing was applied); `denied` is the program's claim that it was refused
- * a file effect the policy forbids (lib/ptc/file-plan.mjs `refusedFileEffect`), never proof.
+ * `danger-full-access` (nothing confines the files) and for a Python run whose child never
+ * started (refused as `sandbox-unavailable`, or a spawn that failed: nothing was applied);
+ * `denied` is the program's claim that it was refused a file effect the policy forbids
+ * (lib/ptc/file-plan.mjs `refusedFileEffect`), never proof.
  */
 function withSandbox(result, policy, facts) {
   if (policy === undefined) return result
@@ -202,7 +203,9 @@ function definePythonPtc(Base) {
       const options = runOptions(spec)
       const policy = spec.sandboxPolicy
       let enforcement
+      let started = false
       if (policy !== undefined) {
+        options.started = () => (started = true)
         options.filePolicy = filePlan(policy, spec.cwd)
         if (policy.mode !== 'danger-full-access') {
           if (filePolicyAvailable(state.backend)) enforcement = pythonEnforcement(state.backend, options.filePolicy)
@@ -210,7 +213,9 @@ function definePythonPtc(Base) {
         }
       }
       const result = await runPython(state.backend, spec, options)
-      return withSandbox(result, policy, { denied: policy !== undefined && refusedFileEffect(result, options.filePolicy), enforcement })
+      // A run whose child never started (refused, or failed to spawn) had nothing enforced.
+      const denied = policy !== undefined && refusedFileEffect(result, options.filePolicy)
+      return withSandbox(result, policy, { denied, enforcement: started ? enforcement : undefined })
     }
   }
   return PythonPtcRuntime

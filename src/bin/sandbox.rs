@@ -17,6 +17,11 @@
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
 // The helper's layers; the addon compiles only the ones it applies itself (src/sandbox/mod.rs).
+// A policy's paths opened with no link followed, shared with the addon's `resolve()` check.
+#[cfg(target_os = "linux")]
+#[allow(dead_code)]
+#[path = "../sandbox/exact.rs"]
+mod exact;
 #[cfg(target_os = "linux")]
 #[path = "../sandbox/harden/idmap.rs"]
 mod idmap;
@@ -90,7 +95,10 @@ mod linux {
 
     use super::namespaces::Cloned;
     use super::plan::{self, Layers, Plan, RlimitKind};
-    use super::{idmap, landlock, namespaces, root, seccomp};
+    use super::{exact, idmap, landlock, namespaces, root, seccomp};
+
+    /// A file policy's own paths (`--as-host`), each opened once with no symbolic link followed.
+    type Exact = Vec<(std::path::PathBuf, OwnedFd)>;
 
     /// What the keeper learned before forking, inherited by its descendants.
     #[derive(Clone, Copy)]
@@ -139,15 +147,34 @@ mod linux {
             (false, _) => (nix::unistd::getuid().as_raw(), nix::unistd::getgid().as_raw()),
         };
         let setup = Setup { namespaces: false, private_proc: false, root: false, cgroup, host_root, ids };
+        // Before anything is made for the run: a policy path that a link now redirects refuses it.
+        let exact = open_exact(&plan, &status);
         // The keeper outlives a SIGTERM: init (or the host's group signal) reaches the program,
         // and the keeper then exits as the program did.
         // SAFETY: installing SIG_IGN is always sound.
         unsafe { signal(Signal::SIGTERM, SigHandler::SigIgn) }.ok();
         let (status, lifeline) = match plan.namespaces {
-            true => with_namespaces(&plan, status, lifeline, setup),
+            true => with_namespaces(&plan, status, lifeline, setup, &exact),
             false => (status, lifeline),
         };
-        without_namespaces(&plan, status, lifeline, setup)
+        without_namespaces(&plan, status, lifeline, setup, &exact)
+    }
+
+    /// Opens each `--as-host` path with no symbolic link followed (src/sandbox/exact.rs), as the
+    /// host's own credentials reach it. One that cannot be opened so refuses the run: the report
+    /// names its index and errno (`policy-refused`), and this helper exits before anything starts.
+    fn open_exact(plan: &Plan, status: &OwnedFd) -> Exact {
+        let mut opened = Vec::with_capacity(plan.as_host.len());
+        for (index, path) in plan.as_host.iter().enumerate() {
+            match exact::open(path) {
+                Ok(fd) => opened.push((path.clone(), fd)),
+                Err(e) => {
+                    write_all(status, plan::policy_refused_line(index, e as i32).as_bytes());
+                    std::process::exit(abi::EXIT_SETUP);
+                }
+            }
+        }
+        opened
     }
 
     /// The run in new namespaces: init is cloned into them, its ids mapped from here; returns
@@ -157,11 +184,12 @@ mod linux {
         status: OwnedFd,
         lifeline: Option<OwnedFd>,
         mut setup: Setup,
+        exact: &Exact,
     ) -> (OwnedFd, Option<OwnedFd>) {
         let (relay_r, relay_w) = pipe();
         let (go_r, go_w) = pipe();
         // Made before the clone, so init inherits them (only the host's root may make them).
-        let trees = host_trees(plan, &setup);
+        let trees = host_trees(plan, &setup, exact);
         match namespaces::clone_init(plan.network) {
             Err(_) => (status, lifeline),
             Ok(Cloned::Child) => {
@@ -171,7 +199,7 @@ mod linux {
                 }
                 drop(go_r);
                 setup.namespaces = true;
-                init(plan, status, relay_w, setup, &trees)
+                init(plan, status, relay_w, setup, &trees, exact)
             }
             Ok(Cloned::Parent(child)) => {
                 drop((relay_w, go_r, trees));
@@ -190,33 +218,55 @@ mod linux {
         }
     }
 
-    /// Under a root host, idmapped trees of the host's own granted paths (`--as-host`): the run
-    /// reaches them as their owner. Paths the kernel cannot idmap are bound as usual (the run then
-    /// has only its own ids' access there).
-    fn host_trees(plan: &Plan, setup: &Setup) -> Vec<(std::path::PathBuf, OwnedFd)> {
-        if !setup.host_root || plan.as_host.is_empty() {
+    /// In init's mount namespace, each of the keeper's policy paths opened again with no link
+    /// followed; one that is not the object the keeper checked (`ESTALE`) or cannot be opened so
+    /// refuses the run, as in `open_exact`.
+    fn reopen_exact(plan: &Plan, status: &OwnedFd, keeper: &Exact) -> Exact {
+        let mut opened = Vec::with_capacity(keeper.len());
+        for (path, checked) in keeper {
+            let again = exact::open(path).and_then(|fd| match exact::identity(&fd)? == exact::identity(checked)? {
+                true => Ok(fd),
+                false => Err(nix::errno::Errno::ESTALE),
+            });
+            match again {
+                Ok(fd) => opened.push((path.clone(), fd)),
+                Err(e) => {
+                    let index = plan.as_host.iter().position(|p| p == path).unwrap_or(0);
+                    write_all(status, plan::policy_refused_line(index, e as i32).as_bytes());
+                    std::process::exit(abi::EXIT_SETUP);
+                }
+            }
+        }
+        opened
+    }
+
+    /// Under a root host, idmapped trees of the host's own granted paths (`--as-host`), cloned
+    /// from the descriptors `open_exact` checked: the run reaches them as their owner. Paths the
+    /// kernel cannot idmap are bound as usual (the run then has only its own ids' access there).
+    fn host_trees(plan: &Plan, setup: &Setup, exact: &Exact) -> Vec<(std::path::PathBuf, OwnedFd)> {
+        use std::os::fd::AsFd;
+        if !setup.host_root || exact.is_empty() {
             return Vec::new();
         }
         let Some(userns) = idmap::userns_for(setup.ids.0, setup.ids.1) else { return Vec::new() };
-        plan.as_host
+        exact
             .iter()
-            .filter_map(|path| {
-                let real = std::fs::canonicalize(path).ok()?;
+            .filter_map(|(path, fd)| {
                 let write = plan.read_write.iter().any(|p| p == path);
-                Some((real.clone(), idmap::tree(&real, &userns, write)?))
+                Some((path.clone(), idmap::tree(fd.as_fd(), &userns, write)?))
             })
             .collect()
     }
 
     /// The run without namespaces: the keeper forks the program, which stays in the keeper's
     /// process group (the host signals that group), and dies if the keeper does.
-    fn without_namespaces(plan: &Plan, status: OwnedFd, lifeline: Option<OwnedFd>, setup: Setup) -> ! {
+    fn without_namespaces(plan: &Plan, status: OwnedFd, lifeline: Option<OwnedFd>, setup: Setup, exact: &Exact) -> ! {
         // SAFETY: single-threaded process; the child only runs this crate's code until exec.
         match unsafe { fork() } {
             Err(e) => fail("fork", e),
             Ok(ForkResult::Child) => {
                 drop(lifeline);
-                program(plan, status, setup)
+                program(plan, status, setup, exact)
             }
             Ok(ForkResult::Parent { child }) => {
                 drop(status);
@@ -360,6 +410,7 @@ mod linux {
         relay: OwnedFd,
         mut setup: Setup,
         trees: &[(std::path::PathBuf, OwnedFd)],
+        exact: &Exact,
     ) -> ! {
         // SAFETY: plain prctl calls. Dying with the keeper takes the namespace down with it (had
         // the keeper died before this, the maps would never have come); not dumpable keeps the
@@ -373,7 +424,11 @@ mod linux {
             .chain(plan.read_write.iter().map(|p| (p.as_path(), true)))
             .filter(|(p, _)| scratch.is_none_or(|(dir, _)| dir != *p))
             .collect();
-        let layout = root::Layout { root: plan.root.as_deref(), grants, scratch, proc: plan.private_proc, trees };
+        // The keeper's descriptors are of the host's mount namespace, which a bind here cannot
+        // take: each path is opened again in this one, the same way, and must be the same object.
+        let exact = &reopen_exact(plan, &status, exact);
+        let layout =
+            root::Layout { root: plan.root.as_deref(), grants, scratch, proc: plan.private_proc, trees, exact };
         match root::mount_all(&layout) {
             Ok(mounted) => {
                 setup.private_proc = mounted.private_proc;
@@ -386,7 +441,7 @@ mod linux {
             Err(e) => fail("fork", e),
             Ok(ForkResult::Child) => {
                 drop(relay);
-                program(plan, status, setup)
+                program(plan, status, setup, exact)
             }
             Ok(ForkResult::Parent { child }) => {
                 drop(status);
@@ -418,7 +473,7 @@ mod linux {
 
     /// The program process: its own session (in namespaces), its ids, limits, no_new_privs,
     /// Landlock, seccomp, the layer report, then exec.
-    fn program(plan: &Plan, status: OwnedFd, setup: Setup) -> ! {
+    fn program(plan: &Plan, status: OwnedFd, setup: Setup, exact: &Exact) -> ! {
         if setup.namespaces {
             let _ = setsid();
         }
@@ -427,12 +482,26 @@ mod linux {
         if let Err(e) = take_ids(&setup) {
             fail("setresuid", e);
         }
-        // In the run's own root (or the scratch of a run without one), never the host's cwd.
+        // In the run's own root (or the scratch of a run without one), never the host's cwd. A
+        // policy's working directory is entered with no symbolic link followed: a link swapped in
+        // since the mounts refuses the run, as one before them did.
         if let Some(cwd) = &plan.cwd {
-            if let Err(e) = nix::unistd::chdir(cwd.as_path()) {
-                fail("chdir", e);
+            match plan.as_host.iter().position(|p| p == cwd) {
+                Some(index) => {
+                    let entered = exact::open(cwd).and_then(|fd| nix::unistd::fchdir(&fd));
+                    if let Err(e) = entered {
+                        write_all(&status, plan::policy_refused_line(index, e as i32).as_bytes());
+                        std::process::exit(abi::EXIT_SETUP);
+                    }
+                }
+                None => {
+                    if let Err(e) = nix::unistd::chdir(cwd.as_path()) {
+                        fail("chdir", e);
+                    }
+                }
             }
         }
+
         if !setup.namespaces {
             // Dies with the keeper, which dies with the host (set after the ids: a change of
             // credentials clears it).
@@ -468,8 +537,18 @@ mod linux {
         }
         // In a root of its own, every directory may be listed: the root holds only what was granted.
         let list_only: Vec<std::path::PathBuf> = if setup.root { vec!["/".into()] } else { Vec::new() };
-        let landlock =
-            if no_new_privs { landlock::restrict(&read_only, &plan.read_write, &list_only, !plan.network) } else { 0 };
+        // The policy's own paths are ruled on the objects the keeper checked (the binds and
+        // idmapped mounts of the root show those same files), never by path again.
+        let held = |p: &std::path::PathBuf| exact.iter().any(|(path, _)| path == p);
+        read_only.retain(|p| !held(p));
+        let read_write: Vec<std::path::PathBuf> = plan.read_write.iter().filter(|p| !held(p)).cloned().collect();
+        let opened: Vec<(std::os::fd::BorrowedFd, bool)> =
+            exact.iter().map(|(path, fd)| (std::os::fd::AsFd::as_fd(fd), plan.read_write.contains(path))).collect();
+        let landlock = if no_new_privs {
+            landlock::restrict(&read_only, &read_write, &list_only, &opened, !plan.network)
+        } else {
+            0
+        };
         let seccomp = no_new_privs && seccomp::apply(plan.no_locks);
         let uid = nix::unistd::geteuid().as_raw();
         let outside_uid = if setup.namespaces { setup.ids.0 } else { uid };

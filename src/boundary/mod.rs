@@ -11,6 +11,7 @@ pub mod identity;
 pub mod isolate;
 pub mod logs;
 pub mod outcome;
+pub mod policy;
 #[cfg(unix)]
 pub mod python;
 pub mod seam;

@@ -6,6 +6,9 @@
 #[allow(dead_code)]
 pub mod abi;
 pub mod cgroup;
+/// A file policy's paths opened with no symbolic link followed (shared with the helper).
+#[cfg(target_os = "linux")]
+pub mod exact;
 pub mod exit;
 pub mod fds;
 /// The layers the addon applies itself: the sandbox process's syscall allowlist and Landlock.

@@ -75,8 +75,11 @@ pub struct Plan {
     pub read_only: Vec<PathBuf>,
     /// Landlock: read, write, create and remove beneath these paths.
     pub read_write: Vec<PathBuf>,
-    /// Granted paths that are the host's own files (a file policy's workspace): under a root host
-    /// the run reaches them through an idmapped mount, as their owner, and nowhere else.
+    /// Granted paths that are the host's own files (a file policy's workspace and working
+    /// directory): each is opened once with no symbolic link followed anywhere in it
+    /// (src/sandbox/exact.rs), that descriptor is what is mounted (and, under a root host,
+    /// idmapped, so the run reaches it as its owner and nowhere else), and a path that cannot be
+    /// opened so refuses the run (`policy-refused`) rather than binding what a link leads to.
     pub as_host: Vec<PathBuf>,
     /// Limits set on the program process just before it starts.
     pub rlimits: Vec<Rlimit>,
@@ -218,6 +221,19 @@ pub fn parse_exec_error(line: &str) -> Option<i32> {
     line.strip_prefix("exec-error ")?.trim_end().parse().ok()
 }
 
+/// The line the helper writes when the plan's `as_host` path at `index` could not be opened
+/// without following a symbolic link (or is not there): the run is refused, nothing started.
+#[allow(dead_code)] // the helper's half
+pub fn policy_refused_line(index: usize, errno: i32) -> String {
+    format!("policy-refused {index} {errno}\n")
+}
+
+/// The `as_host` index and errno of a `policy-refused` line.
+pub fn parse_policy_refused(line: &str) -> Option<(usize, i32)> {
+    let (index, errno) = line.strip_prefix("policy-refused ")?.trim_end().split_once(' ')?;
+    Some((index.parse().ok()?, errno.parse().ok()?))
+}
+
 /// The helper's one-line layer report: what it could apply, and the pid (in the host's PID
 /// namespace) of the process that is the sandbox's init, when it made one.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -318,5 +334,7 @@ mod tests {
         };
         assert_eq!(Layers::parse(&layers.line()), Some(layers));
         assert_eq!(Layers::parse("layers bogus=1"), None);
+        assert_eq!(parse_policy_refused(&policy_refused_line(2, libc::ELOOP)), Some((2, libc::ELOOP)));
+        assert_eq!(parse_policy_refused("policy-refused x"), None);
     }
 }

@@ -15,6 +15,9 @@ pub const REPORT_DEADLINE: Duration = Duration::from_secs(5);
 pub enum Report {
     Started(Option<Layers>),
     ExecFailed(i32),
+    /// The plan's `as_host` path at this index could not be opened without following a link
+    /// (the errno): the helper refused the run and exited.
+    PolicyRefused(usize, i32),
 }
 
 /// How a bounded read from a child ended.
@@ -70,6 +73,9 @@ pub fn read_report(fd: OwnedFd) -> Report {
     let text = String::from_utf8_lossy(&text);
     if let Some(errno) = text.lines().find_map(crate::sandbox::plan::parse_exec_error) {
         return Report::ExecFailed(errno);
+    }
+    if let Some((index, errno)) = text.lines().find_map(crate::sandbox::plan::parse_policy_refused) {
+        return Report::PolicyRefused(index, errno);
     }
     let layers = text.lines().find_map(Layers::parse).map(|mut layers| {
         layers.init_pid = text.lines().find_map(|l| l.strip_prefix("init ")?.parse().ok()).unwrap_or(0);

@@ -59,6 +59,9 @@ pub enum LaunchError {
     Spawn(std::io::Error),
     /// The helper could not start the program (its errno); the helper is killed and reaped.
     Exec(std::io::Error),
+    /// The helper refused the run: the plan's `as_host` path at this index could not be opened
+    /// with no symbolic link followed (the errno). The helper is reaped; nothing started.
+    PolicyRefused(usize, std::io::Error),
 }
 
 /// Starts the child. `before_exec` runs in it after `setsid` and before the descriptors are
@@ -125,6 +128,11 @@ pub fn launch(
             let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
             crate::sandbox::exit::reap(pid);
             return Err(LaunchError::Exec(std::io::Error::from_raw_os_error(errno)));
+        }
+        Some(Report::PolicyRefused(index, errno)) => {
+            let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+            crate::sandbox::exit::reap(pid);
+            return Err(LaunchError::PolicyRefused(index, std::io::Error::from_raw_os_error(errno)));
         }
     };
     let init = layers.filter(|l| l.init_pid > 0).and_then(|l| pidfd_open(l.init_pid));

@@ -15,7 +15,7 @@ pub(super) fn start_up(heap_mb: f64) {
 /// every thread this process (or a child of its template) will have is started after this
 /// point, so all inherit it.
 pub(super) fn harden() {
-    crate::sandbox::harden::landlock::restrict(&[], &[], &[], true);
+    crate::sandbox::harden::landlock::restrict(&[], &[], &[], &[], true);
 }
 
 /// A forked process's own Landlock domain, nested in its template's, before any thread starts:

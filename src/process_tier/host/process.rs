@@ -213,6 +213,8 @@ impl SandboxProcess {
                 LaunchError::Setup(what, e) => io(what, e),
                 LaunchError::Spawn(e) => io(&format!("spawn {}", spec.helper.display()), e),
                 LaunchError::Exec(e) => io("exec", e),
+                // A sandbox process's plan grants no policy path: never reported.
+                LaunchError::PolicyRefused(_, e) => io("policy", e),
             })?;
         super::trace!("start: spawned {pid}, report {layers:?}");
         let fd = OwnedFd::from(channel.try_clone().map_err(|e| io("dup", e))?);

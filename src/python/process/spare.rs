@@ -8,7 +8,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use crate::python::process::interp::CachedFile;
 use crate::python::process::limits::LimitPlan;
 use crate::python::process::policy::FilePolicy;
-use crate::python::process::spawn::{spawn, Confinement, Spawned, Staging, PROCESS_CAP, SCRATCH_BYTES};
+use crate::python::process::spawn::{spawn, Confinement, SpawnError, Spawned, Staging, PROCESS_CAP, SCRATCH_BYTES};
 use crate::python::process::teardown::signal_group;
 use crate::sandbox::cgroup::RunCgroup;
 use crate::sandbox::fds::kill_init;
@@ -68,6 +68,8 @@ pub fn memory_cap(address_space_bytes: f64) -> u64 {
 pub enum BootError {
     Stage(String),
     Spawn(String),
+    /// The helper refused the run's file policy (its message is the run's `sandbox-unavailable`).
+    PolicyRefused(String),
 }
 
 impl BootError {
@@ -75,6 +77,7 @@ impl BootError {
         match self {
             BootError::Stage(m) => format!("failed to stage the python bootstrap: {m}"),
             BootError::Spawn(m) => format!("python spawn error: {m}"),
+            BootError::PolicyRefused(m) => m.clone(),
         }
     }
 }
@@ -94,9 +97,12 @@ pub fn boot(spec: &ChildSpec) -> Result<Booted, BootError> {
     };
     match spawn(&spec.executable, &staging, plan, &confine) {
         Ok(spawned) => Ok(Booted { staging, cgroups, spawned }),
-        Err(m) => {
+        Err(e) => {
             staging.remove();
-            Err(BootError::Spawn(m))
+            Err(match e {
+                SpawnError::Failed(m) => BootError::Spawn(m),
+                SpawnError::PolicyRefused(m) => BootError::PolicyRefused(m),
+            })
         }
     }
 }

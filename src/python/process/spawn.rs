@@ -250,17 +250,22 @@ fn sandbox_plan(confine: &Confinement, helper: &Path, interpreter: &Path, stagin
 /// `<interpreter> -u -I <bootstrap>` with `{ TMPDIR: <scratch> }`, in a new session, fds 0–3 as
 /// pipes (fd 3 a socket pair, since the protocol goes both ways), nothing else inherited, limits
 /// applied pre-exec; through the sandbox helper when there is one.
-pub fn spawn(interpreter: &Path, staging: &Staging, plan: LimitPlan, confine: &Confinement) -> Result<Spawned, String> {
-    let sys = |e: nix::Error| errors::syscall("spawn", &e.into());
+pub fn spawn(
+    interpreter: &Path,
+    staging: &Staging,
+    plan: LimitPlan,
+    confine: &Confinement,
+) -> Result<Spawned, SpawnError> {
+    let sys = |e: nix::Error| SpawnError::Failed(errors::syscall("spawn", &e.into()));
     let (stdin_r, stdin_w) = pipe2(OFlag::O_CLOEXEC).map_err(sys)?;
     let (out_r, out_w) = pipe2(OFlag::O_CLOEXEC).map_err(sys)?;
     let (err_r, err_w) = pipe2(OFlag::O_CLOEXEC).map_err(sys)?;
     let lifeline = confine.helper.and_then(|_| crate::sandbox::lifeline::hold());
-    let (executable, args, env) = match confine.helper {
-        Some(helper) => {
-            (helper, sandbox_plan(confine, helper, interpreter, staging, lifeline.is_some()).to_args(), Vec::new())
-        }
-        None => (
+    let plan_of_helper =
+        confine.helper.map(|helper| sandbox_plan(confine, helper, interpreter, staging, lifeline.is_some()));
+    let (executable, args, env) = match (confine.helper, &plan_of_helper) {
+        (Some(helper), Some(helper_plan)) => (helper, helper_plan.to_args(), Vec::new()),
+        _ => (
             interpreter,
             vec!["-u".into(), "-I".into(), staging.bootstrap().into()],
             vec![("TMPDIR".into(), staging.scratch().into_os_string())],
@@ -292,10 +297,14 @@ pub fn spawn(interpreter: &Path, staging: &Staging, plan: LimitPlan, confine: &C
     });
     drop(stdin_w); // the child reads EOF on fd 0
     let Launched { pid, pidfd, channel, layers, init, lifeline } = launched.map_err(|e| match e {
-        LaunchError::Setup(_, e) => errors::syscall("spawn", &e),
-        LaunchError::Spawn(e) => errors::syscall(&format!("spawn {}", executable.display()), &e),
+        LaunchError::Setup(_, e) => SpawnError::Failed(errors::syscall("spawn", &e)),
+        LaunchError::Spawn(e) => SpawnError::Failed(errors::syscall(&format!("spawn {}", executable.display()), &e)),
         // The helper could not start the interpreter: a spawn error, as if spawned directly.
-        LaunchError::Exec(e) => errors::syscall(&format!("spawn {}", interpreter.display()), &e),
+        LaunchError::Exec(e) => SpawnError::Failed(errors::syscall(&format!("spawn {}", interpreter.display()), &e)),
+        LaunchError::PolicyRefused(index, e) => {
+            let path = plan_of_helper.as_ref().and_then(|p| p.as_host.get(index));
+            SpawnError::PolicyRefused(policy_refused(path.map(PathBuf::as_path), &e))
+        }
     })?;
     let start_time = start_time(pid);
     let fd3 = OwnedFd::from(channel);
@@ -303,6 +312,32 @@ pub fn spawn(interpreter: &Path, staging: &Staging, plan: LimitPlan, confine: &C
         nonblocking(fd);
     }
     Ok(Spawned { pid, start_time, fd3, stdout: out_r, stderr: err_r, pidfd, layers, init, lifeline })
+}
+
+/// Why a child was not started.
+pub enum SpawnError {
+    /// The plumbing failed (the run's `worker-exit` message).
+    Failed(String),
+    /// The sandbox helper refused the run's file policy: one of its paths is no longer what
+    /// `resolve()` checked (the run's `sandbox-unavailable` message).
+    PolicyRefused(String),
+}
+
+/// The message of a run whose policy path `path` the helper could not open with no symbolic
+/// link followed.
+fn policy_refused(path: Option<&Path>, e: &std::io::Error) -> String {
+    let shown =
+        path.map_or_else(|| "a path of the file policy".to_string(), |p| format!("{:?}", p.display().to_string()));
+    let why = match e.raw_os_error() {
+        Some(libc::ELOOP) => "a symbolic link is on its way now (an earlier run may have planted it)".to_string(),
+        Some(libc::ESTALE) => "another directory took its place while the run was being set up".to_string(),
+        _ => format!("it cannot be opened now ({e})"),
+    };
+    format!(
+        "code-runtime-native: the sandbox policy's path {shown} is no longer what resolve() checked: {why}. \
+         The program did not run, and no link is ever followed into a run's view: resolve the request again \
+         with a path that has no symbolic link in it"
+    )
 }
 
 /// One child spawned exactly as a run's (then killed at once): the layers the helper reports.

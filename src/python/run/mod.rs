@@ -25,7 +25,7 @@ use crate::ledger::byte_meter::number_to_string;
 use crate::ledger::json;
 use crate::outcome::{self, FailureKind, RunEnd};
 use crate::python::process::limits::LimitPlan;
-use crate::python::process::spare::{boot, memory_cap, Booted, Cgroups, ChildSpec};
+use crate::python::process::spare::{boot, memory_cap, BootError, Booted, Cgroups, ChildSpec};
 use crate::python::process::spawn::{Spawned, Staging};
 use crate::python::process::teardown::{group_alive, signal_group};
 use crate::python::protocol::events::{emit_settled, failure, Decided, Events, PythonEvent};
@@ -179,7 +179,12 @@ impl Run {
             Ok(b) => b,
             Err(e) => {
                 end.decide();
-                return emit_settled(&*events, &[], &failure(FailureKind::WorkerExit, &e.message()), None, began);
+                // A policy the helper refused is the seam's `sandbox-unavailable`: nothing ran.
+                let kind = match e {
+                    BootError::PolicyRefused(_) => FailureKind::SandboxUnavailable,
+                    _ => FailureKind::WorkerExit,
+                };
+                return emit_settled(&*events, &[], &failure(kind, &e.message()), None, began);
             }
         };
         let Spawned { pid, start_time, fd3, stdout, stderr, pidfd, layers: _, init, lifeline } = spawned;

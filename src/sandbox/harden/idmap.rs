@@ -41,14 +41,17 @@ pub fn userns_for(uid: u32, gid: u32) -> Option<OwnedFd> {
     opened.ok().map(OwnedFd::from)
 }
 
-/// A detached copy of the tree at `path` (its submounts included), idmapped with `userns`,
-/// `nosuid`, `nodev`, and read-only unless `write`. `None` when the kernel or the filesystem
-/// cannot (before Linux 5.12, or a filesystem without idmapped mounts).
-pub fn tree(path: &Path, userns: &OwnedFd, write: bool) -> Option<OwnedFd> {
-    let cpath = CString::new(path.as_os_str().as_bytes()).ok()?;
-    let flags = libc::OPEN_TREE_CLONE | libc::OPEN_TREE_CLOEXEC | libc::AT_RECURSIVE as libc::c_uint;
-    // SAFETY: open_tree with a NUL-terminated path returns a new descriptor or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, cpath.as_ptr(), flags) };
+/// A detached copy of the tree at `source` (an opened path, src/sandbox/exact.rs; its submounts
+/// included), idmapped with `userns`, `nosuid`, `nodev`, and read-only unless `write`. `None`
+/// when the kernel or the filesystem cannot (before Linux 5.12, or a filesystem without idmapped
+/// mounts).
+pub fn tree(source: BorrowedFd, userns: &OwnedFd, write: bool) -> Option<OwnedFd> {
+    let flags = libc::OPEN_TREE_CLONE
+        | libc::OPEN_TREE_CLOEXEC
+        | libc::AT_RECURSIVE as libc::c_uint
+        | libc::AT_EMPTY_PATH as libc::c_uint;
+    // SAFETY: open_tree of a descriptor we hold (empty path) returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_open_tree, source.as_raw_fd(), c"".as_ptr(), flags) };
     if fd < 0 {
         return None;
     }
@@ -85,6 +88,23 @@ pub fn attach(tree: BorrowedFd, at: &Path) -> nix::Result<()> {
             libc::AT_FDCWD,
             cpath.as_ptr(),
             libc::MOVE_MOUNT_F_EMPTY_PATH,
+        )
+    };
+    nix::errno::Errno::result(r).map(drop)
+}
+
+/// Attaches a detached tree over the object `target` (an opened path), not over whatever a path
+/// names by then.
+pub fn attach_over(tree: BorrowedFd, target: BorrowedFd) -> nix::Result<()> {
+    // SAFETY: move_mount of our detached tree onto a descriptor we hold (both paths empty).
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_move_mount,
+            tree.as_raw_fd(),
+            c"".as_ptr(),
+            target.as_raw_fd(),
+            c"".as_ptr(),
+            libc::MOVE_MOUNT_F_EMPTY_PATH | libc::MOVE_MOUNT_T_EMPTY_PATH,
         )
     };
     nix::errno::Errno::result(r).map(drop)

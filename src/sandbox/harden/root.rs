@@ -45,9 +45,13 @@ pub struct Layout<'a> {
     pub scratch: Option<(&'a Path, u64)>,
     /// Mount a fresh `/proc`.
     pub proc: bool,
-    /// Detached trees (idmapped by the keeper) to attach for the grants at these canonical paths,
+    /// Detached trees (idmapped by the keeper) to attach for the grants at these exact paths,
     /// instead of binding them.
     pub trees: &'a [(PathBuf, OwnedFd)],
+    /// The grants that are a file policy's own paths, opened by the keeper with no symbolic link
+    /// followed (src/sandbox/exact.rs): these descriptors are what is mounted for them, at the
+    /// path itself, and whether one lies beneath another is decided on the objects.
+    pub exact: &'a [(PathBuf, OwnedFd)],
 }
 
 /// Makes mounts private, then builds the root (falling back to the private mounts alone when the
@@ -57,7 +61,7 @@ pub fn mount_all(layout: &Layout) -> Result<Mounted, Errno> {
     let none: Option<&str> = None;
     mount(none, "/", none, MsFlags::MS_REC | MsFlags::MS_PRIVATE, none)?;
     if let Some(dir) = layout.root {
-        let (sources, links) = resolve(&layout.grants, layout.trees);
+        let (sources, links) = resolve(&layout.grants, layout.trees, layout.exact);
         if mount(Some("tmpfs"), dir, Some("tmpfs"), MsFlags::MS_NOSUID | MsFlags::MS_NODEV, Some(ROOT_OPTIONS)).is_ok()
         {
             return build(dir, layout, sources, links);
@@ -69,8 +73,10 @@ pub fn mount_all(layout: &Layout) -> Result<Mounted, Errno> {
     }
     // Without a root of its own (a policy that lifts the file rules), the host's own trees the
     // policy grants are still reached as their owner, over their own paths.
+    // Each over the object the keeper checked, never over what its path names by now.
     for (at, tree) in layout.trees {
-        super::idmap::attach(tree.as_fd(), at)?;
+        let target = layout.exact.iter().find(|(path, _)| path == at).ok_or(Errno::ENOENT)?;
+        super::idmap::attach_over(tree.as_fd(), target.1.as_fd())?;
     }
     Ok(Mounted { private_proc, root: false })
 }
@@ -103,6 +109,8 @@ struct Source {
     locked: MsFlags,
     /// A detached tree the keeper made to attach here instead of a bind.
     tree: Option<std::os::fd::RawFd>,
+    /// A file policy's own path, opened with no symbolic link followed.
+    exact: bool,
 }
 
 /// Symbolic links on the way to a granted path, recreated in the root so the path the plan
@@ -145,32 +153,62 @@ fn build(dir: &Path, layout: &Layout, sources: Vec<Source>, links: Vec<Link>) ->
     Ok(Mounted { private_proc, root: true })
 }
 
-/// Canonical, opened sources in bind order (parents first), without those a broader grant
-/// already covers, and the links that lead to them. Paths that do not exist are left out.
-fn resolve(grants: &[(&Path, bool)], trees: &[(PathBuf, OwnedFd)]) -> (Vec<Source>, Vec<Link>) {
+/// Opened sources in bind order (parents first), without those a broader grant already covers,
+/// and the links that lead to them. A file policy's own paths (`exact`) are the keeper's
+/// descriptors at their own paths, with no link to them; other grants are canonicalised and
+/// opened here (their links recreated), and those that do not exist are left out.
+fn resolve(
+    grants: &[(&Path, bool)],
+    trees: &[(PathBuf, OwnedFd)],
+    exact: &[(PathBuf, OwnedFd)],
+) -> (Vec<Source>, Vec<Link>) {
     let mut sources: Vec<Source> = Vec::new();
     let mut links = Vec::new();
     // A grant of `/` lifts Landlock's file rules; a root of its own never holds the host's root.
-    let mut found: Vec<(PathBuf, bool)> = grants
+    let mut found: Vec<(PathBuf, bool, Option<OwnedFd>)> = grants
         .iter()
         .filter(|(path, _)| *path != Path::new("/"))
         .filter_map(|(path, write)| {
+            if let Some((_, fd)) = exact.iter().find(|(p, _)| p == path) {
+                return Some((path.to_path_buf(), *write, Some(fd.try_clone().ok()?)));
+            }
             links.extend(links_to(path));
-            Some((std::fs::canonicalize(path).ok()?, *write))
+            Some((std::fs::canonicalize(path).ok()?, *write, None))
         })
         .collect();
-    found.sort();
-    for (real, write) in found {
-        let covered = sources.iter().any(|s| real.starts_with(&s.real) && (s.write || !write));
+    found.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+    for (real, write, held) in found {
+        let is_exact = held.is_some();
+        let fd = match held {
+            Some(fd) => fd,
+            None => match nix::fcntl::open(&real, OFlag::O_PATH | OFlag::O_CLOEXEC, Mode::empty()) {
+                Ok(fd) => fd,
+                Err(_) => continue,
+            },
+        };
+        // A policy path is covered only by another one it lies beneath, on the objects; the
+        // system's grants by their canonical paths, as before.
+        let covered = sources.iter().any(|s| {
+            let inside = match is_exact {
+                true => s.exact && crate::exact::beneath(&fd, &s.fd),
+                false => real.starts_with(&s.real),
+            };
+            inside && (s.write || !write)
+        });
         if covered {
             continue;
         }
-        let Ok(meta) = std::fs::metadata(&real) else { continue };
-        let Ok(fd) = nix::fcntl::open(&real, OFlag::O_PATH | OFlag::O_CLOEXEC, Mode::empty()) else { continue };
+        let Ok(meta) = std::fs::File::from(match fd.try_clone() {
+            Ok(dup) => dup,
+            Err(_) => continue,
+        })
+        .metadata() else {
+            continue;
+        };
         let locked = nix::sys::statvfs::fstatvfs(&fd).map(|s| locked_flags(s.flags())).unwrap_or(MsFlags::empty());
         let device = meta.file_type().is_char_device() || meta.file_type().is_block_device();
         let tree = trees.iter().find(|(at, _)| *at == real).map(|(_, fd)| fd.as_raw_fd());
-        sources.push(Source { real, fd, dir: meta.is_dir(), device, write, locked, tree });
+        sources.push(Source { real, fd, dir: meta.is_dir(), device, write, locked, tree, exact: is_exact });
     }
     (sources, links)
 }
