@@ -147,7 +147,7 @@ return {"doubled": r}`
   })
 
   it('misuse rejects as the host expects: an unresolved request, a non-portable binding name', async () => {
-    await expect(runtime.run({ program: 'return 1', bindings: [] })).rejects.toThrow(/accepts only a spec/)
+    await expect(runtime.run({ program: 'return 1', bindings: [] })).rejects.toThrow(/needs a resolved spec: .*spec\.cwd is missing/)
     const spec = runtime.resolve({ program: 'return 1', bindings: [{ global: '$tools', functions: {} }] })
     await expect(runtime.run(spec)).rejects.toThrow(/\$tools/)
     expect(() => runtime.resolve({ program: 'return 1', bindings: [], cwd: 'relative' })).toThrow(/request\.cwd/)

@@ -113,6 +113,26 @@ describe('Python', () => {
     expect(fs.existsSync(marker)).toBe(mode === 'workspace-write')
   })
 
+  // Issue 28: without request.cwd a policy's run starts in its workspace, as the host's backend's
+  // does; before, it started in the host process's cwd, which read-only then made readable.
+  it.each(MODES)('under %s without a cwd the run starts in the workspace and is granted nothing else', async (mode) => {
+    fs.writeFileSync(path.join(WORKSPACE, 'here'), 'x')
+    const program = [
+      'import os',
+      'names = sorted(os.listdir("."))',
+      'try:',
+      `    os.listdir(${JSON.stringify(REPO)})`,
+      '    repo = "listed"',
+      'except OSError:',
+      '    repo = "refused"',
+      'return [os.getcwd(), "here" in names, repo]',
+    ].join('\n')
+    const result = await R.run({ program, sandboxPolicy: policy(mode) })
+    // Even danger-full-access runs in a root of its own, which holds the workspace, not the host's
+    // checkout this suite runs from.
+    expect(result.value).toStrictEqual([WORKSPACE, true, 'refused'])
+  })
+
   // docs/seam.md#denied-the-programs-claim: text the program made is no refusal.
   it('denied: a PermissionError the program raised itself, or refusal text it wrote, is not a denial', async () => {
     const file = JSON.stringify(path.join(WORKSPACE, 'claimed'))

@@ -99,12 +99,12 @@ function policyDirectory(path, field, slash = false) {
  * The elapsed deadline: omitted → the configured default, `null` → none, a number → validated
  * and capped at the configured maximum.
  */
-function readTimeout(value, timeout) {
+function readTimeout(value, timeout, field) {
   if (value === undefined) return timeout.defaultMs
   if (value === null) return null
   if (typeof value !== 'number' || !(value > 0) || value === Infinity) {
     throw new TypeError(
-      `${PREFIX}request.timeoutMs must be a positive finite number of milliseconds (capped at ${timeout.maxMs}), ` +
+      `${PREFIX}${field} must be a positive finite number of milliseconds (capped at ${timeout.maxMs}), ` +
         `null for no elapsed deadline, or omitted for the default ${timeout.defaultMs}; got ${describe(value)}`,
     )
   }
@@ -112,24 +112,24 @@ function readTimeout(value, timeout) {
 }
 
 /** A copy of the policy, every field checked: `{ mode, workspaceRoot, sessionId? }`. */
-function readPolicy(value) {
+function readPolicy(value, what) {
   if (value === null || typeof value !== 'object') {
     throw new TypeError(
-      `${PREFIX}request.sandboxPolicy must be an object { mode, workspaceRoot, sessionId? } or omitted, got ${describe(value)}`,
+      `${PREFIX}${what}.sandboxPolicy must be an object { mode, workspaceRoot, sessionId? } or omitted, got ${describe(value)}`,
     )
   }
-  const mode = read(value, 'mode', 'request.sandboxPolicy.mode')
+  const mode = read(value, 'mode', `${what}.sandboxPolicy.mode`)
   if (!SANDBOX_MODES.includes(mode)) {
     throw new TypeError(
-      `${PREFIX}request.sandboxPolicy.mode must be 'read-only', 'workspace-write' or 'danger-full-access', got ${describe(mode)}`,
+      `${PREFIX}${what}.sandboxPolicy.mode must be 'read-only', 'workspace-write' or 'danger-full-access', got ${describe(mode)}`,
     )
   }
-  const root = read(value, 'workspaceRoot', 'request.sandboxPolicy.workspaceRoot')
-  const field = 'request.sandboxPolicy.workspaceRoot'
+  const field = `${what}.sandboxPolicy.workspaceRoot`
+  const root = read(value, 'workspaceRoot', field)
   const workspaceRoot = policyDirectory(absolutePath(root, field, 'an absolute path'), field)
-  const sessionId = read(value, 'sessionId', 'request.sandboxPolicy.sessionId')
+  const sessionId = read(value, 'sessionId', `${what}.sandboxPolicy.sessionId`)
   if (sessionId !== undefined && typeof sessionId !== 'string') {
-    throw new TypeError(`${PREFIX}request.sandboxPolicy.sessionId must be a string or omitted, got ${describe(sessionId)}`)
+    throw new TypeError(`${PREFIX}${what}.sandboxPolicy.sessionId must be a string or omitted, got ${describe(sessionId)}`)
   }
   const policy = { mode, workspaceRoot }
   if (sessionId !== undefined) policy.sessionId = sessionId
@@ -144,23 +144,51 @@ function readPolicy(value) {
  * @param {{ cwd: string, timeout: { defaultMs: number, maxMs: number } }} settings
  */
 export function resolveSpec(request, settings) {
+  return readSpec(request, settings, 'request', true)
+}
+
+/**
+ * A spec `run()` was given that its runtime's `resolve()` did not return (a copy, a spread with a
+ * field changed, one the host built): accepted when it is well formed, as the host's own backends
+ * accept it, every field checked again exactly as `resolve()` checks it. Nothing is filled in:
+ * `cwd` and `timeoutMs` must be there, and a numeric deadline must be within the cap.
+ */
+export function readResolvedSpec(spec, settings) {
+  return readSpec(spec, settings, 'spec', false)
+}
+
+function readSpec(request, settings, what, fill) {
   if (request === null || typeof request !== 'object') {
-    throw new TypeError(`${PREFIX}resolve(request): request must be an object, got ${describe(request)}`)
+    const call = fill ? 'resolve(request)' : 'run(spec)'
+    throw new TypeError(`${PREFIX}${call}: ${what} must be an object, got ${describe(request)}`)
   }
-  const program = read(request, 'program', 'request.program')
-  const bindings = read(request, 'bindings', 'request.bindings')
-  const signal = read(request, 'signal', 'request.signal')
-  const cwdValue = read(request, 'cwd', 'request.cwd')
-  const cwd = cwdValue === undefined ? settings.cwd : readCwd(cwdValue, 'request.cwd')
+  const program = read(request, 'program', `${what}.program`)
+  const bindings = read(request, 'bindings', `${what}.bindings`)
+  const signal = read(request, 'signal', `${what}.signal`)
+  const cwdValue = read(request, 'cwd', `${what}.cwd`)
+  if (!fill && cwdValue === undefined) throw new TypeError(`${PREFIX}${UNRESOLVED}: spec.cwd is missing`)
+  const timeoutValue = read(request, 'timeoutMs', `${what}.timeoutMs`)
+  if (!fill && timeoutValue === undefined) throw new TypeError(`${PREFIX}${UNRESOLVED}: spec.timeoutMs is missing`)
+  if (!fill && typeof timeoutValue === 'number' && timeoutValue > settings.timeout.maxMs) {
+    throw new TypeError(`${PREFIX}${UNRESOLVED}: spec.timeoutMs ${timeoutValue} exceeds config.maxTimeoutMs (${settings.timeout.maxMs})`)
+  }
   // `timeoutMs: undefined` written out is the same as omitting it (the host's optional field).
-  const timeoutMs = readTimeout(read(request, 'timeoutMs', 'request.timeoutMs'), settings.timeout)
-  const policyValue = read(request, 'sandboxPolicy', 'request.sandboxPolicy')
+  const timeoutMs = readTimeout(timeoutValue, settings.timeout, `${what}.timeoutMs`)
+  const policyValue = read(request, 'sandboxPolicy', `${what}.sandboxPolicy`)
+  const policy = policyValue === undefined ? undefined : readPolicy(policyValue, what)
+  // Under a policy the run starts in its workspace unless the request names a directory, as the
+  // host's own backends do: never in the host process's directory, which no policy named.
+  const cwd =
+    cwdValue !== undefined ? readCwd(cwdValue, `${what}.cwd`) : policy !== undefined ? policy.workspaceRoot : settings.cwd
   const spec = { program, bindings, cwd, timeoutMs }
   if (signal !== undefined) spec.signal = signal
-  if (policyValue !== undefined) {
-    spec.sandboxPolicy = readPolicy(policyValue)
+  if (policy !== undefined) {
+    spec.sandboxPolicy = policy
     // Under a policy the working directory is one of its paths (a Python run is granted it).
-    policyDirectory(cwd, cwdValue === undefined ? 'config.cwd' : 'request.cwd', true)
+    if (cwdValue !== undefined) policyDirectory(cwd, `${what}.cwd`, true)
   }
   return Object.freeze(spec)
 }
+
+/** What a spec `run()` cannot take says first. */
+const UNRESOLVED = 'run(spec) needs a resolved spec: call runtime.run(runtime.resolve(request))'

@@ -10,7 +10,7 @@ import { PREFIX, afterDisposalError, unboundRunError } from '../request.mjs'
 import { PTC_SEAM } from '../session.mjs'
 import { filePlan, filePolicyAvailable, refusedFileEffect } from './file-plan.mjs'
 import { isolateInstructions, pythonInstructions } from './instructions.mjs'
-import { NO_DEADLINE_MS, resolveSpec } from './resolve.mjs'
+import { NO_DEADLINE_MS, readResolvedSpec, resolveSpec } from './resolve.mjs'
 import { PTC_SCHEMA, backendConfig, ptcSettings } from './settings.mjs'
 
 // cordis hands out services through a Proxy: state lives in a symbol-keyed property.
@@ -70,12 +70,15 @@ function stateFor(runtime, spec) {
   const state = runtime?.[STATE]
   if (state === undefined) throw unboundRunError(runtime)
   if (state.backend.disposed) throw afterDisposalError()
-  if (!state.resolved.has(spec)) {
-    throw new TypeError(
-      `${PREFIX}run() accepts only a spec this runtime's resolve() returned: call runtime.run(runtime.resolve(request))`,
-    )
-  }
   return state
+}
+
+/**
+ * The spec a run works on: the one this runtime's `resolve()` returned as it is, any other
+ * checked field by field as `resolve()` checks a request (README: "Hosts from 0.1.6").
+ */
+function specFor(state, spec) {
+  return state.resolved.has(spec) ? spec : readResolvedSpec(spec, state.settings)
 }
 
 /** The run options every backend gets from a spec: the seam's kinds and the spec's deadline. */
@@ -134,8 +137,9 @@ function defineIsolatePtc(Base) {
       return isolateSandbox(this[STATE].backend)
     }
 
-    async run(spec) {
-      const state = stateFor(this, spec)
+    async run(given) {
+      const state = stateFor(this, given)
+      const spec = specFor(state, given)
       const result = await runIsolate(state.backend, spec, runOptions(spec))
       const policy = spec.sandboxPolicy
       return withSandbox(result, policy, { denied: false, enforcement: isolateEnforcement(state.backend, policy) })
@@ -198,8 +202,9 @@ function definePythonPtc(Base) {
       return this[STATE].backend.sandbox
     }
 
-    async run(spec) {
-      const state = stateFor(this, spec)
+    async run(given) {
+      const state = stateFor(this, given)
+      const spec = specFor(state, given)
       const options = runOptions(spec)
       const policy = spec.sandboxPolicy
       let enforcement

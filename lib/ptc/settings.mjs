@@ -41,9 +41,7 @@ export function ptcSettings(config) {
       throw new Error(`${PREFIX}config.${key} must be a positive number of milliseconds of at most ${MAX_TIMER_MS}, got ${describe(value)}`)
     }
   }
-  if (defaultMs > maxMs) {
-    throw new Error(`${PREFIX}config.timeoutMs (${defaultMs}) must not exceed config.maxTimeoutMs (${maxMs})`)
-  }
+  // A default above the cap is capped, as the host's own backends do.
   const cwd = readCwd(config?.cwd ?? process.cwd(), 'config.cwd')
   const sandboxMode = config?.sandboxMode ?? 'read-only'
   if (!SANDBOX_MODES.includes(sandboxMode)) {
@@ -51,5 +49,5 @@ export function ptcSettings(config) {
       `${PREFIX}config.sandboxMode must be 'read-only', 'workspace-write' or 'danger-full-access', got ${describe(sandboxMode)}`,
     )
   }
-  return Object.freeze({ timeout: Object.freeze({ defaultMs, maxMs }), cwd, sandboxMode })
+  return Object.freeze({ timeout: Object.freeze({ defaultMs: Math.min(defaultMs, maxMs), maxMs }), cwd, sandboxMode })
 }
