@@ -16,6 +16,9 @@ use super::natives::Compile;
 /// Context-data index of the runtime's private exports (console, the error class factory).
 const RUNTIME_EXPORTS: usize = 0;
 
+/// Snapshot index of a pristine context (ECMAScript only, no runtime): `node:vm`'s contexts.
+pub const PRISTINE_CONTEXT: usize = 0;
+
 static SNAPSHOT: OnceLock<Option<&'static [u8]>> = OnceLock::new();
 
 /// The native callbacks the snapshot refers to, in a stable order.
@@ -33,13 +36,15 @@ fn build() -> Option<Vec<u8>> {
     let mut creator = v8::Isolate::snapshot_creator(Some(references()), None);
     let installed = {
         v8::scope!(let scope, &mut creator);
+        let pristine = v8::Context::new(scope, Default::default());
         let context = v8::Context::new(scope, Default::default());
         let scope = &mut v8::ContextScope::new(scope, context);
         match globals::install_runtime(scope, Compile::ForSnapshot) {
             Some(exports) => {
                 let index = scope.add_context_data(context, exports);
                 scope.set_default_context(context);
-                index == RUNTIME_EXPORTS
+                let pristine_index = scope.add_context(pristine);
+                index == RUNTIME_EXPORTS && pristine_index == PRISTINE_CONTEXT
             }
             None => false,
         }

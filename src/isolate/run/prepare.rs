@@ -1,5 +1,5 @@
 //! A fresh isolate and context, and the callbacks V8 calls on it: unhandled rejections, uncaught
-//! exceptions in microtasks, dynamic import (refused), stack preparation, the heap limit.
+//! exceptions in microtasks, dynamic import (src/isolate/modules.rs), stack preparation, the heap limit.
 
 use std::sync::Arc;
 
@@ -40,7 +40,7 @@ impl Prepared {
         isolate.set_promise_reject_callback(on_promise_reject);
         // Exceptions nothing caught inside microtasks reach message listeners (V8 would print them).
         isolate.add_message_listener(on_uncaught_exception);
-        isolate.set_host_import_module_dynamically_callback(refuse_dynamic_import);
+        isolate.set_host_import_module_dynamically_callback(super::super::modules::import_dynamically);
         isolate.set_prepare_stack_trace_callback(super::super::stack::prepare_stack_trace);
         if let Some(on_oom) = on_oom {
             isolate.set_oom_error_handler(on_oom);
@@ -122,46 +122,4 @@ fn track_rejection(scope: &mut v8::PinScope, message: &v8::PromiseRejectMessage)
         }
         _ => {}
     }
-}
-
-/// Code units of a refused specifier the message quotes at most.
-const SPECIFIER_SHOWN: usize = 100;
-
-fn refuse_dynamic_import<'s, 'i>(
-    scope: &mut v8::PinScope<'s, 'i>,
-    _options: v8::Local<'s, v8::Data>,
-    _resource: v8::Local<'s, v8::Value>,
-    specifier: v8::Local<'s, v8::String>,
-    _attributes: v8::Local<'s, v8::FixedArray>,
-) -> Option<v8::Local<'s, v8::Promise>> {
-    guard(scope, "the dynamic import refusal", |scope| import_refused(scope, specifier), |_| None)
-}
-
-fn import_refused<'s>(
-    scope: &mut v8::PinScope<'s, '_>,
-    specifier: v8::Local<'s, v8::String>,
-) -> Option<v8::Local<'s, v8::Promise>> {
-    let resolver = v8::PromiseResolver::new(scope)?;
-    // Only the specifier's first code units are read: a program may pass one of any length, and
-    // the message is shown to a model (a 65 KB `data:` URL must not become a 65 KB error).
-    let length = specifier.length();
-    let mut units = vec![0u16; length.min(SPECIFIER_SHOWN)];
-    specifier.write_v2(scope, 0, &mut units, v8::WriteFlags::empty());
-    if units.last().is_some_and(|u| (0xD800..0xDC00).contains(u)) && length > units.len() {
-        units.pop(); // never cut a surrogate pair in half
-    }
-    let shown = String::from_utf16_lossy(&units);
-    let quoted = crate::seam::validate::json_quote(&shown);
-    let text = if units.len() < length {
-        format!(
-            "import() is not available in this runtime: programs cannot load modules (import of {}…\" ({length} characters))",
-            &quoted[..quoted.len() - 1],
-        )
-    } else {
-        format!("import() is not available in this runtime: programs cannot load modules (import of {quoted})")
-    };
-    let message = v8::String::new(scope, &text)?;
-    let error = v8::Exception::type_error(scope, message);
-    resolver.reject(scope, error);
-    Some(resolver.get_promise(scope))
 }

@@ -32,6 +32,7 @@ pub(super) fn run_program(
     let runtime =
         if from_snapshot { startup::runtime_exports(scope) } else { globals::install_runtime(scope, Compile::Cached) };
     let Some(runtime) = runtime else { return };
+    scope.set_slot(super::super::vm::Pristine(from_snapshot));
     let Some(args) = globals::install_program_scope(scope, runtime, &config.namespaces, config.node_major) else {
         return;
     };

@@ -3,7 +3,7 @@
 //! (URL/URLSearchParams), `crypto` (OS randomness), `clone` (structuredClone). The JavaScript
 //! classes around them live in src/isolate/js/web.js; what the natives share is here.
 
-mod base64;
+pub(super) mod base64;
 mod clone;
 mod crypto;
 mod encoding;
