@@ -311,7 +311,7 @@ describe('what the program can see', () => {
     const long = await run("await import('data:text/plain,' + 'x'.repeat(65536))")
     expect(long.error).toEqual({
       kind: 'exception',
-      message: `TypeError: import() is not available in this runtime: programs can load only data: URLs of JavaScript modules and node:vm (import of "data:text/plain,${'x'.repeat(84)}…" (65552 characters))\n    at program.ts:1:34`,
+      message: `TypeError: import() is not available in this runtime: programs can load only data: URLs of JavaScript modules and node:vm (import of "data:text/plain,${'x'.repeat(84)}…" (65552 characters))\n    at program.ts:1:33`,
     })
     expect((await run("await import('./x.js')")).error.message).toMatch(/\(import of "\.\/x\.js"\)/)
     expect((await run("try { await import('./x.js') } catch (e) { return [e instanceof TypeError, /import/.test(e.message)] }")).value)
