@@ -5,7 +5,7 @@
 import { Context } from 'cordis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { IsolateCodeRuntime } from '../lib/index.mjs'
-import { PROGRAM as WORKFLOW_PROGRAM } from './fixtures/dsh-workflow-guest.mjs'
+import { PROGRAM as WORKFLOW_PROGRAM } from './workflow-guest.mjs'
 
 const js = (source) => `data:text/javascript,${encodeURIComponent(source)}`
 const b64 = (source) => `data:text/javascript;base64,${Buffer.from(source).toString('base64')}`
