@@ -345,7 +345,7 @@ describe('escape attempts from inside the sandbox', () => {
       let viaBindingError
       try { await tools.fail({}) } catch (e) { viaBindingError = e.constructor.constructor('return this')() }
       const imports = []
-      for (const name of ['fs', 'node:fs', 'node:child_process', '/etc/passwd', 'data:text/javascript,export default 1']) {
+      for (const name of ['fs', 'node:fs', 'node:child_process', '/etc/passwd', 'data:text/javascript,import fs from "node:fs"; export default fs']) {
         try { await import(name); imports.push('loaded') } catch (e) { imports.push(e instanceof TypeError && /import/.test(e.message) ? 'rejected' : String(e)) }
       }
       let wasm = 'absent'
