@@ -31,6 +31,7 @@ function soak(runs, name) {
 describe.each([
   ['process-call', 4000],
   ['thread-call', 3000],
+  ['thread-modules', 2000],
 ])('%s', (name, runs) => {
   it(`${runs} runs leave the host's heap after GC flat`, async () => {
     const r = await soak(runs, name)

@@ -4,7 +4,7 @@
 // isolate tiers, `return 1` and a run with one binding call, and Python (fewer runs: each is a
 // child process).
 // Usage: node --expose-gc bench/soak.mjs [runs=20000] [case…] [--json]
-//   cases: process-return, process-call, thread-return, thread-call, python-return, python-call
+//   cases: process-return, process-call, thread-return, thread-call, thread-modules, python-return, python-call
 //   --json: one JSON line per case instead (__test__/soak-growth.test.mjs reads them)
 import { Context } from 'cordis'
 import { IsolateCodeRuntime, PythonCodeRuntime } from '../lib/index.mjs'
@@ -22,6 +22,16 @@ const CASES = {
   'process-call': { Class: IsolateCodeRuntime, config: { containment: 'process' }, program: 'return await tools.echo(1)', runs: RUNS },
   'thread-return': { Class: IsolateCodeRuntime, config: { containment: 'thread' }, program: 'return 1', runs: RUNS },
   'thread-call': { Class: IsolateCodeRuntime, config: { containment: 'thread' }, program: 'return await tools.echo(1)', runs: RUNS },
+  // A data: module, node:vm with its timeout (a timer thread per call) and a binding call, in
+  // the host's own process: what the module loader and vm contexts keep per run.
+  'thread-modules': {
+    Class: IsolateCodeRuntime,
+    config: { containment: 'thread' },
+    program:
+      "const { one } = await import('data:text/javascript,export const one = 1'); const vm = await import('node:vm'); " +
+      "return vm.runInNewContext('one', { one }, { timeout: 1000 }) * await tools.echo(1)",
+    runs: RUNS,
+  },
   'python-return': { Class: PythonCodeRuntime, config: {}, program: 'return 1', runs: Math.ceil(RUNS / 10) },
   'python-call': { Class: PythonCodeRuntime, config: {}, program: 'return await tools.echo(1)', runs: Math.ceil(RUNS / 10) },
 }
