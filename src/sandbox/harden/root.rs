@@ -8,13 +8,13 @@
 //! root's own tmpfs may cover the directory it is mounted on without hiding a source.
 
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
-use std::os::unix::fs::{DirBuilderExt, FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 
 use nix::errno::Errno;
 use nix::fcntl::OFlag;
 use nix::mount::{mount, umount2, MntFlags, MsFlags};
-use nix::sys::stat::Mode;
+use nix::sys::stat::{Mode, SFlag};
 use nix::sys::statvfs::FsFlags;
 use nix::unistd::{Gid, Uid};
 
@@ -198,17 +198,12 @@ fn resolve(
         if covered {
             continue;
         }
-        let Ok(meta) = std::fs::File::from(match fd.try_clone() {
-            Ok(dup) => dup,
-            Err(_) => continue,
-        })
-        .metadata() else {
-            continue;
-        };
+        let Ok(stat) = nix::sys::stat::fstat(&fd) else { continue };
+        let kind = SFlag::from_bits_truncate(stat.st_mode & SFlag::S_IFMT.bits());
         let locked = nix::sys::statvfs::fstatvfs(&fd).map(|s| locked_flags(s.flags())).unwrap_or(MsFlags::empty());
-        let device = meta.file_type().is_char_device() || meta.file_type().is_block_device();
+        let device = kind == SFlag::S_IFCHR || kind == SFlag::S_IFBLK;
         let tree = trees.iter().find(|(at, _)| *at == real).map(|(_, fd)| fd.as_raw_fd());
-        sources.push(Source { real, fd, dir: meta.is_dir(), device, write, locked, tree, exact: is_exact });
+        sources.push(Source { real, fd, dir: kind == SFlag::S_IFDIR, device, write, locked, tree, exact: is_exact });
     }
     (sources, links)
 }
