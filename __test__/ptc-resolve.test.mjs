@@ -47,7 +47,8 @@ describe('defaults', () => {
     const fiber = await other.plugin(IsolatePtcRuntime, { containment: 'thread' })
     expect(other.ptcRuntime.resolve(base).cwd).toBe(process.cwd())
     expect(other.ptcRuntime.timeout).toEqual({ defaultMs: 120000, maxMs: 600000 })
-    expect(other.ptcRuntime.sandboxMode).toBe('read-only')
+    // A program has no file system: nothing to advertise, nothing to escalate.
+    expect(other.ptcRuntime.sandboxMode).toBeUndefined()
     await fiber.dispose()
   })
 
@@ -363,14 +364,30 @@ describe('config of the seam', () => {
       [{ cwd: FILE }, `${P}config.cwd must be the absolute path of an existing directory: ${JSON.stringify(FILE)} is not a directory`],
     ]
     for (const [config, message] of cases) await expect(load(Class, config)).rejects.toThrow(message)
-    // cordis checks the schema first (a wrong type or mode); constructed directly, the class does.
-    await expect(load(Class, { sandboxMode: 'none' })).rejects.toThrow('$.sandboxMode expected')
-    expect(() => new Class(new Context(), { sandboxMode: 'none', timeoutMs: '5' })).toThrow(
+    for (const maxMessageBytes of [0, 1.5, 2 ** 32, '5']) {
+      const message = `${P}config.maxMessageBytes must be an integer from 1 to 4294967295, got ${JSON.stringify(maxMessageBytes)}`
+      expect(() => new Class(new Context(), { maxMessageBytes })).toThrow(message)
+    }
+    expect(() => new Class(new Context(), { timeoutMs: '5' })).toThrow(
       `${P}config.timeoutMs must be a positive number of milliseconds of at most 2147483647, got "5"`,
     )
-    expect(() => new Class(new Context(), { sandboxMode: 'none' })).toThrow(
-      `${P}config.sandboxMode must be 'read-only', 'workspace-write' or 'danger-full-access', got "none"`,
-    )
+    if (Class === PythonPtcRuntime) {
+      // cordis checks the schema first (a wrong type or mode); constructed directly, the class does.
+      await expect(load(Class, { sandboxMode: 'none' })).rejects.toThrow('$.sandboxMode expected')
+      expect(() => new Class(new Context(), { sandboxMode: 'none' })).toThrow(
+        `${P}config.sandboxMode must be 'read-only', 'workspace-write' or 'danger-full-access', got "none"`,
+      )
+    } else {
+      // The host's Node backend's graceMs is accepted (a sandbox process needs none), and checked.
+      expect(() => new Class(new Context(), { graceMs: 0 })).toThrow(
+        `${P}config.graceMs must be a positive number of milliseconds of at most 2147483647, got 0`,
+      )
+      for (const sandboxMode of ['read-only', 'none']) {
+        await expect(load(Class, { sandboxMode })).rejects.toThrow(
+          `${P}config.sandboxMode is not a key of the TypeScript runtime: a program has no file system under any policy`,
+        )
+      }
+    }
   })
 
   it('descriptors follow the config; the backend keys still apply', async () => {
@@ -379,13 +396,13 @@ describe('config of the seam', () => {
       containment: 'thread',
       timeoutMs: 1000,
       maxTimeoutMs: 1000,
-      sandboxMode: 'workspace-write',
+      graceMs: 3000,
       computeMs: 77,
     })
     const rt = other.ptcRuntime
     expect(rt.timeout).toEqual({ defaultMs: 1000, maxMs: 1000 })
     expect(Object.isFrozen(rt.timeout)).toBe(true)
-    expect(rt.sandboxMode).toBe('workspace-write')
+    expect(rt.sandboxMode).toBeUndefined()
     expect([rt.language, rt.isolation, rt.containment]).toEqual(['typescript', 'v8-isolate', 'thread'])
     expect(await rt.run(rt.resolve({ ...base, program: 'for (;;) {}', timeoutMs: null }))).toEqual({
       logs: [],

@@ -66,9 +66,9 @@ describe.each([
     })
   })
 
-  it("the spec's deadline is the wall ceiling: the default, a number, a number past the cap", async () => {
+  it("the spec's deadline ends a run in the host's words: the default, a number, a number past the cap", async () => {
     const wait = (ms) => `await new Promise((r) => setTimeout(r, ${ms})); return 'late'`
-    const ceiling = (ms) => ({ logs: [], error: { kind: 'timeout', message: `wall-clock ceiling reached (${ms}ms)` } })
+    const ceiling = (ms) => ({ logs: [], error: { kind: 'timeout', message: `execution deadline reached (${ms}ms)` } })
     expect(await R.run({ program: wait(2000) })).toStrictEqual(ceiling(400))
     expect(await R.run({ program: wait(2000), timeoutMs: 150 })).toStrictEqual(ceiling(150))
     expect(await R.run({ program: wait(2000), timeoutMs: 10_000 })).toStrictEqual(ceiling(800))
@@ -228,9 +228,9 @@ describe('Python', () => {
     })
   })
 
-  it("the spec's deadline is the wall ceiling; a null deadline has none; the CPU budget still ends it", async () => {
+  it("the spec's deadline ends a run in the host's words; a null deadline has none; the CPU budget still ends it", async () => {
     const sleep = (s) => `import time\ntime.sleep(${s})\nreturn "late"`
-    const ceiling = (ms) => ({ logs: [], error: { kind: 'timeout', message: `wall-clock ceiling reached (${ms}ms)` } })
+    const ceiling = (ms) => ({ logs: [], error: { kind: 'timeout', message: `execution deadline reached (${ms}ms)` } })
     expect(await R.run({ program: sleep(10) })).toStrictEqual(ceiling(1500))
     expect(await R.run({ program: sleep(10), timeoutMs: 400 })).toStrictEqual(ceiling(400))
     expect(await R.run({ program: sleep(10), timeoutMs: 60_000 })).toStrictEqual(ceiling(3000))

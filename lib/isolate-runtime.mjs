@@ -295,6 +295,8 @@ function startIsolate(state, plan, session) {
   run = state.pool
     ? native.startContainedIsolateRun(state.pool, options, onEvent)
     : native.startIsolateRun(options, onEvent)
+  // The program is in the tier's hands now (a sandbox process parses it, or the run's thread).
+  plan.started?.()
   return run
 }
 

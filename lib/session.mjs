@@ -21,9 +21,24 @@ export const DISPOSED = native.DISPOSED
 export const CODE_SEAM = Object.freeze({
   // `sandbox-unavailable` needs a file policy, which only the ptc seam's runs have.
   kind: (kind) => (kind === 'protocol' || kind === 'sandbox-unavailable' ? 'worker-exit' : kind),
+  message: (kind, message) => message,
 })
-/** `ctx.ptcRuntime` (lib/ptc/): every native kind as it is, and its own `sandbox-unavailable`. */
-export const PTC_SEAM = Object.freeze({ kind: (kind) => kind })
+
+/** The native text of a run past its elapsed deadline (src/outcome.rs `wall_clock_message`). */
+const WALL_CLOCK = /^wall-clock ceiling reached \((.+)ms\)$/
+
+/**
+ * `ctx.ptcRuntime` (lib/ptc/): every native kind as it is, and its own `sandbox-unavailable`. A
+ * run past its spec's deadline says so in the host's own words (docs/seam.md#the-deadlines-text):
+ * the seam calls it the execution's deadline, not a ceiling of the runtime's config.
+ */
+export const PTC_SEAM = Object.freeze({
+  kind: (kind) => kind,
+  message(kind, message) {
+    const wall = kind === 'timeout' ? WALL_CLOCK.exec(message) : null
+    return wall === null ? message : `execution deadline reached (${wall[1]}ms)`
+  },
+})
 
 const nextTick = process.nextTick
 const ObjectHasOwn = Object.hasOwn
@@ -60,8 +75,12 @@ const EVENT = native.RunEventKind
  * @property {typeof CODE_SEAM} [seam] how the result spells the kinds (default `CODE_SEAM`)
  * @property {number} [maxWallMs] this run's wall ceiling instead of the config's
  * @property {object} [filePolicy] the file plan a Python run is given (lib/ptc/file-plan.mjs)
- * @property {() => void} [started] called once the run's child is up (Python: the `spawned`
- *   event), so the seam can tell a run that ran from one refused before it started
+ * @property {() => void} [started] called once the run is in its tier's hands (Python: the
+ *   `spawned` event; an isolate: its native run exists), so the seam can tell a run that ran from
+ *   one refused before it started
+ * @property {number} [maxMessageBytes] the largest binding call's arguments or reply, in bytes of
+ *   JSON, and the cap of the arguments of the calls in flight together; past it the run ends as
+ *   `protocol`, as the host's own backend ends it (lib/ptc/settings.mjs)
  * @property {{ kind: string, message: string }} [refuse] the run cannot start: once the request
  *   is validated, it resolves with this failure and nothing runs
  * @typedef {{ global: string, errorClass?: { name: string, memberNameProperty: string }, names: string[], call: (index: number, arg: unknown) => unknown }} Namespace
@@ -95,6 +114,7 @@ export async function runSession(backend, state, request, options = {}) {
   if (options.started !== undefined) plan.started = options.started
   return new Promise((resolve) => {
     const session = new Session(backend, state, namespaces, signal, onLog, onStats, resolve, seam)
+    session.messageCap = options.maxMessageBytes
     session.start(plan)
   })
 }
@@ -165,6 +185,9 @@ class Session {
     this.aborted = false
     this.finished = new Promise((done) => (this.done = done))
     this.onAbort = () => this.abort(reasonMessage(backend, signal))
+    // `RunOptions.maxMessageBytes`, and the bytes of arguments of the calls in flight.
+    this.messageCap = undefined
+    this.pendingBytes = 0
   }
 
   start(plan) {
@@ -214,7 +237,7 @@ class Session {
    */
   events(run, on) {
     return (kind, id, ns, name, payload) => this.guard(() => {
-      if (kind === EVENT.Call) this.call(ns, name, JSONParse(payload), (ok, json) => run().reply(id, ok, json))
+      if (kind === EVENT.Call) this.call(ns, name, payload, (ok, json) => run().reply(id, ok, json))
       else if (kind === EVENT.Logs) for (const text of payload) this.log(text)
       else if (kind === EVENT.Done) on.done(payload)
       else if (kind === EVENT.Spawned) on.spawned()
@@ -231,18 +254,27 @@ class Session {
    * same tick as it aborts the signal, in either order; the program must see the abort, never
    * that settlement.
    */
-  call(ns, index, arg, reply) {
+  call(ns, index, payload, reply) {
     // A call the program made after its abort never reaches the host.
     if (this.aborted) return
-    const send = (ok, json) =>
+    let held = this.admit(payload)
+    if (held === undefined) return
+    const release = () => {
+      this.pendingBytes -= held
+      held = 0
+    }
+    const send = (ok, json) => {
+      release()
       nextTick(() => {
         if (!this.settled && !this.aborting()) reply(ok, json)
       })
+    }
     const fail = (message) => {
       if (this.settled) return
       const cap = this.backend.messageCap(this.state)
       send(false, JSONStringify(message.length > cap ? message.slice(0, cap) : message))
     }
+    const arg = JSONParse(payload)
     const namespace = this.namespaces[ns]
     const invoke = async () => namespace.call(index, arg)
     invoke()
@@ -251,7 +283,10 @@ class Session {
           if (this.settled) return
           const json = losslessJson(value, this.backend.numberText)
           if (json === undefined) fail('binding resolution must be lossless JSON')
-          else send(true, json)
+          else if (exceeds(json, this.messageCap)) {
+            release()
+            this.overflow(`a binding's reply is ${byteLength(json)} bytes of JSON`)
+          } else send(true, json)
         },
         (error) => fail(isBindingMissing(error) ? error.message : renderRejection(error)),
       )
@@ -260,6 +295,34 @@ class Session {
           fail(renderRejection(error))
         } catch {}
       })
+  }
+
+  /**
+   * The bytes a call's arguments hold against `messageCap` (0 without one), or undefined when
+   * they are past it, alone or with the calls in flight: the run is then ended.
+   */
+  admit(payload) {
+    if (this.messageCap === undefined) return 0
+    if (exceeds(payload, this.messageCap)) {
+      this.overflow(`a binding call's arguments are ${byteLength(payload)} bytes of JSON`)
+      return undefined
+    }
+    const bytes = byteLength(payload)
+    this.pendingBytes += bytes
+    if (this.pendingBytes > this.messageCap) {
+      this.overflow(`the binding calls in flight carry ${this.pendingBytes} bytes of arguments`)
+      return undefined
+    }
+    return bytes
+  }
+
+  /** Ends the run as `protocol`: a message past `messageCap`, as the host's backend ends it. */
+  overflow(what) {
+    if (this.settled) return
+    this.handle?.abort(
+      `${PREFIX}${what}, more than maxMessageBytes (${this.messageCap}); the run was ended. Pass less per call, or raise maxMessageBytes in the runtime's config`,
+      'protocol',
+    )
   }
 
   /** A log entry the ledger admitted, for `onLog` (an observer never changes the result). */
@@ -278,6 +341,18 @@ class Session {
   }
 }
 
+const BufferByteLength = Buffer.byteLength
+
+/** UTF-8 bytes of a JSON text. */
+function byteLength(text) {
+  return BufferByteLength(text, 'utf8')
+}
+
+/** Whether a JSON text is longer than `cap` bytes; counted only when its length could be. */
+function exceeds(text, cap) {
+  return cap !== undefined && text.length * 3 > cap && byteLength(text) > cap
+}
+
 /** Records the stats, tells the observer, and gives the result exactly the seam's shape. */
 function finish(state, report, onStats, seam) {
   if (report.stats !== undefined) {
@@ -286,7 +361,10 @@ function finish(state, report, onStats, seam) {
     callQuietly(onStats, state.lastStats)
   }
   const result = { logs: report.logs }
-  if (report.error !== undefined) result.error = { kind: seam.kind(report.error.kind), message: report.error.message }
+  if (report.error !== undefined) {
+    const { kind, message } = report.error
+    result.error = { kind: seam.kind(kind), message: seam.message(kind, message) }
+  }
   else if (ObjectHasOwn(report, 'value')) result.value = report.value
   return result
 }

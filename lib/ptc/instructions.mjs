@@ -26,7 +26,6 @@ export const ISOLATE_GLOBALS = Object.freeze([
 /** Node and browser APIs a TypeScript program does not have, as the text names them. */
 export const ISOLATE_ABSENT = Object.freeze([
   'require',
-  'import()',
   'fetch',
   'Buffer',
   'setImmediate',
@@ -42,8 +41,8 @@ const list = (names) => names.map((name) => `\`${name}\``).join(', ')
 /** @param {{ computeMs: number, maxOldGenerationSizeMb: number, maxOutputBytes: number }} config */
 export function isolateInstructions(config) {
   return [
-    'Each call runs in a fresh V8 isolate: no state survives between calls, and there is no Node.js, no file system, no network and no child processes.',
-    'The program is the body of an async function: use top-level `await`, and `return` a JSON value. Only erasable TypeScript syntax (no `enum`, no namespaces); there is no `import` or `require`, and no module can be loaded.',
+    'Each call runs in a fresh V8 isolate: no state survives between calls, and there is no Node.js, no file system, no network and no child processes. The working directory a call names matters only to the host functions the program calls: the program itself reads and writes no file, under any sandbox policy.',
+    'The program is the body of an async function: use top-level `await`, and `return` a JSON value. Only erasable TypeScript syntax (no `enum`, no namespaces); there is no `import` statement and no `require`, and `import()` loads only `data:` URLs of JavaScript modules and the built-in `node:vm` (no package, no file, no other `node:` module).',
     'Host functions are the namespaces the host passes (such as `tools`): `await tools.name(args)`; arguments and results are JSON. A failed call rejects with the namespace\'s error class (such as `ToolCallError`, with the failed function\'s name in `toolName`): catch it to handle and continue.',
     'Output is what the program prints with `console` (log, info, warn, error, dir, table and the rest, formatted as Node formats them) or `process.stdout.write`, and what it returns; nothing else comes back.',
     `Globals besides ECMAScript's: ${list(ISOLATE_GLOBALS)} (\`crypto\` has \`getRandomValues\` and \`randomUUID\`, \`performance\` has \`now\`, \`process\` has an empty \`env\`, \`stdout.write\`, \`stderr.write\` and \`exit\`).`,
@@ -52,15 +51,17 @@ export function isolateInstructions(config) {
   ].join('\n')
 }
 
-/** What a Python program may do with files and the network, per advertised sandbox mode. */
+/**
+ * What a Python program may do with files and the network. Where a mode is advertised, each call
+ * runs under its own policy (the session's mode, or one the user approved for this call), so the
+ * text names what each mode allows rather than the deployment's default.
+ */
 const FILES = {
   none: 'There is no network, and the program can write only its own temporary directory (`TMPDIR`), which is removed after the call.',
-  'read-only':
-    'It starts in the working directory the call names and can read the workspace, but write only its own temporary directory (`TMPDIR`), which is removed after the call; there is no network.',
-  'workspace-write':
-    'It starts in the working directory the call names and can read and write the workspace, plus its own temporary directory (`TMPDIR`), which is removed after the call; there is no network.',
-  'danger-full-access':
-    'It starts in the working directory the call names, can read and write the workspace and its own temporary directory (`TMPDIR`), and has the network.',
+  policy:
+    "It starts in the working directory the call names, and what it may do with files follows the call's sandbox policy: " +
+    'under `read-only` it can read the workspace and write only its own temporary directory (`TMPDIR`, removed after the call), ' +
+    'under `workspace-write` it can also write the workspace, and under `danger-full-access` it can also use the network, which it has under no other mode.',
 }
 
 /**
@@ -72,7 +73,7 @@ export function pythonInstructions(config, version, mode) {
   const digits = /(\d+)\D+(\d+)\D+(\d+)/.exec(version)
   const name = digits ? `CPython ${digits.slice(1).join('.')}` : 'CPython'
   return [
-    `Each call runs in a fresh ${name} process (isolated mode): no state survives between calls. ${FILES[mode] ?? FILES.none}`,
+    `Each call runs in a fresh ${name} process (isolated mode): no state survives between calls. ${mode === undefined ? FILES.none : FILES.policy}`,
     'The program is the body of an async function: use top-level `await`, and `return` a JSON value.',
     'Host functions are the namespaces the host passes (such as `tools`): `await tools.name(args)`; arguments and results are JSON. A failed call raises the namespace\'s error class (such as `ToolCallError`, with the failed function\'s name in `toolName`).',
     'Output is what the program prints (stdout and stderr) and what it returns; nothing else comes back.',

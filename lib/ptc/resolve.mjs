@@ -111,25 +111,24 @@ function readTimeout(value, timeout, field) {
   return Math.min(value, timeout.maxMs)
 }
 
-/** A copy of the policy, every field checked: `{ mode, workspaceRoot, sessionId? }`. */
-function readPolicy(value, what) {
+/**
+ * A copy of the policy, every field checked: `{ mode, workspaceRoot, sessionId? }`. `name` is how
+ * messages call it: `request.sandboxPolicy`, `spec.sandboxPolicy`, or the host's standing one.
+ */
+function readPolicy(value, name) {
   if (value === null || typeof value !== 'object') {
-    throw new TypeError(
-      `${PREFIX}${what}.sandboxPolicy must be an object { mode, workspaceRoot, sessionId? } or omitted, got ${describe(value)}`,
-    )
+    throw new TypeError(`${PREFIX}${name} must be an object { mode, workspaceRoot, sessionId? } or omitted, got ${describe(value)}`)
   }
-  const mode = read(value, 'mode', `${what}.sandboxPolicy.mode`)
+  const mode = read(value, 'mode', `${name}.mode`)
   if (!SANDBOX_MODES.includes(mode)) {
-    throw new TypeError(
-      `${PREFIX}${what}.sandboxPolicy.mode must be 'read-only', 'workspace-write' or 'danger-full-access', got ${describe(mode)}`,
-    )
+    throw new TypeError(`${PREFIX}${name}.mode must be 'read-only', 'workspace-write' or 'danger-full-access', got ${describe(mode)}`)
   }
-  const field = `${what}.sandboxPolicy.workspaceRoot`
+  const field = `${name}.workspaceRoot`
   const root = read(value, 'workspaceRoot', field)
   const workspaceRoot = policyDirectory(absolutePath(root, field, 'an absolute path'), field)
-  const sessionId = read(value, 'sessionId', `${what}.sandboxPolicy.sessionId`)
+  const sessionId = read(value, 'sessionId', `${name}.sessionId`)
   if (sessionId !== undefined && typeof sessionId !== 'string') {
-    throw new TypeError(`${PREFIX}${what}.sandboxPolicy.sessionId must be a string or omitted, got ${describe(sessionId)}`)
+    throw new TypeError(`${PREFIX}${name}.sessionId must be a string or omitted, got ${describe(sessionId)}`)
   }
   const policy = { mode, workspaceRoot }
   if (sessionId !== undefined) policy.sessionId = sessionId
@@ -140,11 +139,14 @@ function readPolicy(value, what) {
  * The resolved spec of `request` under a runtime's settings: `{ program, bindings, signal?, cwd,
  * timeoutMs, sandboxPolicy? }`, frozen. `program` and `bindings` are carried as they are (`run()`
  * checks them, as on the old seam); every other field is checked here, in this order.
+ * A request that names no policy gets the runtime's standing one, if it has one (Python under the
+ * host's `ctx.sandboxPolicy`), checked like a request's.
  * @param {unknown} request
  * @param {{ cwd: string, timeout: { defaultMs: number, maxMs: number } }} settings
+ * @param {() => unknown} [standing] the standing policy, or undefined for none
  */
-export function resolveSpec(request, settings) {
-  return readSpec(request, settings, 'request', true)
+export function resolveSpec(request, settings, standing) {
+  return readSpec(request, settings, 'request', standing ?? (() => undefined))
 }
 
 /**
@@ -154,10 +156,12 @@ export function resolveSpec(request, settings) {
  * `cwd` and `timeoutMs` must be there, and a numeric deadline must be within the cap.
  */
 export function readResolvedSpec(spec, settings) {
-  return readSpec(spec, settings, 'spec', false)
+  return readSpec(spec, settings, 'spec', undefined)
 }
 
-function readSpec(request, settings, what, fill) {
+/** `standing` is given when resolve() reads a request (it fills what is missing), not for run(). */
+function readSpec(request, settings, what, standing) {
+  const fill = standing !== undefined
   if (request === null || typeof request !== 'object') {
     const call = fill ? 'resolve(request)' : 'run(spec)'
     throw new TypeError(`${PREFIX}${call}: ${what} must be an object, got ${describe(request)}`)
@@ -175,7 +179,13 @@ function readSpec(request, settings, what, fill) {
   // `timeoutMs: undefined` written out is the same as omitting it (the host's optional field).
   const timeoutMs = readTimeout(timeoutValue, settings.timeout, `${what}.timeoutMs`)
   const policyValue = read(request, 'sandboxPolicy', `${what}.sandboxPolicy`)
-  const policy = policyValue === undefined ? undefined : readPolicy(policyValue, what)
+  const standingValue = policyValue === undefined && fill ? standing() : undefined
+  const policy =
+    policyValue !== undefined
+      ? readPolicy(policyValue, `${what}.sandboxPolicy`)
+      : standingValue !== undefined
+        ? readPolicy(standingValue, "the host's standing policy (ctx.sandboxPolicy.resolve())")
+        : undefined
   // Under a policy the run starts in its workspace unless the request names a directory, as the
   // host's own backends do: never in the host process's directory, which no policy named.
   const cwd =

@@ -11,15 +11,15 @@ import { PTC_SEAM } from '../session.mjs'
 import { filePlan, filePolicyAvailable, refusedFileEffect } from './file-plan.mjs'
 import { isolateInstructions, pythonInstructions } from './instructions.mjs'
 import { NO_DEADLINE_MS, readResolvedSpec, resolveSpec } from './resolve.mjs'
-import { PTC_SCHEMA, backendConfig, ptcSettings } from './settings.mjs'
+import { ISOLATE_PTC_SCHEMA, PYTHON_PTC_SCHEMA, backendConfig, ptcSettings } from './settings.mjs'
 
 // cordis hands out services through a Proxy: state lives in a symbol-keyed property.
 const STATE = Symbol('code-runtime-native.ptc')
 
 /** The backend keys of each class's schema, less `maxWallMs` (a run's deadline is the spec's). */
-function schemaWithout(schema, key) {
+function schemaWithout(schema, key, seamKeys) {
   const { [key]: _, ...rest } = schema.dict
-  return Schema.object({ ...rest, ...PTC_SCHEMA })
+  return Schema.object({ ...rest, ...seamKeys })
 }
 
 /**
@@ -43,22 +43,33 @@ function defineSeamRuntime(Base) {
     }
 
     resolve(request) {
-      return resolveFor(this[STATE], request)
+      const state = this[STATE]
+      if (state.backend.disposed) throw new Error(`${PREFIX}resolve() after disposal`)
+      const spec = resolveSpec(request, state.settings, () => this.standingPolicy())
+      state.resolved.add(spec)
+      return spec
+    }
+
+    /** The policy resolve() fills in for a request that names none: none by default. */
+    standingPolicy() {
+      return undefined
     }
   }
   return SeamRuntime
 }
 
-/** The seam's state of one runtime: the backend's, its settings, and the specs it resolved. */
-function ptcState(backend, settings) {
-  return { backend, settings, resolved: new WeakSet() }
+/**
+ * The seam's state of one runtime: the backend's, its settings, the specs it resolved, and its
+ * context (where the host's `ctx.sandboxPolicy` is looked up, when it is asked for).
+ */
+function ptcState(backend, settings, ctx) {
+  return { backend, settings, ctx, resolved: new WeakSet() }
 }
 
-function resolveFor(state, request) {
-  if (state.backend.disposed) throw new Error(`${PREFIX}resolve() after disposal`)
-  const spec = resolveSpec(request, state.settings)
-  state.resolved.add(spec)
-  return spec
+/** The host's policy service (`@deepseek-ai/dsh-sandbox-policy`), if the host has one. */
+function hostPolicyService(state) {
+  const service = state.ctx?.get?.('sandboxPolicy')
+  return service !== null && typeof service === 'object' ? service : undefined
 }
 
 /**
@@ -81,15 +92,23 @@ function specFor(state, spec) {
   return state.resolved.has(spec) ? spec : readResolvedSpec(spec, state.settings)
 }
 
-/** The run options every backend gets from a spec: the seam's kinds and the spec's deadline. */
-function runOptions(spec) {
-  return { seam: PTC_SEAM, maxWallMs: spec.timeoutMs ?? NO_DEADLINE_MS }
+/**
+ * The run options every backend gets from a spec: the seam's kinds and texts, the spec's
+ * deadline, the message cap, and the hook that tells a run that started from one that did not.
+ */
+function runOptions(state, spec) {
+  return {
+    seam: PTC_SEAM,
+    maxWallMs: spec.timeoutMs ?? NO_DEADLINE_MS,
+    maxMessageBytes: state.settings.maxMessageBytes,
+  }
 }
 
 /**
  * The result with its sandbox facts when the spec carried a policy. `enforcement` is absent for
- * `danger-full-access` (nothing confines the files) and for a Python run whose child never
- * started (refused as `sandbox-unavailable`, or a spawn that failed: nothing was applied);
+ * `danger-full-access` (nothing confines the files) and for a run that never started (a signal
+ * aborted before it, a Python run refused as `sandbox-unavailable` or whose spawn failed):
+ * nothing was applied, as the host's own backends report a run that failed before confinement;
  * `denied` is the program's claim that it was refused a file effect the policy forbids
  * (lib/ptc/file-plan.mjs `refusedFileEffect`), never proof.
  */
@@ -102,14 +121,15 @@ function withSandbox(result, policy, facts) {
 
 function defineIsolatePtc(Base) {
   class IsolatePtcRuntime extends Base {
-    static Config = schemaWithout(IsolateConfig, 'maxWallMs')
+    static Config = schemaWithout(IsolateConfig, 'maxWallMs', ISOLATE_PTC_SCHEMA)
 
     constructor(ctx, config = {}) {
-      const settings = ptcSettings(config)
+      const settings = ptcSettings(config, 'typescript')
       super(ctx)
       // Its own `maxWallMs` is never used: every run passes the spec's deadline.
-      const backend = createIsolateState(ctx, { ...backendConfig(config), maxWallMs: settings.timeout.maxMs })
-      this[STATE] = ptcState(backend, settings)
+      const { graceMs, ...own } = backendConfig(config)
+      const backend = createIsolateState(ctx, { ...own, maxWallMs: settings.timeout.maxMs })
+      this[STATE] = ptcState(backend, settings, ctx)
     }
 
     get language() {
@@ -124,9 +144,13 @@ function defineIsolatePtc(Base) {
       return isolateInstructions(this[STATE].backend.config)
     }
 
-    /** Any mode can be passed: a program has no file system under any of them. */
+    /**
+     * None: a program has no file system under any mode, so there is nothing to escalate and the
+     * host offers the model no `sandbox_permissions`. A policy passed anyway (the host's workflow
+     * engine passes its session's) is accepted and reported in `result.sandbox`.
+     */
     get sandboxMode() {
-      return this[STATE].settings.sandboxMode
+      return undefined
     }
 
     get containment() {
@@ -140,9 +164,13 @@ function defineIsolatePtc(Base) {
     async run(given) {
       const state = stateFor(this, given)
       const spec = specFor(state, given)
-      const result = await runIsolate(state.backend, spec, runOptions(spec))
+      const options = runOptions(state, spec)
+      let started = false
+      options.started = () => (started = true)
+      const result = await runIsolate(state.backend, spec, options)
       const policy = spec.sandboxPolicy
-      return withSandbox(result, policy, { denied: false, enforcement: isolateEnforcement(state.backend, policy) })
+      const enforcement = started ? isolateEnforcement(state.backend, policy) : undefined
+      return withSandbox(result, policy, { denied: false, enforcement })
     }
   }
   return IsolatePtcRuntime
@@ -163,13 +191,13 @@ function isolateEnforcement(backend, policy) {
 
 function definePythonPtc(Base) {
   class PythonPtcRuntime extends Base {
-    static Config = schemaWithout(PythonConfig, 'maxWallMs')
+    static Config = schemaWithout(PythonConfig, 'maxWallMs', PYTHON_PTC_SCHEMA)
 
     constructor(ctx, config) {
-      const settings = ptcSettings(config)
+      const settings = ptcSettings(config, 'python')
       const backend = preparePythonState({ ...backendConfig(config), maxWallMs: settings.timeout.maxMs })
       super(ctx)
-      this[STATE] = ptcState(backend, settings)
+      this[STATE] = ptcState(backend, settings, ctx)
       attachPythonState(ctx, backend)
     }
 
@@ -187,11 +215,26 @@ function definePythonPtc(Base) {
     }
 
     /**
-     * The configured mode once the native layer enforces file policies on Python runs; until
-     * then `undefined`, which tells the host to pass no policy (a confined one is refused).
+     * Where the kernel enforces file policies on Python runs, the host's deployment default
+     * (`ctx.sandboxPolicy.defaultMode`, as the host's own backend advertises), or the configured
+     * mode on a host without that service. Elsewhere `undefined`, which tells the host to pass no
+     * policy (a confined one is refused).
      */
     get sandboxMode() {
-      return filePolicyAvailable(this[STATE].backend) ? this[STATE].settings.sandboxMode : undefined
+      const state = this[STATE]
+      if (!filePolicyAvailable(state.backend)) return undefined
+      return hostPolicyService(state)?.defaultMode ?? state.settings.sandboxMode
+    }
+
+    /**
+     * A request without a policy runs under the host's standing one where a mode is advertised:
+     * `ctx.sandboxPolicy.resolve()` (its default mode and workspace), as the host's own backend
+     * fills it. Without that service nothing is filled: no workspace is named, so none is granted.
+     */
+    standingPolicy() {
+      const state = this[STATE]
+      if (this.sandboxMode === undefined) return undefined
+      return hostPolicyService(state)?.resolve()
     }
 
     get interpreter() {
@@ -205,7 +248,7 @@ function definePythonPtc(Base) {
     async run(given) {
       const state = stateFor(this, given)
       const spec = specFor(state, given)
-      const options = runOptions(spec)
+      const options = runOptions(state, spec)
       const policy = spec.sandboxPolicy
       let enforcement
       let started = false
