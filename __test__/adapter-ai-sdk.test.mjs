@@ -176,7 +176,7 @@ describe('the AI SDK with codeRuntimeTool', () => {
     // A timeoutMs of its own ends it as the runtime's timeout.
     const bounded = codeTool({ tools: {}, timeoutMs: 300 })
     const own = await generate({ code: bounded }, 'await new Promise((r) => setTimeout(r, 20000))')
-    expect([own.outcome.error.kind, own.outcome.error.message]).toEqual(['timeout', 'code run failed (timeout): wall-clock ceiling reached (300ms)'])
+    expect([own.outcome.error.kind, own.outcome.error.message]).toEqual(['timeout', 'code run failed (timeout): execution deadline reached (300ms)'])
     suite.ran(TESTS.abort)
   })
 

@@ -113,7 +113,7 @@ describe("Cloudflare Code Mode's code tools with the code-runtime-native executo
       const wait = 'async () => { console.log("waiting"); await new Promise((r) => setTimeout(r, 10000)) }'
       expect(await timed.execute(wait, [])).toEqual({
         result: undefined,
-        error: 'TimeoutError: wall-clock ceiling reached (300ms)',
+        error: 'TimeoutError: execution deadline reached (300ms)',
         logs: ['waiting'],
       })
       const running = aborted.execute(wait, [])

@@ -160,7 +160,7 @@ describe('Mastra Code Mode with the code-runtime-native transport', () => {
       logs: [],
     })
     const waiting = await turn({ noop }, "console.log('waiting')\nawait new Promise((r) => setTimeout(r, 10000))", { timeout: 400 })
-    expect(waiting.result).toEqual({ success: false, error: { name: 'TimeoutError', message: 'wall-clock ceiling reached (400ms)' }, logs: ['waiting'] })
+    expect(waiting.result).toEqual({ success: false, error: { name: 'TimeoutError', message: 'execution deadline reached (400ms)' }, logs: ['waiting'] })
     suite.ran(TESTS.budget)
   })
 

@@ -107,7 +107,7 @@ describe('TanStack AI Code Mode with the code-runtime-native driver', () => {
     const waiting = codeMode([serverTool('noop', () => null)], { timeout: 400 })
     expect(await waiting.execute("console.log('waiting')\nawait new Promise((r) => setTimeout(r, 10000))")).toEqual({
       success: false,
-      error: { name: 'TimeoutError', message: 'wall-clock ceiling reached (400ms)' },
+      error: { name: 'TimeoutError', message: 'execution deadline reached (400ms)' },
       logs: ['waiting'],
     })
   })

@@ -30,7 +30,7 @@ export const aKindIsAString: CodeRunFailureKind = 'worker-exit'
 export const ptcKinds: Same<PtcRunFailureKind, CodeRunFailureKind | 'protocol' | 'sandbox-unavailable'> = true
 
 export async function ptcUsage(ctx: Context): Promise<string> {
-  await ctx.plugin(IsolatePtcRuntime, { computeMs: 1000, timeoutMs: 5000, cwd: '/tmp', sandboxMode: 'workspace-write' })
+  await ctx.plugin(IsolatePtcRuntime, { computeMs: 1000, timeoutMs: 5000, cwd: '/tmp', maxMessageBytes: 1 << 20, graceMs: 3000 })
   const spec: PtcRunSpec = ctx.ptcRuntime.resolve({
     program: 'return 1',
     bindings: [],
@@ -46,11 +46,15 @@ export async function ptcUsage(ctx: Context): Promise<string> {
     }
   }
   const { PythonPtcRuntime: Hosted } = definePtcRuntimes(HostPtc)
-  const hosted = new Hosted(ctx, { cpuSeconds: 5, maxTimeoutMs: 10000 })
+  const hosted = new Hosted(ctx, { cpuSeconds: 5, maxTimeoutMs: 10000, sandboxMode: 'workspace-write', maxMessageBytes: 4096 })
+  // The TypeScript runtime advertises no mode, and its config has none.
+  // @ts-expect-error sandboxMode is not a key of the TypeScript runtime
+  await ctx.plugin(IsolatePtcRuntime, { sandboxMode: 'read-only' })
+  const none: undefined = (ctx.ptcRuntime as InstanceType<typeof IsolatePtcRuntime>).sandboxMode
   const mode: 'read-only' | 'workspace-write' | 'danger-full-access' | undefined = hosted.sandboxMode
   const plan: FilePlan = filePlan({ mode: 'workspace-write', workspaceRoot: '/w' }, '/w')
   const same = PtcRuntimeSubpath === IsolatePtcRuntime && PythonPtcRuntime !== undefined && PtcService !== undefined
-  return `${enforcement} ${defaultMs} ${maxMs} ${mode} ${plan.readWrite.join()} ${same}`
+  return `${enforcement} ${defaultMs} ${maxMs} ${mode} ${none} ${plan.readWrite.join()} ${same}`
 }
 
 export async function usage(ctx: Context): Promise<string> {

@@ -108,12 +108,25 @@ export interface PtcSeamConfig {
   maxTimeoutMs?: number
   /** Working directory of a request that names none: absolute, existing. Default: `process.cwd()` at load. */
   cwd?: string
-  /** The mode `sandboxMode` advertises. Default `'read-only'`. */
-  sandboxMode?: SandboxMode
+  /**
+   * The largest binding call's arguments or binding reply, in bytes of JSON, and the cap of the
+   * arguments of the calls in flight together; past it the run ends `protocol`. Default 134217728.
+   */
+  maxMessageBytes?: number
 }
 
-export type IsolatePtcRuntimeConfig = Omit<IsolateCodeRuntimeConfig, 'maxWallMs'> & PtcSeamConfig
-export type PythonPtcRuntimeConfig = Omit<PythonCodeRuntimeConfig, 'maxWallMs'> & PtcSeamConfig
+export type IsolatePtcRuntimeConfig = Omit<IsolateCodeRuntimeConfig, 'maxWallMs'> &
+  PtcSeamConfig & {
+    /** Accepted for the host's Node backend's config (checked, positive ms); a sandbox process needs no grace. */
+    graceMs?: number
+    /** Refused: a program has no file system, so the TypeScript runtime advertises no mode. */
+    sandboxMode?: never
+  }
+export type PythonPtcRuntimeConfig = Omit<PythonCodeRuntimeConfig, 'maxWallMs'> &
+  PtcSeamConfig & {
+    /** The mode advertised on a host without `ctx.sandboxPolicy` (with it: its `defaultMode`). Default `'read-only'`. */
+    sandboxMode?: SandboxMode
+  }
 
 /** TypeScript programs, each in a fresh V8 isolate. */
 export declare class IsolatePtcRuntime extends Service implements PtcRuntime {
@@ -123,7 +136,8 @@ export declare class IsolatePtcRuntime extends Service implements PtcRuntime {
   readonly isolation: 'v8-isolate'
   readonly executionInstructions: string
   readonly timeout: Readonly<{ defaultMs: number; maxMs: number }>
-  readonly sandboxMode: SandboxMode
+  /** None: a program has no file system under any mode (a policy passed anyway is reported). */
+  readonly sandboxMode: undefined
   readonly containment: 'process' | 'thread'
   readonly sandbox: IsolateSandboxLayers
   resolve(request: PtcRunRequest): PtcRunSpec
@@ -139,7 +153,10 @@ export declare class PythonPtcRuntime extends Service implements PtcRuntime {
   readonly isolation: 'process'
   readonly executionInstructions: string
   readonly timeout: Readonly<{ defaultMs: number; maxMs: number }>
-  /** `undefined` while this build cannot enforce a file policy on Python runs. */
+  /**
+   * The host's `ctx.sandboxPolicy.defaultMode` (the configured mode without that service);
+   * `undefined` where this machine cannot enforce a file policy on Python runs.
+   */
   readonly sandboxMode: SandboxMode | undefined
   readonly interpreter: Readonly<{ resolved: string; executable: string; version: string }>
   readonly sandbox: PythonSandboxLayers

@@ -20,7 +20,7 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
 export const kindsAreTheHosts: Same<PtcRunFailureKind, Host.PtcRunFailure['kind']> = true
 
 export async function ptcUsage(ctx: Context, host: HostContext): Promise<string> {
-  await ctx.plugin(IsolatePtcRuntime, { computeMs: 1000, timeoutMs: 5000, maxTimeoutMs: 60000, sandboxMode: 'read-only' })
+  await ctx.plugin(IsolatePtcRuntime, { computeMs: 1000, timeoutMs: 5000, maxTimeoutMs: 60000, maxMessageBytes: 1 << 20 })
   const runtime = ctx.ptcRuntime
   const request: PtcRunRequest = {
     program: 'return 1',
