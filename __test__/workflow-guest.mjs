@@ -5,17 +5,22 @@
 // is not published. Nothing of it is kept in this repository.
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs'
-import { join } from 'node:path'
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, symlinkSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { cacheRoot } from './registry/verdaccio.mjs'
 
 const PACKAGE = '@deepseek-ai/dsh-workflow-ptc@0.1.6-alpha.1'
 const SHASUM = 'c433c4c69d561319a2b782885ed896d8c86b879c'
 
+const CACHE_DIR = join(cacheRoot(), `dsh-workflow-ptc-0.1.6-alpha.1-${SHASUM.slice(0, 12)}`)
+/** The unpacked package (its package.json, lib/index.js and lib/types), outside the repository. */
+export const PACKAGE_DIR = join(CACHE_DIR, 'package')
+
 /** The package's lib/index.js, fetched and unpacked once per cache. */
 function packageSource() {
-  const dir = join(cacheRoot(), `dsh-workflow-ptc-0.1.6-alpha.1-${SHASUM.slice(0, 12)}`)
-  const file = join(dir, 'package', 'lib', 'index.js')
+  const dir = CACHE_DIR
+  const file = join(PACKAGE_DIR, 'lib', 'index.js')
   if (!existsSync(file)) {
     const staging = `${dir}.partial-${process.pid}`
     rmSync(staging, { recursive: true, force: true })
@@ -62,3 +67,57 @@ if (line('const GUEST_URL = ') !== GUEST_URL_LINE || line('const PROGRAM = ') !=
 export const GUEST_URL = `data:text/javascript,${encodeURIComponent(WORKFLOW_GUEST_SOURCE)}`
 /** The program the host's workflow engine runs on a `ctx.ptcRuntime`. */
 export const PROGRAM = `const { runWorkflowGuest } = await import(${JSON.stringify(GUEST_URL)}); return await runWorkflowGuest(workflowHost);`
+
+/** What the package's lib/index.js imports by bare specifier, besides `node:*`. */
+export const ENGINE_IMPORTS = [
+  '@deepseek-ai/schemastery',
+  '@deepseek-ai/dsh-workflow',
+  '@deepseek-ai/dsh-session',
+  '@deepseek-ai/dsh-tools',
+  '@deepseek-ai/dsh-util-values',
+]
+const specifiers = [...text.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]).filter((s) => !s.startsWith('node:'))
+if (JSON.stringify(specifiers) !== JSON.stringify(ENGINE_IMPORTS)) {
+  throw new Error(`${PACKAGE} imports ${JSON.stringify(specifiers)} now, not ${JSON.stringify(ENGINE_IMPORTS)}`)
+}
+
+/**
+ * The package's lib/index.js made importable against this checkout's own installed host packages:
+ * in the cache, per checkout, `node_modules/@deepseek-ai/dsh-workflow-ptc` is a copy of the
+ * unpacked package and each of its imports a symbolic link to this checkout's
+ * `node_modules/<name>`. Node resolves a module by its real path, so the engine's imports are the
+ * very module instances the test imports (its `WorkflowEngine` is the test's, its `SessionId`...).
+ * Returns the path of that lib/index.js.
+ */
+export function importableEngine() {
+  const repo = realpathSync(fileURLToPath(new URL('..', import.meta.url)))
+  const key = createHash('sha256').update(repo).digest('hex').slice(0, 12)
+  const root = join(CACHE_DIR, 'by-checkout', key)
+  const entry = join(root, 'node_modules', '@deepseek-ai', 'dsh-workflow-ptc', 'lib', 'index.js')
+  const links = ENGINE_IMPORTS.map((name) => [join(root, 'node_modules', name), join(repo, 'node_modules', name)])
+  const current = existsSync(entry) && links.every(([link, target]) => {
+    try {
+      return realpathSync(link) === realpathSync(target)
+    } catch {
+      return false
+    }
+  })
+  if (current) return entry
+  const staging = `${root}.partial-${process.pid}`
+  rmSync(staging, { recursive: true, force: true })
+  cpSync(PACKAGE_DIR, join(staging, 'node_modules', '@deepseek-ai', 'dsh-workflow-ptc'), { recursive: true })
+  for (const [link, target] of links) {
+    if (!existsSync(target)) throw new Error(`${PACKAGE} imports ${target.slice(repo.length + 1)}, which this checkout has not installed`)
+    const staged = join(staging, link.slice(root.length + 1))
+    mkdirSync(dirname(staged), { recursive: true })
+    symlinkSync(target, staged, 'dir')
+  }
+  rmSync(root, { recursive: true, force: true })
+  try {
+    renameSync(staging, root)
+  } catch (error) {
+    rmSync(staging, { recursive: true, force: true })
+    if (!existsSync(entry)) throw error
+  }
+  return entry
+}
