@@ -153,3 +153,92 @@ return {"doubled": r}`
     expect(() => runtime.resolve({ program: 'return 1', bindings: [], cwd: 'relative' })).toThrow(/request\.cwd/)
   })
 })
+
+// The host's policy service (`ctx.sandboxPolicy`, `@deepseek-ai/dsh-sandbox-policy`): its default
+// mode is what the Python runtime advertises, its `resolve()` fills a request without a policy,
+// and a session's override (the host resolves it and passes the policy) is what the run gets. The
+// TypeScript runtime advertises nothing and is filled with nothing (a program has no files).
+describe("the host's ctx.sandboxPolicy", () => {
+  const SESSION_ROOT = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'crn-host-policy-')))
+  afterAll(() => fs.rmSync(SESSION_ROOT, { recursive: true, force: true }))
+
+  async function compose(Class, mode) {
+    const { SandboxPolicyService } = await import('@deepseek-ai/dsh-sandbox-policy')
+    const ctx = new Context()
+    await ctx.plugin(SandboxPolicyService, { mode, workspaceRoot: SESSION_ROOT })
+    const config = { timeoutMs: 5000 }
+    const fiber = await ctx.plugin(Class, Class === PythonPtcRuntime ? { ...config, pythonBin: PYTHON } : config)
+    return { ctx, fiber, runtime: ctx.ptcRuntime }
+  }
+
+  it('Python advertises the service\'s defaultMode, and resolve() fills its policy and workspace', async () => {
+    const { ctx, fiber, runtime } = await compose(PythonPtcRuntime, 'workspace-write')
+    expect(runtime.sandboxMode).toBe('workspace-write')
+    expect(runtime.sandboxMode).toBe(ctx.sandboxPolicy.defaultMode)
+    const spec = runtime.resolve({ program: 'open("made.txt", "w").write("x")\nimport os\nreturn os.getcwd()', bindings: [] })
+    expect(spec.sandboxPolicy).toEqual({ mode: 'workspace-write', workspaceRoot: SESSION_ROOT })
+    expect(spec.cwd).toBe(SESSION_ROOT)
+    expect(await runtime.run(spec)).toStrictEqual({
+      logs: [],
+      value: SESSION_ROOT,
+      sandbox: { mode: 'workspace-write', denied: false, enforcement: 'full' },
+    })
+    expect(fs.readFileSync(path.join(SESSION_ROOT, 'made.txt'), 'utf8')).toBe('x')
+    // What the request names wins over the standing policy.
+    const named = runtime.resolve({ program: 'return 1', bindings: [], sandboxPolicy: { mode: 'read-only', workspaceRoot: WORKSPACE } })
+    expect(named.sandboxPolicy).toEqual({ mode: 'read-only', workspaceRoot: WORKSPACE })
+    await fiber.dispose()
+  })
+
+  it("a session's override is the run's: the host resolves it, and a write under read-only is refused", async () => {
+    const { ctx, fiber, runtime } = await compose(PythonPtcRuntime, 'workspace-write')
+    const { setSandboxMode } = await import('@deepseek-ai/dsh-sandbox-policy')
+    // A session as the policy service reads one: its header's cwd and its event log.
+    const events = []
+    const session = { id: 'session-ro', header: { cwd: SESSION_ROOT }, events, append: (type, data) => events.push({ type, data }) }
+    setSandboxMode(session, 'read-only')
+    const sandboxPolicy = ctx.sandboxPolicy.resolve({ session })
+    expect(sandboxPolicy).toEqual({ mode: 'read-only', workspaceRoot: SESSION_ROOT, sessionId: 'session-ro' })
+    const program = 'import errno\ntry:\n    open("blocked.txt", "w")\nexcept OSError as e:\n    return errno.errorcode[e.errno]\nreturn "wrote"'
+    const result = await runtime.run(runtime.resolve({ program, bindings: [], sandboxPolicy }))
+    // The workspace is mounted read-only (EROFS) and Landlock refuses the write (EACCES) besides.
+    expect(result).toStrictEqual({
+      logs: [],
+      value: expect.stringMatching(/^(EROFS|EACCES)$/),
+      sandbox: { mode: 'read-only', denied: false, enforcement: 'full' },
+    })
+    expect(fs.existsSync(path.join(SESSION_ROOT, 'blocked.txt'))).toBe(false)
+    await fiber.dispose()
+  })
+
+  it('TypeScript advertises no mode beside the service, and resolve() fills no policy', async () => {
+    const { fiber, runtime } = await compose(IsolatePtcRuntime, 'workspace-write')
+    expect(runtime.sandboxMode).toBeUndefined()
+    const spec = runtime.resolve({ program: 'return 1', bindings: [] })
+    expect(spec.sandboxPolicy).toBeUndefined()
+    expect(await runtime.run(spec)).toStrictEqual({ logs: [], value: 1 })
+    // The instructions say the working directory reaches no program, so the host's sentence
+    // after them ("the working directory is the session's") stays true.
+    expect(runtime.executionInstructions).toContain('The working directory a call names matters only to the host functions the program calls')
+    expect(runtime.executionInstructions).not.toMatch(/sandbox_permissions|escalat/)
+    await fiber.dispose()
+  })
+
+  it('a standing policy the service hands back is checked like a request\'s', async () => {
+    const { ctx, fiber, runtime } = await compose(PythonPtcRuntime, 'read-only')
+    const link = path.join(os.tmpdir(), `crn-host-policy-link-${process.pid}`)
+    fs.symlinkSync(SESSION_ROOT, link)
+    try {
+      // The service resolves a session's cwd through its links; a root given with one is refused.
+      const original = ctx.sandboxPolicy.resolve
+      ctx.sandboxPolicy.resolve = () => ({ mode: 'read-only', workspaceRoot: `${link}/` })
+      expect(() => runtime.resolve({ program: 'return 1', bindings: [] })).toThrow(
+        /the host's standing policy \(ctx\.sandboxPolicy\.resolve\(\)\)\.workspaceRoot/,
+      )
+      ctx.sandboxPolicy.resolve = original
+    } finally {
+      fs.rmSync(link)
+    }
+    await fiber.dispose()
+  })
+})
