@@ -19,7 +19,10 @@ pub type Identity = (u64, u64);
 /// `/proc`. `openat2(RESOLVE_NO_SYMLINKS)`; before Linux 5.6, the same walk one component at a
 /// time, each opened beneath the descriptor of the one before with `O_NOFOLLOW`.
 pub fn open(path: &Path) -> Result<OwnedFd, Errno> {
-    if !path.is_absolute() {
+    // Literal means no `..` either: a policy path is normalised before it gets here, and both
+    // walks below must mean the same object (the fallback could not follow `..` as openat2 does).
+    let up = path.components().any(|part| part == std::path::Component::ParentDir);
+    if !path.is_absolute() || up {
         return Err(Errno::EINVAL);
     }
     let flags = OFlag::O_PATH | OFlag::O_CLOEXEC | OFlag::O_NOFOLLOW;
@@ -42,6 +45,7 @@ fn walk(path: &Path) -> Result<OwnedFd, Errno> {
     let flags = OFlag::O_PATH | OFlag::O_CLOEXEC | OFlag::O_NOFOLLOW;
     let mut at = nix::fcntl::open("/", flags | OFlag::O_DIRECTORY, Mode::empty())?;
     for part in path.components() {
+        // `/` and `.`; `..` was refused by `open`.
         let std::path::Component::Normal(name) = part else { continue };
         if kind(&at)? == SFlag::S_IFLNK {
             return Err(Errno::ELOOP);
@@ -115,6 +119,10 @@ mod tests {
         assert_eq!(open(&dir.join("link/sub")).err(), Some(Errno::ELOOP));
         assert_eq!(open(&dir.join("to-root")).err(), Some(Errno::ELOOP));
         assert_eq!(walk(&dir.join("link/sub")).err(), Some(Errno::ELOOP));
+        // `..` is refused, even where it would lead back to the same directory.
+        assert_eq!(open(&real.join("sub/..")).err(), Some(Errno::EINVAL));
+        assert_eq!(open(&real.join("../real")).err(), Some(Errno::EINVAL));
+        assert!(open(&real.join("./sub")).is_ok());
         assert!(is_root(&open(Path::new("/")).unwrap()));
         assert!(!is_root(&open(&real).unwrap()));
         let (outer, inner) = (open(&real).unwrap(), open(&real.join("sub")).unwrap());
