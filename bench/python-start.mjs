@@ -1,0 +1,135 @@
+// What a Python run costs to start, against a bare `python3 -I -c pass` measured the same way in
+// the same process (interleaved, so load affects both alike): the targets of issue 27 ("one
+// sandbox-process tier for both languages"), printed as measured and as ratios to bare.
+//
+// - `return 1` paced (one run, then a pause) and back to back: p50 and p99;
+// - 64 concurrent runs against 64 concurrent bare interpreters: wall time;
+// - a run under a file policy (read-only over a temporary workspace) against one without;
+// - the idle cost of a Python runtime: PSS of every process it keeps (its spare child, the
+//   helper's keeper and init), read from /proc/<pid>/smaps_rollup.
+//
+// Benchmarks print; they assert nothing.
+//
+//   node bench/python-start.mjs [runs=60] [--load]   (--load: one busy core in the background)
+import { execFileSync, fork, spawn } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Context } from 'cordis'
+import { PythonPtcRuntime } from '../lib/index.mjs'
+
+const args = process.argv.slice(2)
+const RUNS = Number(args.find((a) => /^\d+$/.test(a)) ?? 60)
+const LOADED = args.includes('--load')
+const WARMUP = 5
+const PACE_MS = 100
+const CONCURRENT = 64
+const real = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim()
+
+const percentile = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]
+}
+const ms = (x) => `${x.toFixed(2)} ms`
+const now = () => Number(process.hrtime.bigint()) / 1e6
+
+const bare = () =>
+  new Promise((resolve, reject) => {
+    const child = spawn(real, ['-I', '-c', 'pass'], { stdio: 'ignore' })
+    child.on('error', reject)
+    child.on('close', resolve)
+  })
+
+// One busy core, in its own process, for hosts that are shared.
+const load = LOADED ? fork(new URL(import.meta.url), ['--spin'], { stdio: 'ignore' }) : undefined
+if (args.includes('--spin')) for (;;);
+
+const workspace = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'crn-bench-ws-')))
+const ctx = new Context()
+const fiber = await ctx.plugin(PythonPtcRuntime, { timeoutMs: 30_000 })
+const runtime = ctx.ptcRuntime
+const run = async (policy) => {
+  const request = { program: 'return 1', bindings: [] }
+  if (policy) request.sandboxPolicy = { mode: 'read-only', workspaceRoot: workspace }
+  const r = await runtime.run(runtime.resolve(request))
+  if (r.value !== 1) throw new Error(`unexpected result ${JSON.stringify(r)}`)
+}
+
+/** Times each candidate RUNS times, interleaved; `pace` waits between samples. */
+async function timeAll(candidates, pace) {
+  for (const fn of Object.values(candidates)) for (let i = 0; i < WARMUP; i++) await fn()
+  const samples = Object.fromEntries(Object.keys(candidates).map((k) => [k, []]))
+  for (let i = 0; i < RUNS; i++) {
+    for (const [name, fn] of Object.entries(candidates)) {
+      if (pace) await sleep(PACE_MS)
+      const t = now()
+      await fn()
+      samples[name].push(now() - t)
+    }
+  }
+  return Object.fromEntries(Object.entries(samples).map(([k, xs]) => [k, { p50: percentile(xs, 50), p99: percentile(xs, 99) }]))
+}
+
+/** Wall time of `n` of `fn` at once, the median of five rounds alternating with the other. */
+async function burst(candidates, n) {
+  const walls = Object.fromEntries(Object.keys(candidates).map((k) => [k, []]))
+  for (let round = 0; round < 5; round++) {
+    for (const [name, fn] of Object.entries(candidates)) {
+      await sleep(200)
+      const t = now()
+      await Promise.all(Array.from({ length: n }, () => fn()))
+      walls[name].push(now() - t)
+    }
+  }
+  return Object.fromEntries(Object.entries(walls).map(([k, xs]) => [k, percentile(xs, 50)]))
+}
+
+/** The process ids below `pid` (children first found through /proc/<pid>/task/*\/children). */
+function descendants(pid) {
+  const out = []
+  const visit = (p) => {
+    for (const task of fs.readdirSync(`/proc/${p}/task`)) {
+      let children = ''
+      try {
+        children = fs.readFileSync(`/proc/${p}/task/${task}/children`, 'utf8')
+      } catch {}
+      for (const child of children.split(' ').filter(Boolean)) {
+        out.push(Number(child))
+        visit(child)
+      }
+    }
+  }
+  visit(pid)
+  return out
+}
+
+function pssKiB(pid) {
+  try {
+    const rollup = fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8')
+    return Number(/^Pss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0)
+  } catch {
+    return 0
+  }
+}
+
+const paced = await timeAll({ bare, ours: () => run(false) }, true)
+const backToBack = await timeAll({ bare, ours: () => run(false), policy: () => run(true) }, false)
+const walls = await burst({ bare, ours: () => run(false) }, CONCURRENT)
+await sleep(1500)
+const kept = descendants(process.pid).filter((pid) => pid !== load?.pid)
+const idlePss = kept.reduce((sum, pid) => sum + pssKiB(pid), 0)
+
+const ratio = (ours, base) => `${(ours / base).toFixed(2)}x bare`
+console.log(`interpreter: ${real}; runs: ${RUNS} (+${WARMUP} warmup)${LOADED ? '; one busy core in the background' : ''}`)
+console.log(`sandbox layers: ${JSON.stringify(runtime.sandbox)}`)
+console.log(`return 1, paced (${PACE_MS} ms apart): ours p50 ${ms(paced.ours.p50)} p99 ${ms(paced.ours.p99)}; bare p50 ${ms(paced.bare.p50)} p99 ${ms(paced.bare.p99)}; p50 ${ratio(paced.ours.p50, paced.bare.p50)} (target <= 3 ms, <= 0.06x)`)
+console.log(`return 1, back to back: ours p50 ${ms(backToBack.ours.p50)} p99 ${ms(backToBack.ours.p99)}; bare p50 ${ms(backToBack.bare.p50)} p99 ${ms(backToBack.bare.p99)}; p50 ${ratio(backToBack.ours.p50, backToBack.bare.p50)} (target <= 6 ms, <= 0.12x; p99 <= 15 ms)`)
+console.log(`${CONCURRENT} at once, wall: ours ${ms(walls.ours)}; bare ${ms(walls.bare)}; ours ${(walls.bare / walls.ours).toFixed(2)}x faster (target >= 5x)`)
+console.log(`a file policy (read-only) costs p50 ${ms(backToBack.policy.p50 - backToBack.ours.p50)} more (p50 ${ms(backToBack.policy.p50)}; target <= 2 ms more)`)
+console.log(`idle runtime: ${(idlePss / 1024).toFixed(1)} MiB PSS in ${kept.length} processes (target <= 25 MiB)`)
+
+load?.kill('SIGKILL')
+await fiber.dispose()
+fs.rmSync(workspace, { recursive: true, force: true })
+process.exit(0)
