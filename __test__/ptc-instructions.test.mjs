@@ -144,6 +144,11 @@ describe('Python', () => {
     const instructions = ctx.ptcRuntime.executionInstructions
     expect(instructions).toContain(`Each call runs in a fresh CPython ${version} process`)
     expect(instructions).toContain('Budgets: 7 s of CPU time, 1000 bytes of printed output, 500 bytes of returned value')
+    // A mode is advertised here (the helper's layers hold): each call runs under its own policy,
+    // so the text says what every mode allows, not only the default (ptc-file-policy checks each).
+    expect(ctx.ptcRuntime.sandboxMode).toBe('read-only')
+    expect(instructions).toContain("what it may do with files follows the call's sandbox policy: under `read-only` it can read the workspace")
+    expect(instructions).toContain('under `workspace-write` it can also write the workspace, and under `danger-full-access` it can also use the network')
     await python.dispose()
   })
 })
