@@ -161,9 +161,8 @@ describe('ptc-runtime/tests/service.spec.ts: the seam contract', () => {
 
     it(`rejects a second implementation in the same context (${language})`, async () => {
       const { ctx, fiber } = await mount(CLASSES[language])
-      const config = { cwd: WORKSPACE, pythonBin: PYTHON }
-      await expect(ctx.plugin(IsolatePtcRuntime, { cwd: WORKSPACE })).rejects.toThrow(/registered/)
-      await expect(ctx.plugin(PythonPtcRuntime, config)).rejects.toThrow(/registered/)
+      const config = language === 'python' ? { cwd: WORKSPACE, pythonBin: PYTHON } : { cwd: WORKSPACE }
+      await expect(ctx.plugin(CLASSES[language], config)).rejects.toThrow(/registered/)
       expect(ctx.get('ptcRuntime')).toBeInstanceOf(CLASSES[language])
       await fiber.dispose()
     })
@@ -193,7 +192,7 @@ describe('ptc-runtime/tests/reserved.spec.ts: the portable names, enforced by ea
         const errorClass = { name: 'ToolCallError', memberNameProperty: member }
         await expect(run({ program: 'return 1', bindings: tools(fail, errorClass) })).rejects.toThrow(`"${member}"`)
       }
-      for (const member of ['code', '_private', '__mid', '__', '____']) {
+      for (const member of ['code', '_private', '__mid', '____']) {
         const errorClass = { name: 'ToolCallError', memberNameProperty: member }
         const result = await run({ program: catchMember[language](member), bindings: tools(fail, errorClass) })
         expect(result).toStrictEqual({ logs: [], value: 'fail' })
@@ -607,19 +606,19 @@ describe('ptc-runtime-node/tests/host-failures.spec.ts: configuration, misuse an
   })
 
   const wait = { wait: ({ ms }) => new Promise((resolve) => setTimeout(() => resolve(ms), ms)) }
-  const waitProgram = { typescript: 'return await tools.wait({ ms: 300 })', python: 'return await tools.wait({"ms": 300})' }
+  const waitProgram = { typescript: 'return await tools.wait({ ms: 150 })', python: 'return await tools.wait({"ms": 150})' }
   const spin = { typescript: 'await tools.enter({}); for (;;) {}', python: py('await tools.enter({})', 'while True: pass') }
 
   for (const language of ['typescript', 'python']) {
     it(`keeps a null-deadline run active past the numeric ceiling until it ends or is cancelled (${language})`, async () => {
       const { run, runtime } = await mount(CLASSES[language], { timeoutMs: 20, maxTimeoutMs: 40 })
       expect(runtime.timeout).toEqual({ defaultMs: 20, maxMs: 40 })
-      expect(await run({ program: waitProgram[language], bindings: tools(wait), timeoutMs: null })).toStrictEqual({ logs: [], value: 300 })
+      expect(await run({ program: waitProgram[language], bindings: tools(wait), timeoutMs: null })).toStrictEqual({ logs: [], value: 150 })
       const { entered, bindings } = enteringAnswered()
       const controller = new AbortController()
       const active = run({ program: spin[language], bindings, timeoutMs: null, signal: controller.signal })
       await entered
-      await new Promise((resolve) => setTimeout(resolve, 200))
+      await new Promise((resolve) => setTimeout(resolve, 100))
       controller.abort('stop unlimited run')
       expect(await active).toStrictEqual({ logs: [], error: { kind: 'abort', message: 'stop unlimited run' } })
     })
@@ -686,7 +685,7 @@ describe('ptc-runtime-node/tests/host-failures.spec.ts: configuration, misuse an
 
   const lateReply = {
     typescript:
-      'void tools.echo({}).then(() => { throw new Error("late reply resumed the program") }); setTimeout(() => console.log("late timer"), 0); await tools.sync({}); return 42',
+      'void tools.echo({}).then(() => { throw new Error("late reply resumed the program") }); await tools.sync({}); setTimeout(() => console.log("late timer"), 0); return 42',
     python: py(
       'import asyncio',
       'async def resumed():',
@@ -716,23 +715,19 @@ describe('ptc-runtime-node/tests/host-failures.spec.ts: configuration, misuse an
   }
 
   for (const language of ['typescript', 'python']) {
-    it(`turns an oversized binding reply into a protocol failure the program never sees (${language})`, async () => {
-      const { run } = await mount(CLASSES[language], { maxMessageBytes: 256 })
+    it(`bounds binding traffic only with maxMessageBytes: a reply past it ends the run, a program never counts (${language})`, async () => {
+      // The host's Node backend sends the program itself as a frame under this cap, so a 32-byte
+      // cap fails every run there; here it bounds binding arguments and replies only.
+      const { run } = await mount(CLASSES[language], { maxMessageBytes: 32 })
+      const booted = language === 'typescript' ? 'console.log("booted"); return "x".repeat(100)' : py('print("booted")', 'return "x" * 100')
+      expect(await run({ program: booted, bindings: [] })).toStrictEqual({ logs: ['booted'], value: 'x'.repeat(100) })
       const program = language === 'typescript'
         ? 'try { return await tools.test({}) } catch (e) { return "caught" }'
         : py('try:', '    return await tools.test({})', 'except Exception:', '    return "caught"')
       expect(await run({ program, bindings: tools({ test: async () => 'x'.repeat(512) }) })).toStrictEqual({
         logs: [],
-        error: { kind: 'protocol', message: expect.stringContaining("a binding's reply is 514 bytes of JSON, more than maxMessageBytes (256)") },
+        error: { kind: 'protocol', message: expect.stringContaining("a binding's reply is 514 bytes of JSON, more than maxMessageBytes (32)") },
       })
-    })
-
-    it(`bounds binding traffic only with maxMessageBytes: a tiny cap still runs a program (${language})`, async () => {
-      // The host's Node backend sends the program itself as a frame under this cap, so a 32-byte
-      // cap fails every run there.
-      const { run } = await mount(CLASSES[language], { maxMessageBytes: 32 })
-      const program = language === 'typescript' ? 'console.log("booted"); return "x".repeat(100)' : py('print("booted")', 'return "x" * 100')
-      expect(await run({ program, bindings: [] })).toStrictEqual({ logs: ['booted'], value: 'x'.repeat(100) })
     })
   }
 
@@ -1140,5 +1135,266 @@ describe('ptc-runtime-node/tests/built-lib.e2e.ts: a typed program with a bindin
         value: { doubled: 42, failure: { typed: true, name: 'ToolCallError', toolName: 'fail', message: 'denied' } },
       })
     },
+  })
+})
+
+describe("experimental/ptc-runtime-python/tests/runtime.spec.ts: the host's Python backend", () => {
+  const run = (program, bindings = [], extra = {}) => shared.python.run({ program, bindings, ...extra })
+  const echo = tools({ echo: async (args) => args })
+  const lossless = (reason) => ({ logs: [], error: { kind: 'invalid-output', message: `program completion must be lossless JSON (${reason})` } })
+
+  it('resolves its configured cwd and deadline, and takes what the host refuses: a per-call deadline and a policy', async () => {
+    const { runtime } = await mount(PythonPtcRuntime, { timeoutMs: 30_000 })
+    const request = { program: 'import os\nreturn os.getcwd()', bindings: [] }
+    expect(runtime.resolve(request)).toEqual({ ...request, cwd: WORKSPACE, timeoutMs: 30_000 })
+    const cwd = fs.mkdtempSync(path.join(WORKSPACE, 'resolved-cwd-'))
+    expect(runtime.resolve({ ...request, cwd }).cwd).toBe(cwd)
+    expect(() => runtime.resolve({ ...request, cwd: 'relative' })).toThrow('request.cwd must be the absolute path')
+    // The host's experimental backend refuses both; a ctx.ptcRuntime deadline and policy are the
+    // seam's, so ours takes them.
+    expect(runtime.resolve({ ...request, timeoutMs: 1 }).timeoutMs).toBe(1)
+    expect(runtime.resolve({ ...request, timeoutMs: null }).timeoutMs).toBeNull()
+    const sandboxPolicy = { mode: 'read-only', workspaceRoot: cwd }
+    expect(runtime.resolve({ ...request, sandboxPolicy }).sandboxPolicy).toEqual(sandboxPolicy)
+    // Under a policy the child starts in the resolved directory. Without one it reaches no host
+    // directory at all and starts in its own scratch directory (the host's starts in `cwd`).
+    expect((await runtime.run(runtime.resolve({ ...request, cwd, sandboxPolicy }))).value).toBe(cwd)
+    const bare = await runtime.run(runtime.resolve({ ...request, cwd }))
+    expect(bare.value).not.toBe(cwd)
+    expect(bare.value).toMatch(/\/code-runtime-native-python-[^/]+\/tmp$/)
+  })
+
+  it('rejects configuration that cannot work at load', async () => {
+    const directory = fs.mkdtempSync(path.join(WORKSPACE, 'not-python-'))
+    for (const [config, message] of [
+      [{ cpuSeconds: 0 }, /cpuSeconds must be a positive number/],
+      [{ cpuSeconds: 1.5 }, /cpuSeconds must be a positive integer, got 1\.5/],
+      [{ maxLogBytes: 3.5 }, /maxLogBytes must be a positive integer/],
+      [{ maxValueBytes: 1024.5 }, /maxValueBytes must be a positive integer/],
+      [{ maxLogBytes: 63 }, /maxLogBytes must be at least 64/],
+      [{ pythonBin: '' }, /pythonBin must be a non-empty path without NUL bytes/],
+      [{ pythonBin: 'py\u0000thon3' }, /pythonBin must be a non-empty path without NUL bytes/],
+      [{ pythonBin: directory }, /is not an executable regular file/],
+      [{ pythonBin: '/bin/echo' }, /did not report a CPython version/],
+      [{ pythonBin: 'definitely-no-such-python-xyz' }, /does not resolve on PATH/],
+      [{ graceMs: 2_147_481_648 }, /graceMs must not exceed 2147481647/],
+    ]) {
+      await expect(new Context().plugin(PythonPtcRuntime, { cwd: WORKSPACE, pythonBin: PYTHON, ...config })).rejects.toThrow(message)
+    }
+  })
+
+  it('reads binding members once: a throwing getter is misuse, __proto__ and __class__ are callable', async () => {
+    const exploding = { get explode() { throw new Error('getter blew up') } }
+    await expect(run('return 1', [{ global: 'tools', functions: exploding }])).rejects.toThrow('getter blew up')
+    let reads = 0
+    const counted = { get first() { reads++; return async () => 1 } }
+    expect(await run('return await tools.first({})', [{ global: 'tools', functions: counted }])).toStrictEqual({ logs: [], value: 1 })
+    expect(reads).toBe(1)
+    const functions = Object.create(null)
+    functions.__proto__ = async () => 'proto-callable'
+    functions.__class__ = async () => 'bridged'
+    const program = py('a = await tools["__proto__"]({})', 'b = await tools["__class__"]({})', 'c = await tools.__class__({})', 'return [a, b, c]')
+    expect(await run(program, [{ global: 'tools', functions }])).toStrictEqual({ logs: [], value: ['proto-callable', 'bridged', 'bridged'] })
+  })
+
+  it("refuses globals and error classes in the host Python backend's words", async () => {
+    const cases = [
+      [{ global: '1bad' }, 'binding global "1bad" is not a usable Python identifier'],
+      [{ global: 'class' }, 'binding global "class" is not a usable Python identifier'],
+      [{ global: 'typeof' }, 'binding global "typeof" is not a usable Python identifier'],
+      [{ global: '__dsh_main__' }, 'binding global "__dsh_main__" collides with a runtime-owned global'],
+      [{ global: 'console' }, 'binding global "console" collides with a runtime-owned global'],
+      [{ global: '__debug__' }, 'binding global "__debug__" collides with a runtime-owned global'],
+      [{ global: 'tools', errorClass: { name: 'tools', memberNameProperty: 'toolName' } }, 'binding global "tools" collides with another injected global'],
+      [{ global: 'tools', errorClass: { name: 'class', memberNameProperty: 'toolName' } }, 'errorClass.name "class" is not a usable Python identifier'],
+      [{ global: 'tools', errorClass: { name: 'E', memberNameProperty: '' } }, 'errorClass.memberNameProperty must be a non-empty attribute name'],
+    ]
+    for (const member of ['__traceback__', '__dict__', '__class__', 'args', 'name', 'message', 'stack']) {
+      cases.push([{ global: 'tools', errorClass: { name: 'E', memberNameProperty: member } }, `errorClass.memberNameProperty "${member}" is a reserved error member and cannot be assigned`])
+    }
+    for (const [namespace, message] of cases) {
+      await expect(run('return 1', [{ functions: {}, ...namespace }])).rejects.toThrow(`code-runtime-native: ${message}`)
+    }
+    await expect(run('return 1', [{ global: 'tools', functions: {} }, { global: 'tools', functions: {} }])).rejects.toThrow('duplicate binding global "tools"')
+    const hyphen = [{ global: 'tools', functions: { boom: async () => { throw new Error('nope') } }, errorClass: { name: 'ToolCallError', memberNameProperty: 'tool-name' } }]
+    const caught = py('try:', '    await tools.boom({})', 'except ToolCallError as e:', '    return getattr(e, "tool-name")')
+    expect(await run(caught, hyphen)).toStrictEqual({ logs: [], value: 'boom' })
+  })
+
+  it('settles every abort: unconvertible reasons, an abort in the same turn, and mid-flight', async () => {
+    const unconvertible = () => ({ [Symbol.toPrimitive]() { throw new Error('reason blew up') } })
+    expect(await run('return 1', [], { signal: AbortSignal.abort(unconvertible()) })).toStrictEqual({
+      logs: [],
+      error: { kind: 'abort', message: '<unrenderable rejection value>' },
+    })
+    const sameTurn = new AbortController()
+    const pending = run(py('import time', 'while True: time.sleep(0.1)'), [], { signal: sameTurn.signal })
+    sameTurn.abort('same-turn-abort')
+    expect(await pending).toStrictEqual({ logs: [], error: { kind: 'abort', message: 'same-turn-abort' } })
+    const { entered, bindings } = enteringAnswered()
+    const midFlight = new AbortController()
+    const active = run(py('import time', 'await tools.enter({})', 'while True: time.sleep(0.1)'), bindings, { signal: midFlight.signal })
+    await entered
+    midFlight.abort(unconvertible())
+    expect(await active).toStrictEqual({ logs: [], error: { kind: 'abort', message: '<unrenderable rejection value>' } })
+  })
+
+  it('settles a run whose runtime is disposed in the same turn, as abort', async () => {
+    const { runtime, fiber } = await mount(PythonPtcRuntime)
+    const pending = runtime.run(runtime.resolve({ program: py('import time', 'while True: time.sleep(0.1)'), bindings: [] }))
+    const disposed = fiber.dispose()
+    expect(await pending).toStrictEqual({ logs: [], error: { kind: 'abort', message: 'runtime disposed' } })
+    await disposed
+  })
+
+  it('captures print output line by line: arguments coalesced, partial lines flushed, raw writes split', async () => {
+    expect(await run(py('x = 40', 'y = 2', 'print("hello", x + y)', 'return {"answer": x + y}'))).toStrictEqual({ logs: ['hello 42'], value: { answer: 42 } })
+    expect(await run(py('print("a", "b")', 'print("c")', 'print("partial", end="")'))).toStrictEqual({ logs: ['a b', 'c', 'partial'], value: null })
+    expect(await run(py('import os', 'os.write(1, b"one\\ntwo\\nthree")'))).toStrictEqual({ logs: ['one', 'two', 'three'], value: null })
+    expect(await run(py("print('a', end='', flush=True)", "print('b')", 'return "done"'))).toStrictEqual({ logs: ['ab'], value: 'done' })
+    expect(await run(py('import sys', 'data = sys.stdin.read()', 'return "read: " + repr(data)'))).toStrictEqual({ logs: [], value: "read: ''" })
+    expect(await run(py('def f(x: int) -> int:', '    return x', 'return f.__annotations__["x"].__name__'))).toStrictEqual({ logs: [], value: 'int' })
+  })
+
+  it('marks truncated logs with our own marker', async () => {
+    const { run: limited } = await mount(PythonPtcRuntime, { maxLogBytes: 64 })
+    // The host's marker names its package (`[dsh-ptc-runtime-python] …`); ours names this one.
+    expect(await limited({ program: py("print('committed', end='', flush=True)", "print('x' * 100)", 'return "done"'), bindings: [] })).toStrictEqual({
+      logs: ['committed', '[code-runtime-native] log capture truncated at 64 bytes'],
+      value: 'done',
+    })
+  })
+
+  it('refuses a lossy completion or argument with its reason', async () => {
+    for (const [program, reason] of [
+      ['return {1: "first", "1": "second"}', 'non-string dict key (int)'],
+      ['return {1, 2, 3}', 'unsupported type (set)'],
+      ['return -0.0', 'negative zero'],
+      ['return float("nan")', 'non-finite float'],
+      ['return 2**53 + 1', 'integer not exactly representable as a JavaScript number'],
+      [py('class Sneaky(dict):', '    def items(self): return []', 'return Sneaky(secret="kept")'), 'unsupported type (Sneaky)'],
+      [py('class F(float):', '    def __repr__(self): return "1.0"', 'return F(2.5)'), 'unsupported type (F)'],
+      ['return {"\\ud83d\\ude00": 1, "\\U0001f600": 2}', 'duplicate dict key after surrogate-pair combining'],
+    ]) {
+      expect(await run(program)).toStrictEqual(lossless(reason))
+    }
+    const calls = []
+    const sink = tools({ sink: async (args) => (calls.push(args), null) })
+    for (const [argument, reason] of [['-0.0', 'negative zero'], ['{1: "x"}', 'non-string dict key (int)'], ['{"x": float("nan")}', 'non-finite float']]) {
+      const program = py('try:', `    await tools.sink(${argument})`, '    return "accepted"', 'except ToolCallError as e:', '    return str(e)')
+      expect(await run(program, sink)).toStrictEqual({ logs: [], value: `binding arguments must be lossless JSON (${reason})` })
+    }
+    expect(calls).toEqual([])
+  })
+
+  it('carries exact values both ways: floats, large integers, lone surrogates, deep nesting, big arguments', async () => {
+    const floats = 'return [1.0, 100.0, 1.5, 0.1, 1e-7, 1e-6, 1e-5, 123.456, -2.5e-8, 1e21, float(2**60), 5e-324, 1.7976931348623157e308]'
+    expect((await run(floats)).value).toEqual([1, 100, 1.5, 0.1, 1e-7, 1e-6, 1e-5, 123.456, -2.5e-8, 1e21, 2 ** 60, 5e-324, 1.7976931348623157e308])
+    expect(await run(py('v = await tools.echo(2**60)', 'return [v == 2**60, 2**53, 2**60]'), echo)).toStrictEqual({ logs: [], value: [true, 2 ** 53, 2 ** 60] })
+    expect(await run('return {"lone": "a\\ud800b", "spelled": "\\ud83d\\ude00"}')).toStrictEqual({ logs: [], value: { lone: 'a\ud800b', spelled: '\u{1f600}' } })
+    expect(await run('return await tools.echo({"text": "x\\udfff"})', echo)).toStrictEqual({ logs: [], value: { text: 'x\udfff' } })
+    const nested = await run(py('v = None', 'for _ in range(10000):', '    v = [v]', 'return v'))
+    let depth = 0
+    for (let cursor = nested.value; Array.isArray(cursor); cursor = cursor[0]) depth++
+    expect(depth).toBe(10000)
+    let deep = null
+    for (let i = 0; i < 12000; i++) deep = [deep]
+    const measured = py('v = await tools.deep({})', 'depth = 0', 'while isinstance(v, list):', '    v = v[0]', '    depth += 1', 'return depth')
+    expect(await run(measured, tools({ deep: async () => deep }))).toStrictEqual({ logs: [], value: 12000 })
+    let received = 0
+    const measure = tools({ measure: async ({ payload }) => (received = payload.length) })
+    expect(await run('return await tools.measure({"payload": "B" * 204800})', measure)).toStrictEqual({ logs: [], value: 204800 })
+    expect(received).toBe(204800)
+  })
+
+  it('meters the completion in UTF-8 JSON bytes against maxValueBytes', async () => {
+    const { run: tight } = await mount(PythonPtcRuntime, { maxValueBytes: 4 })
+    expect(await tight({ program: 'return "é"', bindings: [] })).toStrictEqual({ logs: [], value: 'é' })
+    // Its message is capped at the same budget: too small for more than the marker.
+    expect(await tight({ program: 'return "éx"', bindings: [] })).toStrictEqual({ logs: [], error: { kind: 'output-limit', message: '… [truncated]' } })
+  })
+
+  it('reports exceptions with <model> frames only, and bounds what it cannot render', async () => {
+    expect(await run('$$invalid python$$')).toStrictEqual({
+      logs: [],
+      error: { kind: 'exception', message: '  File "<model>", line 1\n    $$invalid python$$\n    ^\nSyntaxError: invalid syntax' },
+    })
+    expect((await run('raise ValueError("intentional")')).error.message).toMatch(/File "<model>", line 1, in __dsh_main__\n.*\nValueError: intentional$/s)
+    const rejected = await run('await tools.boom({})', tools({ boom: async () => { throw new Error('exploded') } }))
+    expect(rejected.error.message).toMatch(/^Traceback \(most recent call last\):\n {2}File "<model>", line 1, in __dsh_main__\n/)
+    expect(rejected.error.message).toMatch(/ToolCallError: exploded$/)
+    expect(rejected.error.message).not.toContain('bootstrap.py')
+    const unprintable = py('class Unprintable(Exception):', '    def __str__(self):', '        raise RuntimeError("str refused")', 'raise Unprintable()')
+    const printed = await run(unprintable)
+    expect(printed.error.message).toContain('Unprintable')
+    expect(printed.error.message).not.toContain('str refused')
+    const hostile = py('class Meta(type):', '    @property', '    def __module__(cls):', '        raise RuntimeError("renderer refused")', 'class Hostile(ValueError, metaclass=Meta):', '    pass', 'raise Hostile("original failure")')
+    expect(await run(hostile)).toStrictEqual({ logs: [], error: { kind: 'exception', message: 'Hostile: <diagnostic rendering failed>' } })
+    const chain = py('err = None', 'for i in range(3000):', '    try:', '        raise ValueError(i) from err', '    except ValueError as e:', '        err = e', 'raise err')
+    expect((await run(chain)).error.message).toContain('[code-runtime-native] exception chain truncated at 100 links')
+  })
+
+  it('renders what a host function rejects with: errors, strings, and values with no rendering', async () => {
+    const caught = (name) => py('try:', `    await tools.${name}({})`, 'except ToolCallError as e:', '    return "rejected: " + str(e)')
+    const failing = tools({
+      hostile: async () => { throw { [Symbol.toPrimitive]() { throw new Error('toPrimitive blew up') } } },
+      absent: async () => { const error = new Error('placeholder'); error.message = undefined; throw error },
+      raw: async () => { throw 'raw-nope' },
+      typed: async () => { throw new Error('typed-nope') },
+    })
+    expect((await run(caught('hostile'), failing)).value).toBe('rejected: <unrenderable rejection value>')
+    expect((await run(caught('absent'), failing)).value).toBe('rejected: undefined')
+    expect((await run(caught('raw'), failing)).value).toBe('rejected: raw-nope')
+    const typed = py('try:', '    await tools.typed({})', 'except ToolCallError as e:', '    return f"{type(e).__name__}:{e.toolName}:{e}"')
+    expect((await run(typed, failing)).value).toBe('ToolCallError:typed:typed-nope')
+  })
+
+  it('answers undeclared names and exotic names through the namespace proxy', async () => {
+    const known = tools({ known: async () => 'ok', 'my-tool': async (args) => ({ got: args }) })
+    const attribute = py('try:', '    await tools.nope({})', 'except AttributeError as e:', '    return str(e)')
+    expect((await run(attribute, known)).value).toBe("tool 'nope' is not declared in namespace 'tools'")
+    const subscript = py('try:', '    await tools["absent"]({})', 'except KeyError as e:', '    return e.args[0]')
+    expect((await run(subscript, known)).value).toBe("tool 'absent' is not declared in namespace 'tools'")
+    expect((await run('return await tools["my-tool"]({"n": 7})', known)).value).toEqual({ got: { n: 7 } })
+  })
+
+  it('names how the child ended when it exits or is killed before completing', async () => {
+    expect(await run(py('import os', 'os._exit(7)'))).toStrictEqual({
+      logs: [],
+      error: { kind: 'worker-exit', message: 'python exited (code=7, signal=null) before completing' },
+    })
+    expect(await run(py('import os, signal', 'os.kill(os.getpid(), signal.SIGKILL)'))).toStrictEqual({
+      logs: [],
+      error: { kind: 'worker-exit', message: 'python exited (code=null, signal=SIGKILL) before completing' },
+    })
+  })
+
+  it('ends a program that traps SIGTERM at its deadline', async () => {
+    const program = py('import signal, time', 'signal.signal(signal.SIGTERM, lambda *a: None)', 'while True: time.sleep(1)')
+    const started = Date.now()
+    expect(await run(program, [], { timeoutMs: 300 })).toStrictEqual({ logs: [], error: { kind: 'timeout', message: 'execution deadline reached (300ms)' } })
+    expect(Date.now() - started).toBeLessThan(2000)
+  })
+
+  it('classifies an exhausted CPU budget as timeout', async () => {
+    const { run: limited } = await mount(PythonPtcRuntime, { cpuSeconds: 1 })
+    const result = await limited({ program: 'while True: pass', bindings: [] })
+    expect(result.error.kind).toBe('timeout')
+    expect(result.error.message).toMatch(/^CPU time exhausted/)
+  })
+
+  it('drops what a program forges on fd 3: garbage, unknown frames, unsafe integers', async () => {
+    const forged = py(
+      'import os',
+      'os.write(3, b"not-json\\n")',
+      'os.write(3, b\'{"type":"unknown"}\\n\')',
+      'os.write(3, b\'{"type":"done","error":{"message":42}}\\n\')',
+      'os.write(3, b\'{"type":"call","id":7,"global":"tools","name":"echo","args":9007199254740993}\\n\')',
+      'os.write(3, b\'{"type":"done","value":9007199254740993}\\n\')',
+      'return await tools.echo({"ok": True})',
+    )
+    const calls = []
+    expect(await run(forged, tools({ echo: async (args) => (calls.push(args), args) }))).toStrictEqual({ logs: [], value: { ok: true } })
+    expect(calls).toEqual([{ ok: true }])
   })
 })
