@@ -814,8 +814,8 @@ describe('ptc-runtime-node/tests/bootstrap.spec.ts: the program side', () => {
   })
 
   it('measures the exact JSON serialization at and over the boundary (typescript)', async () => {
-    // The host meters the value alone ('€' fits 5 bytes, not 4); our one ledger counts the
-    // empty logs' `[]` beside it, so the same boundary is 7 and 6.
+    // The host's unit meters the value against what remains beside the logs ('€' fits 5 bytes,
+    // not 4); end to end the empty logs' `[]` takes 2 of the budget, so the boundary is 7 and 6.
     const fits = await mount(IsolatePtcRuntime, { maxOutputBytes: 7 })
     expect(await fits.run({ program: 'return "€"', bindings: [] })).toStrictEqual({ logs: [], value: '€' })
     const over = await mount(IsolatePtcRuntime, { maxOutputBytes: 6 })
