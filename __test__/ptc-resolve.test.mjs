@@ -368,6 +368,11 @@ describe('config of the seam', () => {
       const message = `${P}config.maxMessageBytes must be an integer from 1 to 4294967295, got ${JSON.stringify(maxMessageBytes)}`
       expect(() => new Class(new Context(), { maxMessageBytes })).toThrow(message)
     }
+    // The old seam's ceiling is refused, never silently ignored.
+    expect(() => new Class(new Context(), { maxWallMs: 5000 })).toThrow(
+      `${P}config.maxWallMs is not a key of ctx.ptcRuntime: a run's deadline is its request's timeoutMs`,
+    )
+    await expect(load(Class, { maxWallMs: -1 })).rejects.toThrow(`${P}config.maxWallMs is not a key of ctx.ptcRuntime`)
     expect(() => new Class(new Context(), { timeoutMs: '5' })).toThrow(
       `${P}config.timeoutMs must be a positive number of milliseconds of at most 2147483647, got "5"`,
     )

@@ -59,6 +59,14 @@ export function backendConfig(config) {
  * @param {'typescript' | 'python'} language
  */
 export function ptcSettings(config, language) {
+  // The old seam's ceiling has no meaning here: a run's deadline is its spec's. Silently ignored,
+  // a deployment moved over from the old seam would lose the deadline it configured.
+  if (config?.maxWallMs !== undefined) {
+    throw new Error(
+      `${PREFIX}config.maxWallMs is not a key of ctx.ptcRuntime: a run's deadline is its request's timeoutMs, ` +
+        'defaulting to config.timeoutMs and capped at config.maxTimeoutMs. Use those keys instead',
+    )
+  }
   const defaultMs = config?.timeoutMs ?? DEFAULT_TIMEOUT_MS
   const maxMs = config?.maxTimeoutMs ?? DEFAULT_MAX_TIMEOUT_MS
   for (const [key, value] of [['timeoutMs', defaultMs], ['maxTimeoutMs', maxMs]]) {
