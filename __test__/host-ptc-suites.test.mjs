@@ -462,8 +462,10 @@ describe("ptc-runtime-node/tests/runtime.spec.ts: the host's Node backend end to
     const workspace = fs.mkdtempSync(path.join(WORKSPACE, 'descendant-'))
     const ready = path.join(workspace, 'ready')
     const heartbeat = path.join(workspace, 'heartbeat')
-    // A child that keeps touching a file in the workspace for 30 s, well past the run.
-    const child = py('import sys, time', "open(sys.argv[1], 'w').close()", 'end = time.time() + 30', 'while time.time() < end:', "    open(sys.argv[2], 'w').close()", '    time.sleep(0.05)')
+    // A child that keeps touching a file in the workspace for 30 s, well past the run. It touches the
+    // heartbeat once before it says it is ready, so the run can end (and the child be killed) at any
+    // point after ready and the heartbeat still exists to compare.
+    const child = py('import sys, time', "open(sys.argv[2], 'w').close()", "open(sys.argv[1], 'w').close()", 'end = time.time() + 30', 'while time.time() < end:', "    open(sys.argv[2], 'w').close()", '    time.sleep(0.05)')
     const program = py(
       'import os, subprocess, sys, time',
       `subprocess.Popen([sys.executable, "-c", ${JSON.stringify(child)}, ${JSON.stringify(ready)}, ${JSON.stringify(heartbeat)}], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)`,
