@@ -7,6 +7,8 @@
 //! - `log`: one entry's text.
 //! - `stop`: a failure claimed from outside the program, with the usage at the claim.
 //! - `done`: the run's value or failure, and what it used.
+//!
+//! src/channel/table lists every field.
 
 use super::codec::DoneStats;
 use super::wire::{num, push_str, push_str16};
@@ -156,6 +158,21 @@ pub(crate) mod tests {
             decoded(&done_frame(Ok(None), &usage(None))),
             ChildFrame::Done { value: None, error: None, .. }
         ));
+    }
+
+    #[test]
+    fn writers_answer_to_the_table() {
+        use crate::channel::table::check::conforms;
+        use crate::channel::table::{Channel::*, Dir::*};
+        conforms(Process, ToHost, &call_frame(7, "tools", "echo", "{\"a\":[1]}"));
+        let mut log = String::new();
+        push_log_frame(&mut log, &units("x"));
+        conforms(Process, ToHost, &log);
+        conforms(Process, ToHost, &stop_frame(FailureKind::Timeout, &units("t"), Some(&usage(None))));
+        conforms(Process, ToHost, &stop_frame(FailureKind::WorkerExit, &units("heap"), None));
+        conforms(Process, ToHost, &done_frame(Ok(Some("[1]")), &usage(Some(2.0))));
+        conforms(Process, ToHost, &done_frame(Ok(None), &DoneStats::default()));
+        conforms(Process, ToHost, &done_frame(Err((FailureKind::Protocol, &units("m"))), &usage(Some(1.0))));
     }
 
     #[test]

@@ -11,7 +11,8 @@
 //! - `abort` (isolate): the run is over; the process stops its isolate.
 //!
 //! Namespaces are `{"global","names","errorClass":{"name","memberNameProperty"}}` (`errorClass`
-//! absent when the namespace declares none) everywhere.
+//! absent when the namespace declares none) everywhere. src/channel/table lists every field; the
+//! tests below hold the encoders and decoders to it.
 
 use std::collections::HashMap;
 
@@ -337,6 +338,31 @@ mod tests {
         ] {
             assert_eq!(decode_host_frame(bad.as_bytes()), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn encoders_and_decoders_answer_to_the_table() {
+        use crate::channel::table::check::{conforms, reader_agrees};
+        use crate::channel::table::{Channel::*, Dir::*};
+        let text = |frame: Vec<u8>| String::from_utf8(frame).unwrap();
+        let ns = r#"[{"global":"t","names":["a"]},{"global":"f","names":[],"errorClass":{"name":"E","memberNameProperty":"m"}}]"#;
+        conforms(Fd3, ToChild, &text(boot_frame(1.5, 536870912.0, 65536, 32768, ns)));
+        conforms(Fd3, ToChild, &text(run_frame(&[0x78, 0x0])));
+        let plain = IsolateRun { lone: vec![], node_major: None, last: false, namespaces: vec![], ..sample_run() };
+        for run in [sample_run(), plain] {
+            conforms(Process, ToChild, &text(isolate_run_frame(&run)));
+        }
+        for channel in [Fd3, Process] {
+            conforms(channel, ToChild, &text(reply_frame(3.0, true, "[1]")));
+            conforms(channel, ToChild, &text(reply_frame(0.0, false, "\"nope\"")));
+        }
+        conforms(Process, ToChild, &text(abort_frame("stop")));
+        let ty = |frame: &HostFrame| match frame {
+            HostFrame::Run(_) => "run",
+            HostFrame::Reply { .. } => "reply",
+            HostFrame::Abort(_) => "abort",
+        };
+        reader_agrees(Process, ToChild, decode_host_frame, ty);
     }
 
     #[test]
