@@ -8,7 +8,8 @@
 //! - `stop`: a failure claimed from outside the program, with the usage at the claim.
 //! - `done`: the run's value or failure, and what it used.
 //!
-//! src/channel/table lists every field.
+//! The template (src/process_tier/child/template.rs) writes `template-ready`, `forked`,
+//! `fork-failed` and `exited` on its own channel. src/channel/table lists every field.
 
 use super::codec::DoneStats;
 use super::wire::{num, push_str, push_str16};
@@ -58,6 +59,25 @@ pub fn done_frame(outcome: Result<Option<&str>, (FailureKind, &[u16])>, stats: &
     push_stats(&mut line, stats);
     line.push_str("}\n");
     line
+}
+
+/// The template's first line.
+pub const TEMPLATE_READY: &str = "{\"type\":\"template-ready\"}\n";
+
+/// `{"type":"forked","pid":N}`, sent with the child's channel and pidfd.
+pub fn forked_frame(pid: i32) -> String {
+    format!("{{\"type\":\"forked\",\"pid\":{pid}}}\n")
+}
+
+/// `{"type":"fork-failed","errno":E}`.
+pub fn fork_failed_frame(errno: i32) -> String {
+    format!("{{\"type\":\"fork-failed\",\"errno\":{errno}}}\n")
+}
+
+/// `{"type":"exited","pid":N,"code":C,"signal":S}`, each `null` when absent.
+pub fn exited_frame(pid: i32, code: Option<i32>, signal: Option<i32>) -> String {
+    let field = |v: Option<i32>| v.map_or("null".to_string(), |v| v.to_string());
+    format!("{{\"type\":\"exited\",\"pid\":{pid},\"code\":{},\"signal\":{}}}\n", field(code), field(signal))
 }
 
 fn push_error(line: &mut String, kind: FailureKind, message: &[u16]) {
@@ -173,6 +193,11 @@ pub(crate) mod tests {
         conforms(Process, ToHost, &done_frame(Ok(Some("[1]")), &usage(Some(2.0))));
         conforms(Process, ToHost, &done_frame(Ok(None), &DoneStats::default()));
         conforms(Process, ToHost, &done_frame(Err((FailureKind::Protocol, &units("m"))), &usage(Some(1.0))));
+        conforms(Template, ToHost, TEMPLATE_READY);
+        conforms(Template, ToHost, &forked_frame(7));
+        conforms(Template, ToHost, &fork_failed_frame(libc::EAGAIN));
+        conforms(Template, ToHost, &exited_frame(7, Some(0), None));
+        conforms(Template, ToHost, &exited_frame(8, None, Some(libc::SIGKILL)));
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! - `reply`: a binding call's outcome, `"value"` the resolution's JSON inline, or `"message"` the
 //!   failure's message as a JSON string.
 //! - `abort` (isolate): the run is over; the process stops its isolate.
+//! - `fork` (the template): fork one sandbox process.
 //!
 //! Namespaces are `{"global","names","errorClass":{"name","memberNameProperty"}}` (`errorClass`
 //! absent when the namespace declares none) everywhere. src/channel/table lists every field; the
@@ -136,6 +137,23 @@ pub fn abort_frame(message: &str) -> Vec<u8> {
     push_str(&mut line, message);
     line.push_str("}\n");
     line.into_bytes()
+}
+
+/// The template's one request, `{"type":"fork"}`.
+pub fn fork_frame() -> &'static [u8] {
+    b"{\"type\":\"fork\"}\n"
+}
+
+/// What the host asks of the template (src/process_tier/child/template.rs).
+#[derive(Debug, PartialEq, serde::Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum TemplateRequest {
+    Fork,
+}
+
+/// Decodes one line of the template's channel (with or without its newline).
+pub fn decode_template_request(line: &[u8]) -> Option<TemplateRequest> {
+    serde_json::from_slice(line).ok()
 }
 
 /// A host frame as an isolate process reads it.
@@ -357,12 +375,14 @@ mod tests {
             conforms(channel, ToChild, &text(reply_frame(0.0, false, "\"nope\"")));
         }
         conforms(Process, ToChild, &text(abort_frame("stop")));
+        conforms(Template, ToChild, std::str::from_utf8(fork_frame()).unwrap());
         let ty = |frame: &HostFrame| match frame {
             HostFrame::Run(_) => "run",
             HostFrame::Reply { .. } => "reply",
             HostFrame::Abort(_) => "abort",
         };
         reader_agrees(Process, ToChild, decode_host_frame, ty);
+        reader_agrees(Template, ToChild, decode_template_request, |_| "fork");
     }
 
     #[test]

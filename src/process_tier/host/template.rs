@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags};
 
 use super::process::{ProcessSpec, SandboxProcess};
+use crate::channel::host_frames;
 use crate::channel::scan::{key_is, scan_js_line, Kind, Member};
 use crate::panic::Lock;
 use crate::sandbox::exit::Exit;
@@ -91,7 +92,7 @@ impl Template {
         }
         // SAFETY: `fd` is the template's channel, open as long as `self` (the write only borrows it).
         let mut channel = std::mem::ManuallyDrop::new(unsafe { UnixStream::from_raw_fd(self.fd) });
-        if channel.write_all(b"{\"type\":\"fork\"}\n").is_err() {
+        if channel.write_all(host_frames::fork_frame()).is_err() {
             control.dead = true;
             return Err(failed("its template is gone"));
         }
