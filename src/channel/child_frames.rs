@@ -9,7 +9,8 @@
 //! - `done`: the run's value or failure, and what it used.
 //!
 //! The template (src/process_tier/child/template.rs) writes `template-ready`, `forked`,
-//! `fork-failed` and `exited` on its own channel. src/channel/table lists every field.
+//! `fork-failed` and `exited` on its own channel, which the host reads with `decode_template_reply`.
+//! src/channel/table lists every field.
 
 use super::codec::DoneStats;
 use super::wire::{num, push_str, push_str16};
@@ -78,6 +79,38 @@ pub fn fork_failed_frame(errno: i32) -> String {
 pub fn exited_frame(pid: i32, code: Option<i32>, signal: Option<i32>) -> String {
     let field = |v: Option<i32>| v.map_or("null".to_string(), |v| v.to_string());
     format!("{{\"type\":\"exited\",\"pid\":{pid},\"code\":{},\"signal\":{}}}\n", field(code), field(signal))
+}
+
+/// A line of the template's channel as the host reads it (the channel is trusted: nothing but
+/// the template writes it, and no program runs there).
+#[derive(Debug, PartialEq, serde::Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum TemplateReply {
+    TemplateReady,
+    Forked {
+        pid: u32,
+    },
+    ForkFailed {
+        errno: u32,
+    },
+    Exited {
+        pid: u32,
+        #[serde(default, deserialize_with = "int_or_none")]
+        code: Option<i32>,
+        #[serde(default, deserialize_with = "int_or_none")]
+        signal: Option<i32>,
+    },
+}
+
+/// Anything but an `i32` (`null` included) reads as unknown.
+fn int_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i32>, D::Error> {
+    let value: serde_json::Value = serde::Deserialize::deserialize(d)?;
+    Ok(value.as_i64().and_then(|v| i32::try_from(v).ok()))
+}
+
+/// Decodes one line of the template's channel (without its newline); `None` for anything else.
+pub fn decode_template_reply(line: &[u8]) -> Option<TemplateReply> {
+    serde_json::from_slice(line).ok()
 }
 
 fn push_error(line: &mut String, kind: FailureKind, message: &[u16]) {
@@ -181,8 +214,8 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn writers_answer_to_the_table() {
-        use crate::channel::table::check::conforms;
+    fn writers_and_the_template_reader_answer_to_the_table() {
+        use crate::channel::table::check::{conforms, reader_agrees};
         use crate::channel::table::{Channel::*, Dir::*};
         conforms(Process, ToHost, &call_frame(7, "tools", "echo", "{\"a\":[1]}"));
         let mut log = String::new();
@@ -198,6 +231,18 @@ pub(crate) mod tests {
         conforms(Template, ToHost, &fork_failed_frame(libc::EAGAIN));
         conforms(Template, ToHost, &exited_frame(7, Some(0), None));
         conforms(Template, ToHost, &exited_frame(8, None, Some(libc::SIGKILL)));
+        let ty = |reply: &TemplateReply| match reply {
+            TemplateReply::TemplateReady => "template-ready",
+            TemplateReply::Forked { .. } => "forked",
+            TemplateReply::ForkFailed { .. } => "fork-failed",
+            TemplateReply::Exited { .. } => "exited",
+        };
+        reader_agrees(Template, ToHost, decode_template_reply, ty);
+        let exited = exited_frame(8, None, Some(libc::SIGKILL));
+        assert_eq!(
+            decode_template_reply(exited.trim_end().as_bytes()),
+            Some(TemplateReply::Exited { pid: 8, code: None, signal: Some(libc::SIGKILL) })
+        );
     }
 
     #[test]
