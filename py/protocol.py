@@ -9,7 +9,7 @@ iteratively (no recursion, so depth is limited only by memory).
 import math
 import re
 import sys as _sys
-from typing import Any, List, TypedDict
+from typing import Any, List, Literal, TypedDict
 
 PROTOCOL_FD = 3
 
@@ -23,7 +23,8 @@ def log_truncation_marker(max_bytes):
 
 
 # ---------------------------------------------------------------------------------------------
-# Frames (docs/protocol.md#frame-roster). `global` is a keyword, so those use the functional syntax.
+# Frames, as src/channel/table lists them (a test there reads these keys and annotations).
+# `global` is a keyword, so those use the functional syntax.
 
 class ErrorClass(TypedDict):
     name: str
@@ -38,7 +39,7 @@ class Namespace(_NamespaceRequired, total=False):
 
 
 class BootMessage(TypedDict):
-    type: str
+    type: Literal["boot"]
     cpuSeconds: int
     addressSpaceBytes: int
     maxLogBytes: int
@@ -47,36 +48,34 @@ class BootMessage(TypedDict):
 
 
 class RunMessage(TypedDict):
-    type: str
+    type: Literal["run"]
     program: str
 
 
 class BootAckMessage(TypedDict):
-    type: str
+    type: Literal["boot-ack"]
 
 
-CallMessage = TypedDict(
-    "CallMessage", {"type": str, "id": int, "global": str, "name": str, "args": Any}
-)
+CallMessage = TypedDict("CallMessage", {"type": Literal["call"], "id": int, "global": str, "name": str, "args": Any})
 
 
 class _LogRequired(TypedDict):
-    type: str
+    type: Literal["log"]
     text: str
 
 
 class LogMessage(_LogRequired, total=False):
-    truncated: bool
-    open: bool
+    truncated: Literal[True]
+    open: Literal[True]
 
 
 class DoneErrorField(TypedDict):
-    kind: str
+    kind: Literal["exception", "invalid-output", "output-limit"]
     message: str
 
 
 class _DoneRequired(TypedDict):
-    type: str
+    type: Literal["done"]
 
 
 class DoneMessage(_DoneRequired, total=False):
@@ -85,16 +84,16 @@ class DoneMessage(_DoneRequired, total=False):
 
 
 class ReplyOk(TypedDict):
-    type: str
+    type: Literal["reply"]
     id: int
-    ok: bool
+    ok: Literal[True]
     value: Any
 
 
 class ReplyErr(TypedDict):
-    type: str
+    type: Literal["reply"]
     id: int
-    ok: bool
+    ok: Literal[False]
     message: str
 
 

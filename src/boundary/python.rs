@@ -10,6 +10,7 @@ use napi_derive::napi;
 
 use super::events::{self, EventArgs, Payload, ReportError, RunEventKind};
 use super::identity::{self, RunAs};
+use crate::channel::table::python_roster;
 use crate::ledger::logbook::LogBook;
 use crate::ledger::text::Text;
 use crate::outcome::{FailureKind, RunEnd};
@@ -17,7 +18,6 @@ use crate::python::process::interp::{self, CachedFile};
 use crate::python::process::policy::FilePolicy;
 use crate::python::process::spare::{ChildSpec, Spare};
 use crate::python::protocol::events::{Events, PythonEvent};
-use crate::python::protocol::frames::ROSTER;
 use crate::python::protocol::logs::log_truncation_marker;
 use crate::python::run::handle::{self, Command, Control};
 use crate::python::run::RunSpec;
@@ -137,7 +137,10 @@ pub struct PythonProtocolInfo {
 pub fn python_protocol_info() -> PythonProtocolInfo {
     PythonProtocolInfo {
         protocol_fd: crate::python::PROTOCOL_FD,
-        roster: ROSTER.iter().map(|(name, req, opt)| vec![name.to_string(), req.join(","), opt.join(",")]).collect(),
+        roster: python_roster()
+            .iter()
+            .map(|(name, req, opt)| vec![name.to_string(), req.join(","), opt.join(",")])
+            .collect(),
     }
 }
 

@@ -7,6 +7,10 @@
 //! - `log`: one entry's text.
 //! - `stop`: a failure claimed from outside the program, with the usage at the claim.
 //! - `done`: the run's value or failure, and what it used.
+//!
+//! The template (src/process_tier/child/template.rs) writes `template-ready`, `forked`,
+//! `fork-failed` and `exited` on its own channel, which the host reads with `decode_template_reply`.
+//! src/channel/table lists every field.
 
 use super::codec::DoneStats;
 use super::wire::{num, push_str, push_str16};
@@ -56,6 +60,57 @@ pub fn done_frame(outcome: Result<Option<&str>, (FailureKind, &[u16])>, stats: &
     push_stats(&mut line, stats);
     line.push_str("}\n");
     line
+}
+
+/// The template's first line.
+pub const TEMPLATE_READY: &str = "{\"type\":\"template-ready\"}\n";
+
+/// `{"type":"forked","pid":N}`, sent with the child's channel and pidfd.
+pub fn forked_frame(pid: i32) -> String {
+    format!("{{\"type\":\"forked\",\"pid\":{pid}}}\n")
+}
+
+/// `{"type":"fork-failed","errno":E}`.
+pub fn fork_failed_frame(errno: i32) -> String {
+    format!("{{\"type\":\"fork-failed\",\"errno\":{errno}}}\n")
+}
+
+/// `{"type":"exited","pid":N,"code":C,"signal":S}`, each `null` when absent.
+pub fn exited_frame(pid: i32, code: Option<i32>, signal: Option<i32>) -> String {
+    let field = |v: Option<i32>| v.map_or("null".to_string(), |v| v.to_string());
+    format!("{{\"type\":\"exited\",\"pid\":{pid},\"code\":{},\"signal\":{}}}\n", field(code), field(signal))
+}
+
+/// A line of the template's channel as the host reads it (the channel is trusted: nothing but
+/// the template writes it, and no program runs there).
+#[derive(Debug, PartialEq, serde::Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum TemplateReply {
+    TemplateReady,
+    Forked {
+        pid: u32,
+    },
+    ForkFailed {
+        errno: u32,
+    },
+    Exited {
+        pid: u32,
+        #[serde(default, deserialize_with = "int_or_none")]
+        code: Option<i32>,
+        #[serde(default, deserialize_with = "int_or_none")]
+        signal: Option<i32>,
+    },
+}
+
+/// Anything but an `i32` (`null` included) reads as unknown.
+fn int_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i32>, D::Error> {
+    let value: serde_json::Value = serde::Deserialize::deserialize(d)?;
+    Ok(value.as_i64().and_then(|v| i32::try_from(v).ok()))
+}
+
+/// Decodes one line of the template's channel (without its newline); `None` for anything else.
+pub fn decode_template_reply(line: &[u8]) -> Option<TemplateReply> {
+    serde_json::from_slice(line).ok()
 }
 
 fn push_error(line: &mut String, kind: FailureKind, message: &[u16]) {
@@ -156,6 +211,38 @@ pub(crate) mod tests {
             decoded(&done_frame(Ok(None), &usage(None))),
             ChildFrame::Done { value: None, error: None, .. }
         ));
+    }
+
+    #[test]
+    fn writers_and_the_template_reader_answer_to_the_table() {
+        use crate::channel::table::check::{conforms, reader_agrees};
+        use crate::channel::table::{Channel::*, Dir::*};
+        conforms(Process, ToHost, &call_frame(7, "tools", "echo", "{\"a\":[1]}"));
+        let mut log = String::new();
+        push_log_frame(&mut log, &units("x"));
+        conforms(Process, ToHost, &log);
+        conforms(Process, ToHost, &stop_frame(FailureKind::Timeout, &units("t"), Some(&usage(None))));
+        conforms(Process, ToHost, &stop_frame(FailureKind::WorkerExit, &units("heap"), None));
+        conforms(Process, ToHost, &done_frame(Ok(Some("[1]")), &usage(Some(2.0))));
+        conforms(Process, ToHost, &done_frame(Ok(None), &DoneStats::default()));
+        conforms(Process, ToHost, &done_frame(Err((FailureKind::Protocol, &units("m"))), &usage(Some(1.0))));
+        conforms(Template, ToHost, TEMPLATE_READY);
+        conforms(Template, ToHost, &forked_frame(7));
+        conforms(Template, ToHost, &fork_failed_frame(libc::EAGAIN));
+        conforms(Template, ToHost, &exited_frame(7, Some(0), None));
+        conforms(Template, ToHost, &exited_frame(8, None, Some(libc::SIGKILL)));
+        let ty = |reply: &TemplateReply| match reply {
+            TemplateReply::TemplateReady => "template-ready",
+            TemplateReply::Forked { .. } => "forked",
+            TemplateReply::ForkFailed { .. } => "fork-failed",
+            TemplateReply::Exited { .. } => "exited",
+        };
+        reader_agrees(Template, ToHost, decode_template_reply, ty);
+        let exited = exited_frame(8, None, Some(libc::SIGKILL));
+        assert_eq!(
+            decode_template_reply(exited.trim_end().as_bytes()),
+            Some(TemplateReply::Exited { pid: 8, code: None, signal: Some(libc::SIGKILL) })
+        );
     }
 
     #[test]

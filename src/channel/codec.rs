@@ -268,6 +268,20 @@ mod tests {
     }
 
     #[test]
+    fn the_scanner_reads_what_the_table_says() {
+        use crate::channel::table::{check::reader_agrees, Channel, Dir};
+        // fd 3's frames are checked through what a Python run takes (src/python/protocol/inbound.rs).
+        let ty = |frame: &ChildFrame| match frame {
+            ChildFrame::BootAck => "boot-ack",
+            ChildFrame::Log { .. } => "log",
+            ChildFrame::Call { .. } => "call",
+            ChildFrame::Done { .. } => "done",
+            ChildFrame::Stop { .. } => "stop",
+        };
+        reader_agrees(Channel::Process, Dir::ToHost, |line| decode_js_frame(line, 1 << 20), ty);
+    }
+
+    #[test]
     fn malformed_done_is_dropped() {
         for bad in [
             r#"{"type":"done","error":"boom"}"#,

@@ -9,9 +9,11 @@
 //! - `reply`: a binding call's outcome, `"value"` the resolution's JSON inline, or `"message"` the
 //!   failure's message as a JSON string.
 //! - `abort` (isolate): the run is over; the process stops its isolate.
+//! - `fork` (the template): fork one sandbox process.
 //!
 //! Namespaces are `{"global","names","errorClass":{"name","memberNameProperty"}}` (`errorClass`
-//! absent when the namespace declares none) everywhere.
+//! absent when the namespace declares none) everywhere. src/channel/table lists every field; the
+//! tests below hold the encoders and decoders to it.
 
 use std::collections::HashMap;
 
@@ -135,6 +137,23 @@ pub fn abort_frame(message: &str) -> Vec<u8> {
     push_str(&mut line, message);
     line.push_str("}\n");
     line.into_bytes()
+}
+
+/// The template's one request, `{"type":"fork"}`.
+pub fn fork_frame() -> &'static [u8] {
+    b"{\"type\":\"fork\"}\n"
+}
+
+/// What the host asks of the template (src/process_tier/child/template.rs).
+#[derive(Debug, PartialEq, serde::Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum TemplateRequest {
+    Fork,
+}
+
+/// Decodes one line of the template's channel (with or without its newline).
+pub fn decode_template_request(line: &[u8]) -> Option<TemplateRequest> {
+    serde_json::from_slice(line).ok()
 }
 
 /// A host frame as an isolate process reads it.
@@ -337,6 +356,33 @@ mod tests {
         ] {
             assert_eq!(decode_host_frame(bad.as_bytes()), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn encoders_and_decoders_answer_to_the_table() {
+        use crate::channel::table::check::{conforms, reader_agrees};
+        use crate::channel::table::{Channel::*, Dir::*};
+        let text = |frame: Vec<u8>| String::from_utf8(frame).unwrap();
+        let ns = r#"[{"global":"t","names":["a"]},{"global":"f","names":[],"errorClass":{"name":"E","memberNameProperty":"m"}}]"#;
+        conforms(Fd3, ToChild, &text(boot_frame(1.5, 536870912.0, 65536, 32768, ns)));
+        conforms(Fd3, ToChild, &text(run_frame(&[0x78, 0x0])));
+        let plain = IsolateRun { lone: vec![], node_major: None, last: false, namespaces: vec![], ..sample_run() };
+        for run in [sample_run(), plain] {
+            conforms(Process, ToChild, &text(isolate_run_frame(&run)));
+        }
+        for channel in [Fd3, Process] {
+            conforms(channel, ToChild, &text(reply_frame(3.0, true, "[1]")));
+            conforms(channel, ToChild, &text(reply_frame(0.0, false, "\"nope\"")));
+        }
+        conforms(Process, ToChild, &text(abort_frame("stop")));
+        conforms(Template, ToChild, std::str::from_utf8(fork_frame()).unwrap());
+        let ty = |frame: &HostFrame| match frame {
+            HostFrame::Run(_) => "run",
+            HostFrame::Reply { .. } => "reply",
+            HostFrame::Abort(_) => "abort",
+        };
+        reader_agrees(Process, ToChild, decode_host_frame, ty);
+        reader_agrees(Template, ToChild, decode_template_request, |_| "fork");
     }
 
     #[test]

@@ -9,5 +9,5 @@ pub mod process;
 pub mod protocol;
 pub mod run;
 
-/// The protocol descriptor in the child.
-pub const PROTOCOL_FD: i32 = 3;
+/// The protocol descriptor in the child (docs/protocol.md#frames).
+pub const PROTOCOL_FD: i32 = crate::channel::table::PROTOCOL_FD;

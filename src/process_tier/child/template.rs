@@ -8,7 +8,8 @@
 //! how each ended. So every run can have a process that no earlier program ran in, at the cost of
 //! a fork.
 //!
-//! The template's channel (fd 3), trusted in both directions (no program ever runs here):
+//! The template's channel (fd 3), trusted in both directions (no program ever runs here; its frames
+//! are in src/channel/table):
 //! host → template `{"type":"fork"}`; template → host `{"type":"template-ready"}` once, then per
 //! fork `{"type":"forked","pid":N}` with two descriptors (the child's channel, its pidfd) or
 //! `{"type":"fork-failed","errno":E}`, and `{"type":"exited","pid":N,"code":C,"signal":S}` (each
@@ -22,6 +23,8 @@ use std::os::unix::net::UnixStream;
 use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags};
 
 use super::Pristine;
+use crate::channel::child_frames;
+use crate::channel::host_frames::{decode_template_request, TemplateRequest};
 use crate::sandbox::abi;
 use crate::sandbox::exit::try_reap;
 use crate::sandbox::fds::pidfd_open;
@@ -46,7 +49,7 @@ pub fn run(control: RawFd, heap_mb: f64, child: impl Fn(RawFd, Option<Pristine>)
     }
     let mut pristine = Some(super::pristine(heap_mb));
     inherit_all_memory();
-    if !write_all(control, b"{\"type\":\"template-ready\"}\n") {
+    if !write_all(control, child_frames::TEMPLATE_READY.as_bytes()) {
         return 0;
     }
     let mut children: Vec<(i32, OwnedFd)> = Vec::new();
@@ -65,12 +68,7 @@ pub fn run(control: RawFd, heap_mb: f64, child: impl Fn(RawFd, Option<Pristine>)
         for i in exited.into_iter().rev() {
             let (pid, _) = &children[i - 1];
             if let Some(exit) = try_reap(*pid) {
-                let field = |v: Option<i32>| v.map_or("null".to_string(), |v| v.to_string());
-                let line = format!(
-                    "{{\"type\":\"exited\",\"pid\":{pid},\"code\":{},\"signal\":{}}}\n",
-                    field(exit.code),
-                    field(exit.signal)
-                );
+                let line = child_frames::exited_frame(*pid, exit.code, exit.signal);
                 children.remove(i - 1);
                 if !write_all(control, line.as_bytes()) {
                     return 0;
@@ -90,7 +88,8 @@ pub fn run(control: RawFd, heap_mb: f64, child: impl Fn(RawFd, Option<Pristine>)
         pending.extend_from_slice(&buf[..n.max(0) as usize]);
         while let Some(end) = pending.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = pending.drain(..=end).collect();
-            if line.starts_with(b"{\"type\":\"fork\"}") && !fork_child(control, &mut children, &child, &mut pristine) {
+            let fork = decode_template_request(&line) == Some(TemplateRequest::Fork);
+            if fork && !fork_child(control, &mut children, &child, &mut pristine) {
                 return 0;
             }
         }
@@ -141,7 +140,7 @@ fn fork_child(
                 crate::sandbox::exit::reap(pid);
                 return report_failure(control, libc::ESRCH);
             };
-            let line = format!("{{\"type\":\"forked\",\"pid\":{pid}}}\n");
+            let line = child_frames::forked_frame(pid);
             let sent = send_with_fds(control, line.as_bytes(), &[host_end.as_raw_fd(), pidfd.as_raw_fd()]);
             children.push((pid, pidfd));
             sent
@@ -151,7 +150,7 @@ fn fork_child(
 }
 
 fn report_failure(control: RawFd, errno: i32) -> bool {
-    write_all(control, format!("{{\"type\":\"fork-failed\",\"errno\":{errno}}}\n").as_bytes())
+    write_all(control, child_frames::fork_failed_frame(errno).as_bytes())
 }
 
 /// V8 marks the memory it maps MADV_DONTFORK (so that forking a browser does not copy its heaps),

@@ -7,7 +7,7 @@
 //! The template's channel carries its replies and, with each `forked`, the child's channel and
 //! pidfd (SCM_RIGHTS); children are killed through their pidfds, and reaped by the template,
 //! which reports how each ended. Whoever needs the template's word reads its channel, under one
-//! lock.
+//! lock; its lines are decoded by `child_frames::decode_template_reply` (src/channel/table).
 
 use std::collections::{HashMap, VecDeque};
 use std::io::Write;
@@ -19,7 +19,8 @@ use std::time::{Duration, Instant};
 use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags};
 
 use super::process::{ProcessSpec, SandboxProcess};
-use crate::channel::scan::{key_is, scan_js_line, Kind, Member};
+use crate::channel::child_frames::{decode_template_reply, TemplateReply};
+use crate::channel::host_frames;
 use crate::panic::Lock;
 use crate::sandbox::exit::Exit;
 use crate::sandbox::Layers;
@@ -48,7 +49,7 @@ struct Control {
     /// Descriptors received, in order (two per `forked`).
     fds: VecDeque<OwnedFd>,
     /// Lines other than `exited`, in order.
-    replies: VecDeque<Vec<Member>>,
+    replies: VecDeque<TemplateReply>,
     /// How each reaped child ended, by its pid in the template's namespace.
     exits: HashMap<i32, Exit>,
     /// The channel reached its end: the template, and every child of it, is gone.
@@ -72,7 +73,7 @@ impl Template {
         };
         let ready = template.reply(&mut template.control.locked(), Instant::now() + READY_DEADLINE);
         match ready {
-            Some(line) if type_is(&line, "template-ready") => Ok(template),
+            Some(TemplateReply::TemplateReady) => Ok(template),
             _ => {
                 let mut process = template.process.locked();
                 process.kill();
@@ -91,21 +92,24 @@ impl Template {
         }
         // SAFETY: `fd` is the template's channel, open as long as `self` (the write only borrows it).
         let mut channel = std::mem::ManuallyDrop::new(unsafe { UnixStream::from_raw_fd(self.fd) });
-        if channel.write_all(b"{\"type\":\"fork\"}\n").is_err() {
+        if channel.write_all(host_frames::fork_frame()).is_err() {
             control.dead = true;
             return Err(failed("its template is gone"));
         }
         let line = self
             .reply(&mut control, Instant::now() + FORK_DEADLINE)
             .ok_or_else(|| failed("its template did not answer"))?;
-        if !type_is(&line, "forked") {
-            let errno = number(&line, "errno").unwrap_or(0.0) as i32;
-            return Err(failed(&format!("the template could not fork ({})", std::io::Error::from_raw_os_error(errno))));
-        }
+        let ns_pid = match line {
+            TemplateReply::Forked { pid } => pid as i32,
+            other => {
+                let errno = if let TemplateReply::ForkFailed { errno } = other { errno as i32 } else { 0 };
+                let error = std::io::Error::from_raw_os_error(errno);
+                return Err(failed(&format!("the template could not fork ({error})")));
+            }
+        };
         let (Some(channel), Some(pidfd)) = (control.fds.pop_front(), control.fds.pop_front()) else {
             return Err(failed("the template's answer came without its descriptors"));
         };
-        let ns_pid = number(&line, "pid").unwrap_or(0.0) as i32;
         drop(control);
         SandboxProcess::forked(spec, frame_cap, self.clone(), ns_pid, UnixStream::from(channel), pidfd)
     }
@@ -150,7 +154,7 @@ impl Template {
     }
 
     /// The next line that is not an `exited` report, reading until `deadline`.
-    fn reply(&self, control: &mut Control, deadline: Instant) -> Option<Vec<Member>> {
+    fn reply(&self, control: &mut Control, deadline: Instant) -> Option<TemplateReply> {
         loop {
             if let Some(line) = control.replies.pop_front() {
                 return Some(line);
@@ -200,18 +204,13 @@ impl Template {
         control.pending.extend_from_slice(&buf[..n]);
         while let Some(end) = control.pending.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = control.pending.drain(..=end).collect();
-            let Some(members) = scan_js_line(&line[..line.len() - 1], 0) else { continue };
-            if type_is(&members, "exited") {
-                let Some(pid) = number(&members, "pid") else { continue };
-                let exit = Exit {
-                    code: number(&members, "code").map(|c| c as i32),
-                    signal: number(&members, "signal").map(|s| s as i32),
-                    cpu_ms: 0.0,
-                    max_rss_bytes: 0.0,
-                };
-                control.exits.insert(pid as i32, exit);
-            } else {
-                control.replies.push_back(members);
+            let Some(reply) = decode_template_reply(&line[..line.len() - 1]) else { continue };
+            match reply {
+                TemplateReply::Exited { pid, code, signal } => {
+                    let exit = Exit { code, signal, cpu_ms: 0.0, max_rss_bytes: 0.0 };
+                    control.exits.insert(pid as i32, exit);
+                }
+                other => control.replies.push_back(other),
             }
         }
         true
@@ -222,15 +221,4 @@ impl Drop for Template {
     fn drop(&mut self) {
         self.kill();
     }
-}
-
-fn type_is(members: &[Member], ty: &str) -> bool {
-    members.iter().any(|m| key_is(&m.key, "type") && matches!(&m.kind, Kind::Str(Some(units)) if key_is(units, ty)))
-}
-
-fn number(members: &[Member], key: &str) -> Option<f64> {
-    members.iter().find(|m| key_is(&m.key, key)).and_then(|m| match m.kind {
-        Kind::Num(v) if v.is_finite() => Some(v),
-        _ => None,
-    })
 }

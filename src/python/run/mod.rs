@@ -17,7 +17,6 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::Signal;
 
 use crate::channel::backlog::pending_calls_message;
-use crate::channel::codec::{decode_frame, ChildFrame};
 use crate::channel::host_frames;
 use crate::channel::lines::LineSplitter;
 use crate::channel::wire::{cap_message, unknown_binding};
@@ -29,6 +28,7 @@ use crate::python::process::spare::{boot, memory_cap, BootError, Booted, Cgroups
 use crate::python::process::spawn::{Spawned, Staging};
 use crate::python::process::teardown::{group_alive, signal_group};
 use crate::python::protocol::events::{emit_settled, failure, Decided, Events, PythonEvent};
+use crate::python::protocol::inbound::{inbound, Inbound};
 use crate::python::protocol::logs::LogLedger;
 use crate::python::protocol::stray::Stray;
 use crate::python::protocol::writer::{WriteKind, Writer};
@@ -67,31 +67,6 @@ pub struct RunSpec {
     pub stream_logs: bool,
     /// A child booted ahead of this run, when one was ready.
     pub spare: Option<Booted>,
-}
-
-/// A frame read from fd 3, owned (its line is gone).
-enum Inbound {
-    BootAck,
-    Log { text: Vec<u16>, truncated: bool, open: bool },
-    Call { id: f64, global: Vec<u16>, name: Vec<u16>, args: String },
-    Done { value: Option<(String, crate::channel::value_meter::Metered)>, error: Option<(FailureKind, Vec<u16>)> },
-}
-
-fn inbound(line: &[u8], budget: usize) -> Option<Inbound> {
-    let text = |r: (usize, usize)| String::from_utf8_lossy(&line[r.0..r.1]).into_owned();
-    Some(match decode_frame(line, budget)? {
-        ChildFrame::BootAck => Inbound::BootAck,
-        ChildFrame::Log { text, truncated, open } => Inbound::Log { text, truncated, open },
-        ChildFrame::Call { id, global, name, args } => Inbound::Call { id, global, name, args: text(args) },
-        ChildFrame::Done { value, error, .. } => {
-            // Budget verdicts are the host's: a child naming one sent a malformed frame.
-            if error.as_ref().is_some_and(|(kind, _)| !kind.child_reportable()) {
-                return None;
-            }
-            Inbound::Done { value: value.map(|v| (text(v.range), v.metered)), error }
-        }
-        ChildFrame::Stop { .. } => return None,
-    })
 }
 
 /// A host pipe end being read; `None` once at EOF (or destroyed at the close deadline).
