@@ -7,6 +7,7 @@
 //! The pool knows processes only through `source::Source` and `source::Pooled`, and time through
 //! `source::Clock`, so its admission is unit-tested with fakes (`tests`).
 
+mod forked;
 mod source;
 #[cfg(test)]
 mod tests;
@@ -18,7 +19,8 @@ use std::time::Duration;
 use super::process::ProcessSpec;
 use crate::panic::{Lock, Wait};
 use crate::sandbox::Layers;
-pub use source::{Clock, Pooled, Source, SystemClock, TemplateSource};
+pub use forked::TemplateSource;
+pub use source::{Clock, Pooled, Source, SystemClock};
 
 /// How long `close` waits for the processes of runs in flight to be reaped.
 const CLOSE_WAIT: Duration = Duration::from_secs(10);
