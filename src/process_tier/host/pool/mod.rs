@@ -3,15 +3,27 @@
 //! time each, runs beyond it admitted in FIFO order; one spare kept ready so a run does not wait
 //! for a fork; a process is replaced after an abnormal end or `max_runs` runs (by default one: a
 //! process a program may have compromised never serves another run).
+//!
+//! The pool knows processes only through `source::Source` and `source::Pooled`, and time through
+//! `source::Clock`, so its admission is unit-tested with fakes (`tests`).
+
+mod forked;
+mod source;
+#[cfg(test)]
+mod tests;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::process::{ProcessSpec, SandboxProcess, BOOT_DEADLINE};
-use super::template::Template;
+use super::process::ProcessSpec;
 use crate::panic::{Lock, Wait};
 use crate::sandbox::Layers;
+pub use forked::TemplateSource;
+pub use source::{Clock, Pooled, Source, SystemClock};
+
+/// How long `close` waits for the processes of runs in flight to be reaped.
+const CLOSE_WAIT: Duration = Duration::from_secs(10);
 
 pub struct PoolConfig {
     pub spec: ProcessSpec,
@@ -20,9 +32,8 @@ pub struct PoolConfig {
     pub frame_cap: usize,
 }
 
-#[derive(Default)]
-struct State {
-    idle: Vec<SandboxProcess>,
+struct State<P> {
+    idle: Vec<P>,
     /// Processes that exist or are being started (idle, running, booting).
     live: usize,
     /// Spares being started in the background.
@@ -34,17 +45,34 @@ struct State {
     layers: Option<Result<Reported, String>>,
 }
 
-pub struct Pool {
-    config: PoolConfig,
-    state: Mutex<State>,
+impl<P> Default for State<P> {
+    fn default() -> Self {
+        State {
+            idle: Vec::new(),
+            live: 0,
+            booting: 0,
+            queue: VecDeque::new(),
+            next_ticket: 0,
+            closed: false,
+            layers: None,
+        }
+    }
+}
+
+pub struct Pool<S: Source = TemplateSource, C: Clock = SystemClock> {
+    /// Starts processes (production: forks them from the template, started on first need, again
+    /// if it died).
+    source: S,
+    clock: C,
+    max_processes: usize,
+    max_runs: u32,
+    state: Mutex<State<S::Process>>,
     changed: Condvar,
-    /// The template processes are forked from (started on first need, again if it died).
-    template: Mutex<Option<Arc<Template>>>,
 }
 
 /// What holds around a sandbox process: the helper's report, and what the process and the
 /// host added (the seccomp allowlist, a memory cgroup).
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Reported {
     pub helper: Option<Layers>,
     pub allowlist: bool,
@@ -52,6 +80,7 @@ pub struct Reported {
 }
 
 /// Why a run got no process.
+#[derive(Debug, PartialEq)]
 pub enum Denied {
     /// The run's deadline passed, or it was aborted, while it waited.
     Gave,
@@ -61,11 +90,20 @@ pub enum Denied {
 
 impl Pool {
     pub fn new(config: PoolConfig) -> Arc<Pool> {
+        let PoolConfig { spec, max_processes, max_runs, frame_cap } = config;
+        Pool::with_source(TemplateSource::new(spec, frame_cap), SystemClock, max_processes, max_runs)
+    }
+}
+
+impl<S: Source, C: Clock> Pool<S, C> {
+    pub fn with_source(source: S, clock: C, max_processes: usize, max_runs: u32) -> Arc<Self> {
         let pool = Arc::new(Pool {
-            config,
+            source,
+            clock,
+            max_processes,
+            max_runs,
             state: Mutex::new(State::default()),
             changed: Condvar::new(),
-            template: Mutex::new(None),
         });
         pool.keep_spare();
         pool
@@ -80,19 +118,14 @@ impl Pool {
         st.layers.clone().unwrap_or(Ok(Reported::default()))
     }
 
-    fn note_layers(st: &mut State, outcome: &Result<SandboxProcess, String>) {
+    fn note_layers(st: &mut State<S::Process>, outcome: &Result<S::Process, String>) {
         if st.layers.is_none() {
-            st.layers = Some(
-                outcome
-                    .as_ref()
-                    .map(|p| Reported { helper: p.layers, allowlist: p.allowlist, memory_cgroup: p.memory_cgroup() })
-                    .map_err(Clone::clone),
-            );
+            st.layers = Some(outcome.as_ref().map(Pooled::reported).map_err(Clone::clone));
         }
     }
 
     /// A process for one run, waiting in FIFO order; `give_up` is polled while waiting.
-    pub fn acquire(self: &Arc<Self>, give_up: &dyn Fn() -> bool) -> Result<SandboxProcess, Denied> {
+    pub fn acquire(self: &Arc<Self>, give_up: &dyn Fn() -> bool) -> Result<S::Process, Denied> {
         let mut st = self.state.locked();
         let ticket = st.next_ticket;
         st.next_ticket += 1;
@@ -113,7 +146,7 @@ impl Pool {
                     return Ok(process);
                 }
                 // A spare on its way serves a waiting run sooner than a process started now.
-                if st.live < self.config.max_processes && st.booting < st.queue.len() {
+                if st.live < self.max_processes && st.booting < st.queue.len() {
                     st.live += 1;
                     st.queue.pop_front();
                     self.changed.notify_all();
@@ -138,7 +171,7 @@ impl Pool {
     }
 
     /// An idle process for a run that need not queue (nobody is waiting ahead of it), at once.
-    pub fn take_idle(self: &Arc<Self>) -> Option<SandboxProcess> {
+    pub fn take_idle(self: &Arc<Self>) -> Option<S::Process> {
         let mut st = self.state.locked();
         if st.closed || !st.queue.is_empty() {
             return None;
@@ -155,17 +188,17 @@ impl Pool {
     }
 
     /// Whether `process` is retired after the run it serves now (or is about to).
-    pub fn is_last_run(&self, process: &SandboxProcess) -> bool {
-        process.runs + 1 >= self.config.max_runs
+    pub fn is_last_run(&self, process: &S::Process) -> bool {
+        process.runs() + 1 >= self.max_runs
     }
 
     /// Takes a process back after its run (its result delivered): kept for the next run when it
     /// is healthy (its next isolate is ready) and has runs left, otherwise killed and reaped. The
     /// next spare is forked here, not when the run began: a run does not share the CPU with its
     /// successor's start, and the fork is quick enough that a run back to back barely waits.
-    pub fn release(self: &Arc<Self>, mut process: SandboxProcess, healthy: bool) {
-        process.runs += 1;
-        let keep = healthy && process.runs < self.config.max_runs;
+    pub fn release(self: &Arc<Self>, mut process: S::Process, healthy: bool) {
+        process.count_run();
+        let keep = healthy && process.runs() < self.max_runs;
         let mut st = self.state.locked();
         if keep && !st.closed {
             st.idle.push(process);
@@ -183,7 +216,7 @@ impl Pool {
 
     /// Kills and reaps an idle process found dying, off the caller's thread (which may be Node's
     /// main thread); it stops counting once it is gone.
-    fn discard(self: &Arc<Self>, st: &mut State, process: SandboxProcess) {
+    fn discard(self: &Arc<Self>, st: &mut State<S::Process>, process: S::Process) {
         let pool = self.clone();
         let reaper = std::thread::Builder::new().name("code-runtime-reaper".into()).spawn(move || {
             drop(process);
@@ -206,7 +239,7 @@ impl Pool {
     fn keep_spare(self: &Arc<Self>) {
         {
             let mut st = self.state.locked();
-            if st.closed || !st.idle.is_empty() || st.booting > 0 || st.live >= self.config.max_processes {
+            if st.closed || !st.idle.is_empty() || st.booting > 0 || st.live >= self.max_processes {
                 return;
             }
             st.live += 1;
@@ -236,40 +269,9 @@ impl Pool {
         }
     }
 
-    /// A fresh process, forked from the template and booted (its first isolate prepared).
-    fn start_process(&self) -> Result<SandboxProcess, String> {
-        let template = self.template()?;
-        super::trace!("fork: asking");
-        let mut process = match template.fork(&self.config.spec, self.config.frame_cap) {
-            Ok(process) => process,
-            // A template that died since it was last seen alive (killed, or out of memory) took
-            // its children with it; a new one serves this run.
-            Err(_) if !template.alive() => self.template()?.fork(&self.config.spec, self.config.frame_cap)?,
-            Err(e) => return Err(e),
-        };
-        super::trace!("fork: forked");
-        let booted = process.await_boot(Instant::now() + BOOT_DEADLINE);
-        super::trace!("fork: booted");
-        if let Err(e) = booted {
-            process.kill();
-            process.reap_blocking();
-            return Err(format!("failed to start the isolate's sandbox process: {e}"));
-        }
-        Ok(process)
-    }
-
-    /// The template, started (again, if the last one died: its children died with it) here.
-    fn template(&self) -> Result<Arc<Template>, String> {
-        let mut slot = self.template.locked();
-        if let Some(template) = slot.as_ref().filter(|t| t.alive()) {
-            return Ok(template.clone());
-        }
-        if self.is_closed() {
-            return Err("failed to start the isolate's sandbox process: the runtime was disposed".into());
-        }
-        let template = Arc::new(Template::start(&self.config.spec)?);
-        *slot = Some(template.clone());
-        Ok(template)
+    /// A fresh process from the source (none once the pool is closed).
+    fn start_process(&self) -> Result<S::Process, String> {
+        self.source.start(&|| self.is_closed())
     }
 
     /// Processes that exist or are being started.
@@ -291,17 +293,12 @@ impl Pool {
             std::mem::take(&mut st.idle)
         };
         let killed = idle.len();
-        // The template's namespace holds every process: killing it ends them all at once (and
-        // no new one can be forked).
-        let template = self.template.locked().take();
-        if let Some(template) = template {
-            template.kill();
-        }
+        self.source.close();
         drop(idle);
         let mut st = self.state.locked();
         st.live -= killed;
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while st.live > 0 && Instant::now() < deadline {
+        let deadline = self.clock.now() + CLOSE_WAIT;
+        while st.live > 0 && self.clock.now() < deadline {
             st = self.changed.wait_for(st, Duration::from_millis(5));
         }
     }

@@ -3,7 +3,11 @@
 //! thread hop between the reply's arrival and its settlement), and the doorbell thread when the
 //! host rings (SIGTERM, forwarded by the namespace's init) because an abort must reach an isolate
 //! that is computing and reading nothing. Reads happen under one lock, so any of them may read at
-//! any time; each hands what it read to where it belongs.
+//! any time; each hands what it read to where it belongs: the serve loop's mailbox, or the runs
+//! (`Routes`: `RUNS` here, a fake in the unit tests, `tests`).
+
+#[cfg(test)]
+mod tests;
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::mpsc::Sender;
@@ -42,6 +46,41 @@ pub struct Runs {
     pub current: Option<Arc<RunShared>>,
 }
 
+/// Where the frames for a run go.
+pub trait Routes: Send + Sync + 'static {
+    /// A `run` frame arrived: the prepared run is the running one from now on.
+    fn begin(&self);
+    /// A binding call's reply, for the running run (a late one, for none, is dropped).
+    fn reply(&self, id: u64, ok: bool, json: String, in_wait: bool);
+    /// The host aborted the running run.
+    fn abort(&self, message: String);
+}
+
+/// The runs of this process, in `RUNS`.
+pub struct ProcessRuns;
+
+impl Routes for ProcessRuns {
+    fn begin(&self) {
+        let mut runs = RUNS.lock().unwrap_or_else(|e| e.into_inner());
+        runs.current = runs.next.take();
+    }
+
+    fn reply(&self, id: u64, ok: bool, json: String, in_wait: bool) {
+        let run = RUNS.lock().unwrap_or_else(|e| e.into_inner()).current.clone();
+        // No run: a late reply belongs to none.
+        if let Some(run) = run {
+            run.reply(id, ok, json, in_wait);
+        }
+    }
+
+    fn abort(&self, message: String) {
+        let run = RUNS.lock().unwrap_or_else(|e| e.into_inner()).current.clone();
+        if let Some(run) = run {
+            run.claim(Terminal::Failed(FailureKind::Abort, Text::new(&message)));
+        }
+    }
+}
+
 /// Bytes of a frame still arriving, and how far they are known to hold no newline (a 64 MiB
 /// reply arrives over many reads; each is scanned once).
 #[derive(Default)]
@@ -52,7 +91,8 @@ struct Residue {
     chunk: Vec<u8>,
 }
 
-pub struct Inbox {
+pub struct Inbox<R: Routes = ProcessRuns> {
+    routes: R,
     fd: RawFd,
     /// Bytes read past the last complete frame.
     residue: Mutex<Residue>,
@@ -86,6 +126,7 @@ pub fn install(fd: RawFd, serve: Sender<Inbound>) -> Option<&'static Inbox> {
         return None;
     }
     let inbox = Inbox {
+        routes: ProcessRuns,
         fd,
         residue: Mutex::new(Residue::default()),
         serve: Mutex::new(serve),
@@ -147,7 +188,7 @@ fn drain_fd(fd: RawFd) {
     while unsafe { libc::read(fd, sink.as_mut_ptr().cast(), sink.len()) } > 0 {}
 }
 
-impl Inbox {
+impl<R: Routes> Inbox<R> {
     /// Blocks until the channel has bytes, then hands them on (the serve loop, between runs).
     pub fn read_blocking(&self) {
         crate::os::poll::wait_for(self.fd, libc::POLLIN, None);
@@ -200,24 +241,10 @@ impl Inbox {
 
     fn deliver(&self, frame: Frame) {
         match frame {
-            Frame::Reply { id, ok, json } => {
-                let run = RUNS.lock().unwrap_or_else(|e| e.into_inner()).current.clone();
-                // No run: a late reply belongs to none.
-                if let Some(run) = run {
-                    run.reply(id, ok, json, IN_WAIT.get());
-                }
-            }
-            Frame::Abort(message) => {
-                let run = RUNS.lock().unwrap_or_else(|e| e.into_inner()).current.clone();
-                if let Some(run) = run {
-                    run.claim(Terminal::Failed(FailureKind::Abort, Text::new(&message)));
-                }
-            }
+            Frame::Reply { id, ok, json } => self.routes.reply(id, ok, json, IN_WAIT.get()),
+            Frame::Abort(message) => self.routes.abort(message),
             Frame::Run(run) => {
-                {
-                    let mut runs = RUNS.lock().unwrap_or_else(|e| e.into_inner());
-                    runs.current = runs.next.take();
-                }
+                self.routes.begin();
                 let _ = self.serve.lock().unwrap_or_else(|e| e.into_inner()).send(Inbound::Run(run));
             }
         }
@@ -235,7 +262,7 @@ thread_local! {
     static IN_WAIT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-impl ChannelWait for Inbox {
+impl<R: Routes> ChannelWait for Inbox<R> {
     fn poll_now(&self) {
         IN_WAIT.set(true);
         self.read_now();
