@@ -158,6 +158,34 @@ describe('backlog caps', () => {
     })
   })
 
+  it('the call past the cap never reaches the host, even when the program makes them all at once', async () => {
+    const { runtime, fiber: f } = await load(PythonCodeRuntime, { maxPendingCalls: 1 })
+    const seen = []
+    const functions = { never: (x) => (seen.push(x), new Promise(() => {})) }
+    const program = 'import asyncio\nawait asyncio.gather(tools.never(1), tools.never(2), tools.never(3))'
+    expect(await runtime.run({ program, bindings: [TOOLS(functions)] })).toEqual({
+      logs: [],
+      error: { kind: 'worker-exit', message: 'more than 1 binding calls were pending at once (maxPendingCalls): await calls before making more' },
+    })
+    expect(seen).toEqual([1])
+    // 128 reach the host while the program sleeps; the 129th, made with them, does not.
+    seen.length = 0
+    const many = 'import asyncio\nfor i in range(129):\n    asyncio.ensure_future(tools.never(i))\nawait asyncio.sleep(10)'
+    expect((await run(many, [TOOLS(functions)])).error.kind).toBe('worker-exit')
+    expect(seen).toEqual([...Array(128).keys()])
+    await f.dispose()
+  })
+
+  it('calls made together past the cap still run when the host settles each at once, each once and in order', async () => {
+    const { runtime, fiber: f } = await load(PythonCodeRuntime, { maxPendingCalls: 2 })
+    const seen = []
+    const functions = { echo: async (x) => (seen.push(x), x) }
+    const program = 'import asyncio\nprint("before")\nr = await asyncio.gather(*[tools.echo(i) for i in range(40)])\nprint("after")\nreturn sum(r)'
+    expect(await runtime.run({ program, bindings: [TOOLS(functions)] })).toEqual({ logs: ['before', 'after'], value: 780 })
+    expect(seen).toEqual([...Array(40).keys()])
+    await f.dispose()
+  })
+
   it('exactly 128 unsettled calls followed by a return complete (55)', async () => {
     const program = 'import asyncio\nfor i in range(128):\n    asyncio.ensure_future(tools.never(i))\nawait asyncio.sleep(0.3)\nreturn "ok"'
     expect(await run(program, [TOOLS(never)])).toEqual({ logs: [], value: 'ok' })

@@ -8,6 +8,7 @@
 
 pub mod handle;
 
+use std::collections::VecDeque;
 use std::io::Read;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
@@ -121,11 +122,16 @@ pub struct Run {
     run_queued: bool,
     next_call_id: f64,
     in_flight: usize,
-    /// Past the call cap, the verdict waits on a barrier: JavaScript answers it (a reply with id
-    /// -1) once every call dispatched before it has run its microtasks, so calls that settled at
-    /// once do not count. fd 3 is not read meanwhile, and a `done` read in that batch waits too.
+    /// A call that would pass the cap is held, with every frame after it, behind a barrier:
+    /// JavaScript answers it (a reply with id -1) once every call dispatched before it has run
+    /// its microtasks, so calls that settled at once no longer count. Then the held call goes to
+    /// the host, or, still past the cap, ends the run before it reaches the host. fd 3 is not
+    /// read meanwhile.
     barrier: bool,
-    held_done: Option<Inbound>,
+    held: VecDeque<Inbound>,
+    /// The barrier has just passed and no call was dispatched since: a call past the cap now is
+    /// a backlog, not calls that settle at once.
+    barrier_passed: bool,
     decided: Option<Decided>,
     /// Decided with `decided`: the host's side delivers no call of this run after it.
     end: RunEnd,
@@ -207,7 +213,8 @@ impl Run {
             next_call_id: 0.0,
             in_flight: 0,
             barrier: false,
-            held_done: None,
+            held: VecDeque::new(),
+            barrier_passed: false,
             decided: None,
             end,
             child_decided: false,
@@ -235,6 +242,7 @@ impl Run {
         }
         self.decided = Some(decided);
         self.end.decide();
+        self.held.clear();
         self.wall_deadline = None;
         let committed = self.ledger.commit_held().into_iter().collect();
         self.emit_logs(committed);
@@ -250,9 +258,19 @@ impl Run {
     }
 
     fn on_inbound(&mut self, frame: Inbound) {
-        if self.held_done.is_some() {
-            return; // nothing after `done` counts
+        // What the child still sends once the end is decided is not recorded
+        // (docs/budgets-and-ledger.md#nothing-passes-the-end).
+        if self.decided.is_some() {
+            return;
         }
+        if self.barrier || !self.held.is_empty() {
+            self.held.push_back(frame);
+            return;
+        }
+        self.take_frame(frame);
+    }
+
+    fn take_frame(&mut self, frame: Inbound) {
         match frame {
             Inbound::BootAck => {
                 // `run` goes out once, only after the first boot-ack.
@@ -261,9 +279,6 @@ impl Run {
                     self.run_queued = true;
                 }
             }
-            // What the child still sends once the end is decided is not recorded
-            // (docs/budgets-and-ledger.md#nothing-passes-the-end).
-            Inbound::Log { .. } if self.decided.is_some() => {}
             Inbound::Log { text, truncated, open } => {
                 let was_stopped = self.ledger.stopped();
                 let committed = self.ledger.frame(text, open, truncated);
@@ -285,7 +300,18 @@ impl Run {
                     .find(|(_, (g, _))| *g == global)
                     .and_then(|(ni, (_, names))| names.iter().position(|n| *n == name).map(|fi| (ni, fi)));
                 match found {
+                    Some(_) if self.in_flight >= self.spec.max_pending_calls => {
+                        self.next_call_id -= 1.0;
+                        if self.barrier_passed {
+                            let message = pending_calls_message(self.spec.max_pending_calls);
+                            return self.finish(failure(FailureKind::Protocol, &message));
+                        }
+                        self.held.push_front(Inbound::Call { id, global, name, args });
+                        self.barrier = true;
+                        self.events.emit(PythonEvent::Barrier);
+                    }
                     Some((ni, fi)) => {
+                        self.barrier_passed = false;
                         self.in_flight += 1;
                         self.events.emit(PythonEvent::Call { id, ns: ni as u32, function: fi as u32, args });
                     }
@@ -297,13 +323,6 @@ impl Run {
             }
             Inbound::Done { value, error } => {
                 if self.decided.is_some() {
-                    return;
-                }
-                if self.in_flight > self.spec.max_pending_calls && self.barrier_pending() {
-                    self.held_done = Some(Inbound::Done { value, error });
-                    return;
-                }
-                if self.check_call_backlog() {
                     return;
                 }
                 let decided = match (error, value) {
@@ -326,34 +345,19 @@ impl Run {
         }
     }
 
-    /// Raises the barrier when more calls are in flight than the cap; true while it is up.
-    fn barrier_pending(&mut self) -> bool {
-        if self.in_flight > self.spec.max_pending_calls && !self.barrier && self.decided.is_none() {
-            self.barrier = true;
-            self.events.emit(PythonEvent::Barrier);
-        }
-        self.barrier
-    }
-
-    /// JavaScript answered the barrier: what is still in flight now is a backlog.
+    /// JavaScript answered the barrier: the held frames are taken in order, until one is held
+    /// again (a call past the cap after calls dispatched since) or the run ends.
     fn barrier_passed(&mut self) {
         self.barrier = false;
-        if !self.check_call_backlog() {
-            if let Some(done) = self.held_done.take() {
-                self.on_inbound(done);
-            }
+        self.barrier_passed = true;
+        while !self.barrier && self.decided.is_none() {
+            let Some(frame) = self.held.pop_front() else { break };
+            self.take_frame(frame);
         }
-        self.held_done = None;
-    }
-
-    /// True when the backlog cap ended the run.
-    fn check_call_backlog(&mut self) -> bool {
-        if self.in_flight > self.spec.max_pending_calls && self.decided.is_none() {
-            let message = pending_calls_message(self.spec.max_pending_calls);
-            self.finish(failure(FailureKind::Protocol, &message));
-            return true;
+        if self.decided.is_some() {
+            self.held.clear();
         }
-        false
+        self.barrier_passed = false;
     }
 
     fn queue_reply(&mut self, id: f64, ok: bool, payload: String) {
@@ -398,7 +402,6 @@ impl Run {
             let message = format!("protocol frame exceeded {} bytes on fd 3", self.spec.frame_cap);
             self.finish(failure(FailureKind::Protocol, &message));
         }
-        self.barrier_pending();
     }
 
     fn read_stray(&mut self, which: usize, buf: &mut [u8]) {
