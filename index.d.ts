@@ -483,6 +483,20 @@ export interface PythonReport {
   stats: PythonStats
 }
 
+/**
+ * What a run's own root holds of the host's (docs/seam.md#denied-the-programs-claim): a file
+ * beneath none of it, nor beneath the interpreter's or the policy's trees, is absent from the run.
+ */
+export declare function pythonRootHolds(tmpdir: string): PythonRootHolds
+
+/** What a run's own root holds of the host's beside the interpreter and a policy's trees. */
+export interface PythonRootHolds {
+  /** The system's trees, read-only. */
+  system: Array<string>
+  /** The prefix every staging directory (the bootstrap and the run's scratch) of this host has. */
+  stagingPrefix: string
+}
+
 export interface PythonRunOptions {
   executable: string
   /** What the child may read of the interpreter's installation. */

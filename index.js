@@ -858,6 +858,7 @@ module.exports.pythonLogTruncationMarker = nativeBinding.pythonLogTruncationMark
 module.exports.pythonPrecompile = nativeBinding.pythonPrecompile
 module.exports.pythonPrepareSpare = nativeBinding.pythonPrepareSpare
 module.exports.pythonProtocolInfo = nativeBinding.pythonProtocolInfo
+module.exports.pythonRootHolds = nativeBinding.pythonRootHolds
 module.exports.pythonSandboxLayers = nativeBinding.pythonSandboxLayers
 module.exports.pythonStartRun = nativeBinding.pythonStartRun
 module.exports.reservedSets = nativeBinding.reservedSets

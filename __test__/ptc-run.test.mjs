@@ -160,6 +160,41 @@ describe('Python', () => {
     expect(fs.existsSync(path.join(WORKSPACE, 'claimed'))).toBe(false)
   })
 
+  // Issue 28: the run's own root holds none of the host's other files, so a write beside the
+  // workspace failed ENOENT, and the host never offered a wider mode.
+  it('denied: a file the run\'s own root hides (ENOENT beneath nothing it holds) is a denial; a file missing where it looks is not', async () => {
+    const elsewhere = fs.mkdtempSync(path.join(TMP, 'elsewhere-'))
+    const hidden = JSON.stringify(path.join(elsewhere, 'out.txt'))
+    for (const mode of ['read-only', 'workspace-write']) {
+      const write = await R.run({ program: `open(${hidden}, "w").write("x")`, sandboxPolicy: policy(mode) })
+      expect([mode, write.error.message.split('\n').at(-1), write.sandbox.denied]).toStrictEqual([
+        mode,
+        `FileNotFoundError: [Errno 2] No such file or directory: ${hidden.replaceAll('"', "'")}`,
+        true,
+      ])
+      const read = await R.run({ program: `open(${hidden}).read()`, sandboxPolicy: policy(mode) })
+      expect([mode, read.sandbox.denied]).toStrictEqual([mode, true])
+    }
+    expect(fs.readdirSync(elsewhere)).toEqual([])
+    const absent = {
+      'in the workspace': `open(${JSON.stringify(path.join(WORKSPACE, 'missing', 'f'))}, "w")`,
+      'relative to the working directory': 'open("missing/f", "w")',
+      "in the system's trees": 'open("/usr/crn-missing/f")',
+      "in the run's scratch": 'import os\nopen(os.environ["TMPDIR"] + "/missing/f", "w")',
+    }
+    for (const [where, program] of Object.entries(absent)) {
+      const result = await R.run({ program, sandboxPolicy: policy('workspace-write') })
+      expect([where, result.error.message.split('\n').at(-1).split(':')[0], result.sandbox.denied]).toStrictEqual([where, 'FileNotFoundError', false])
+    }
+    // danger-full-access is the widest mode (its root still holds the workspace alone, seam.md
+    // "danger-full-access"): no wider mode to offer, so never a denial.
+    const open = await R.run({ program: `open(${hidden}, "w")`, sandboxPolicy: policy('danger-full-access') })
+    expect([open.error.message.split('\n').at(-1).split(':')[0], open.sandbox.denied]).toStrictEqual(['FileNotFoundError', false])
+    // A FileNotFoundError the program raised itself for a hidden file is its claim, as above.
+    const claimed = await R.run({ program: `raise FileNotFoundError(2, "No such file or directory", ${hidden})`, sandboxPolicy: policy('read-only') })
+    expect(claimed.sandbox.denied).toBe(true)
+  })
+
   it('where the helper is unusable (allowUnsandboxed), a confined mode is refused as sandbox-unavailable: nothing runs', async () => {
     // A source checkout whose helper is not executable: the runtime loads (allowUnsandboxed) with
     // none of the helper's layers, so no file policy can be enforced.

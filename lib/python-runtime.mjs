@@ -176,9 +176,20 @@ export function preparePythonState(config) {
       version: load.interpreter.version,
     }),
     interpreterPaths,
+    ownRoot: ownRoot(sandbox, interpreterPaths),
     sandbox: Object.freeze({ process: true, ...sandbox }),
     pycache,
   })
+}
+
+/**
+ * What a run's own root holds of the host's beside a policy's trees: the system's, the
+ * interpreter's, and the staging directories (`undefined` when runs see the host's tree).
+ */
+function ownRoot(sandbox, interpreterPaths) {
+  if (!(sandbox.namespaces && sandbox.privateRoot)) return undefined
+  const { system, stagingPrefix } = native.pythonRootHolds(os.tmpdir())
+  return Object.freeze({ trees: Object.freeze([...system, ...interpreterPaths]), stagingPrefix })
 }
 
 /** Registers dispose on `ctx` once the service exists. */

@@ -69,26 +69,38 @@ export function filePolicyAvailable(backend) {
  * (docs/seam.md#denied-the-programs-claim): the uncaught exception, as the runner rendered it, is
  * an `OSError` or `PermissionError` with errno EPERM, EACCES or EROFS that names a file (as a
  * failed system call's does; one the program raised without a file, text in another exception,
- * a later line of a message and the logs do not count), and a file the plan does not let it write.
+ * a later line of a message and the logs do not count), and a file the plan does not let it write;
+ * or, where the run has a root of its own, a `FileNotFoundError` (ENOENT) naming a file its root
+ * does not hold (the host's file is hidden from it, not absent).
  * The runner runs in the program's own process, so a program that raises such an error itself,
  * naming such a file, still gets `true`: a host must not act on it alone.
  * @param {{ error?: { kind: string, message: string } }} result
  * @param {FilePlan} plan the run's plan
+ * @param {{ trees: readonly string[], stagingPrefix: string }} [ownRoot] what the run's own root
+ *   holds of the host's beside the plan's trees; absent when the run sees the host's tree
  */
-export function refusedFileEffect(result, plan) {
+export function refusedFileEffect(result, plan, ownRoot) {
   const error = result.error
   if (error?.kind !== 'exception') return false
-  const files = refusedFiles(error.message)
-  return files !== undefined && files.some((file) => !plan.readWrite.some((tree) => within(absolute(file, plan.cwd), tree)))
+  const refusal = refusedFiles(error.message)
+  if (refusal === undefined) return false
+  const files = refusal.files.map((file) => absolute(file, plan.cwd))
+  if (refusal.errno !== 2) return files.some((file) => !plan.readWrite.some((tree) => within(file, tree)))
+  if (ownRoot === undefined) return false
+  const held = [...plan.readOnly, ...plan.readWrite, plan.cwd, ...ownRoot.trees]
+  return files.some((file) => !file.startsWith(ownRoot.stagingPrefix) && !held.some((tree) => within(file, tree)))
 }
 
-/** `PermissionError: [Errno 13] Permission denied: '/w/f'` (`-> '/w/g'` for two files). */
-const REFUSAL = /^(?:PermissionError|OSError): \[Errno (?:1|13|30)\] [^\n]*?: ('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")(?: -> ('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"))?$/
+/**
+ * `PermissionError: [Errno 13] Permission denied: '/w/f'` (`-> '/w/g'` for two files), and
+ * `FileNotFoundError: [Errno 2] No such file or directory: '/h/f'`.
+ */
+const REFUSAL = /^(?:(?:PermissionError|OSError): \[Errno (1|13|30)\]|(?:FileNotFoundError|OSError): \[Errno (2)\]) [^\n]*?: ('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")(?: -> ('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"))?$/
 
 /**
- * The files a rendered failure's refusal names: its last traceback's last frame must be followed
- * by exactly one line (the exception's own, a single line for an OSError of a system call), and
- * that line must be a refusal naming a file. `undefined` otherwise.
+ * The errno and files a rendered failure's refusal names: its last traceback's last frame must be
+ * followed by exactly one line (the exception's own, a single line for an OSError of a system
+ * call), and that line must be a refusal naming a file. `undefined` otherwise.
  */
 function refusedFiles(message) {
   const lines = message.split('\n')
@@ -101,7 +113,8 @@ function refusedFiles(message) {
   if (i !== lines.length - 1) return undefined
   const match = REFUSAL.exec(lines[i])
   if (match === null) return undefined
-  return [match[1], match[2]].filter((quoted) => quoted !== undefined).map(unquote)
+  const files = [match[3], match[4]].filter((quoted) => quoted !== undefined).map(unquote)
+  return { errno: Number(match[1] ?? match[2]), files }
 }
 
 /** A Python repr of a str path; escapes left as they are (such a path is then never within a tree). */

@@ -262,7 +262,7 @@ function definePythonPtc(Base) {
       }
       const result = await runPython(state.backend, spec, options)
       // A run whose child never started (refused, or failed to spawn) had nothing enforced.
-      const denied = policy !== undefined && refusedFileEffect(result, options.filePolicy)
+      const denied = policy !== undefined && refusedFileEffect(result, options.filePolicy, state.backend.ownRoot)
       return withSandbox(result, policy, { denied, enforcement: started ? enforcement : undefined })
     }
   }

@@ -125,6 +125,23 @@ pub fn python_sandbox_layers(
     }
 }
 
+/// What a run's own root holds of the host's beside the interpreter and a policy's trees.
+#[napi(object)]
+pub struct PythonRootHolds {
+    /// The system's trees, read-only.
+    pub system: Vec<String>,
+    /// The prefix every staging directory (the bootstrap and the run's scratch) of this host has.
+    pub staging_prefix: String,
+}
+
+/// What a run's own root holds of the host's (docs/seam.md#denied-the-programs-claim): a file
+/// beneath none of it, nor beneath the interpreter's or the policy's trees, is absent from the run.
+#[napi(catch_unwind)]
+pub fn python_root_holds(tmpdir: String) -> PythonRootHolds {
+    let (system, staging_prefix) = crate::python::process::spawn::root_holds(&tmpdir);
+    PythonRootHolds { system, staging_prefix }
+}
+
 #[napi(object)]
 pub struct PythonProtocolInfo {
     pub protocol_fd: i32,

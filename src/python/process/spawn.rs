@@ -116,6 +116,13 @@ impl Staging {
 /// made them, so a later host can tell which ones a dead host left.
 const STAGING_PREFIX: &str = "code-runtime-native-python-";
 
+/// What a run's own root holds of the host's beside a policy's trees: the system's trees, and the
+/// prefix of the staging directories (with the scratch inside) this host makes in `tmpdir`.
+pub fn root_holds(tmpdir: &str) -> (Vec<String>, String) {
+    let system = SYSTEM_READ_ONLY.iter().map(|p| p.to_string()).collect();
+    (system, format!("{}/{STAGING_PREFIX}{}-", tmpdir.trim_end_matches('/'), owner_tag()))
+}
+
 fn owner_tag() -> String {
     let pid = std::process::id() as i32;
     format!("{pid}-{}", start_time(pid).unwrap_or(0))
