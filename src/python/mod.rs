@@ -8,6 +8,8 @@
 pub mod process;
 pub mod protocol;
 pub mod run;
+#[cfg(target_os = "linux")]
+pub mod template;
 
 /// The protocol descriptor in the child (docs/protocol.md#frames).
 pub const PROTOCOL_FD: i32 = crate::channel::table::PROTOCOL_FD;

@@ -4,6 +4,8 @@
 //! (`teardown`), and Node-style error texts (`errors`).
 
 pub mod errors;
+#[cfg(target_os = "linux")]
+pub mod forked;
 pub mod interp;
 pub mod limits;
 pub mod policy;

@@ -94,6 +94,8 @@ pub fn boot(spec: &ChildSpec) -> Result<Booted, BootError> {
         memory_cgroup: cgroups.memory.as_ref().map(|c| c.path()),
         run_as: spec.run_as,
         policy: spec.policy.as_ref(),
+        #[cfg(target_os = "linux")]
+        template: crate::python::template::host::shared(&spec.executable, &spec.tmpdir, &spec.pycache, spec.run_as),
     };
     match spawn(&spec.executable, &staging, plan, &confine) {
         Ok(spawned) => Ok(Booted { staging, cgroups, spawned }),
@@ -110,7 +112,7 @@ pub fn boot(spec: &ChildSpec) -> Result<Booted, BootError> {
 impl Booted {
     /// Whether the child is still running (a spare that died waiting is discarded, reaped).
     fn alive(&self) -> bool {
-        crate::sandbox::exit::running(self.spawned.pid)
+        self.spawned.running()
     }
 
     /// Kills a child no run will use, reaps it and removes its directory and cgroup.
@@ -119,7 +121,7 @@ impl Booted {
             Some(init) => kill_init(init),
             None => signal_group(self.spawned.pid, self.spawned.start_time, nix::sys::signal::Signal::SIGKILL),
         }
-        crate::sandbox::exit::reap(self.spawned.pid);
+        self.spawned.wait_exit();
         self.staging.remove();
         drop(self.cgroups);
     }

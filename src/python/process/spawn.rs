@@ -2,7 +2,10 @@
 //! helper when it is there (src/sandbox): namespaces, Landlock, seccomp and limits around the
 //! interpreter.
 
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::time::Duration;
+
+use crate::sandbox::exit::Exit;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
@@ -185,6 +188,59 @@ pub struct Spawned {
     pub init: Option<OwnedFd>,
     /// Keeps the host's lifeline open until the child is reaped (dropped with the run).
     pub lifeline: Option<crate::sandbox::lifeline::Hold>,
+    /// Forked by the Python template, which reaps it: `pidfd` is then its exit pipe, readable
+    /// once the template wrote how it ended (src/python/template/host.rs).
+    pub by_template: bool,
+}
+
+impl Spawned {
+    /// Whether the child is still running (one that has ended is reaped).
+    pub fn running(&self) -> bool {
+        match self.by_template {
+            // SAFETY: signal 0 only checks that the process exists (the template has not reaped it).
+            true => (unsafe { libc::kill(self.pid, 0) } == 0) && !readable(self.pidfd.as_ref(), Duration::ZERO),
+            false => crate::sandbox::exit::running(self.pid),
+        }
+    }
+
+    /// Blocks until the child has ended (and is reaped, by the host or the template).
+    pub fn wait_exit(&self) {
+        match self.by_template {
+            true => {
+                if let Some(fd) = &self.pidfd {
+                    exit_record(fd, None);
+                }
+            }
+            false => {
+                crate::sandbox::exit::reap(self.pid);
+            }
+        }
+    }
+}
+
+/// Whether `fd` is readable within `wait` (`None`: no descriptor).
+fn readable(fd: Option<&OwnedFd>, wait: Duration) -> bool {
+    let Some(fd) = fd else { return false };
+    let mut fds = [libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 }];
+    crate::os::poll::poll(&mut fds, Some(wait)) > 0
+}
+
+/// The template's exit record on `fd` once readable within `wait` (`None`: forever). A template
+/// that died before writing one leaves an end of file: the child ended, how is unknown.
+pub fn exit_record(fd: &OwnedFd, wait: Option<Duration>) -> Option<Exit> {
+    if let Some(wait) = wait {
+        if !readable(Some(fd), wait) {
+            return None;
+        }
+    } else {
+        while !readable(Some(fd), Duration::from_secs(3600)) {}
+    }
+    Some(crate::python::template::host::read_exit(fd).unwrap_or(Exit {
+        code: None,
+        signal: None,
+        cpu_ms: f64::NAN,
+        max_rss_bytes: f64::NAN,
+    }))
 }
 
 /// How a child is confined: the helper (when shipped) and what the interpreter may read.
@@ -200,6 +256,9 @@ pub struct Confinement<'a> {
     pub run_as: Option<(u32, u32)>,
     /// What of the host's tree the run is granted beyond its own directories.
     pub policy: Option<&'a FilePolicy>,
+    /// The Python template to fork the child from (with the helper's plan), when there is one.
+    #[cfg(target_os = "linux")]
+    pub template: Option<std::sync::Arc<crate::python::template::host::PyTemplate>>,
 }
 
 /// System files every dynamically linked interpreter reads, read-only, and `/bin` (where
@@ -270,6 +329,18 @@ pub fn spawn(
     let lifeline = confine.helper.and_then(|_| crate::sandbox::lifeline::hold());
     let plan_of_helper =
         confine.helper.map(|helper| sandbox_plan(confine, helper, interpreter, staging, lifeline.is_some()));
+    if let (Some(helper_plan), Some(template)) = (&plan_of_helper, &confine.template) {
+        drop(stdin_w); // the child reads EOF on fd 0
+        let stdio = (OwnedFd::from(stdin_r), out_w, err_w);
+        return crate::python::process::forked::spawn_forked(
+            template,
+            &helper_plan.to_args(),
+            &plan,
+            stdio,
+            (out_r, err_r),
+            lifeline,
+        );
+    }
     let (executable, args, env) = match (confine.helper, &plan_of_helper) {
         (Some(helper), Some(helper_plan)) => (helper, helper_plan.to_args(), Vec::new()),
         _ => (
@@ -318,7 +389,7 @@ pub fn spawn(
     for fd in [&fd3, &out_r, &err_r] {
         nonblocking(fd);
     }
-    Ok(Spawned { pid, start_time, fd3, stdout: out_r, stderr: err_r, pidfd, layers, init, lifeline })
+    Ok(Spawned { pid, start_time, fd3, stdout: out_r, stderr: err_r, pidfd, layers, init, lifeline, by_template: false })
 }
 
 /// Why a child was not started.
@@ -365,6 +436,8 @@ pub fn probe_layers(
         memory_cgroup: cgroups.memory.as_ref().map(|c| c.path()),
         run_as,
         policy: None,
+        #[cfg(target_os = "linux")]
+        template: None,
     };
     let spawned = spawn(interpreter, &staging, plan, &confine);
     if let Ok(child) = &spawned {

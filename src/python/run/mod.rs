@@ -26,7 +26,7 @@ use crate::ledger::json;
 use crate::outcome::{self, FailureKind, RunEnd};
 use crate::python::process::limits::LimitPlan;
 use crate::python::process::spare::{boot, memory_cap, BootError, Booted, Cgroups, ChildSpec};
-use crate::python::process::spawn::{Spawned, Staging};
+use crate::python::process::spawn::{exit_record, Spawned, Staging};
 use crate::python::process::teardown::{group_alive, signal_group};
 use crate::python::protocol::events::{emit_settled, failure, Decided, Events, PythonEvent};
 use crate::python::protocol::inbound::{inbound, Inbound};
@@ -108,6 +108,8 @@ pub struct Run {
     stdout: Pipe,
     stderr: Pipe,
     pidfd: Option<OwnedFd>,
+    /// The Python template reaps the child; `pidfd` is its exit pipe.
+    by_template: bool,
     /// The sandbox's init, when there is one (see `kill_hard`).
     init: Option<OwnedFd>,
     /// The host's lifeline, open while this run's child may live.
@@ -168,7 +170,7 @@ impl Run {
                 return emit_settled(&*events, &[], &failure(kind, &e.message()), None, began);
             }
         };
-        let Spawned { pid, start_time, fd3, stdout, stderr, pidfd, layers: _, init, lifeline } = spawned;
+        let Spawned { pid, start_time, fd3, stdout, stderr, pidfd, layers: _, init, lifeline, by_template } = spawned;
         *group.lock().unwrap_or_else(|p| p.into_inner()) = Some((pid, start_time, staging.dir.clone()));
         // The host boots the next run's spare only now, so its staging never competes with this
         // run's for descriptors or disk.
@@ -204,6 +206,7 @@ impl Run {
             stdout: Some(stdout),
             stderr: Some(stderr),
             pidfd,
+            by_template,
             init,
             _lifeline: lifeline,
             exit: None,
@@ -484,7 +487,10 @@ impl Run {
 
     fn reap(&mut self) {
         if self.exit.is_none() {
-            self.exit = try_reap(self.pid);
+            self.exit = match self.by_template {
+                true => self.pidfd.as_ref().and_then(|fd| exit_record(fd, Some(Duration::ZERO))),
+                false => try_reap(self.pid),
+            };
             if self.exit.is_some() {
                 self.pidfd = None;
             }
@@ -629,7 +635,7 @@ impl Run {
             std::thread::sleep(REAP_POLL);
         }
         self.reap();
-        if self.exit.is_none() {
+        if self.exit.is_none() && !self.by_template {
             // Still running past the hard bound: reap it off-thread whenever it finally exits.
             crate::sandbox::exit::reap_in_background(self.pid);
         }

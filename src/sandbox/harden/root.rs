@@ -190,7 +190,7 @@ fn resolve(
         // system's grants by their canonical paths, as before.
         let covered = sources.iter().any(|s| {
             let inside = match is_exact {
-                true => s.exact && crate::exact::beneath(&fd, &s.fd),
+                true => s.exact && super::exact::beneath(&fd, &s.fd),
                 false => real.starts_with(&s.real),
             };
             inside && (s.write || !write)

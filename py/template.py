@@ -1,0 +1,166 @@
+"""code-runtime-native: the Python template (docs/python.md#the-template).
+
+Started once per runtime as `python3 -u -I <staging>/template.py <addon>` with its channel to the
+host on fd 3 (a SOCK_SEQPACKET socket: one frame, and its descriptors, per message). It imports the
+bootstrap's modules and what a run imports, never runs a program, and forks one child per `fork`
+request. The child places the run's descriptors, takes the run's layers in the addon
+(`crn_python_enter`, the helper's own code), and returns from it as the run's program process,
+which then runs the bootstrap exactly as a spawned child would. The template reaps each child it
+forked and writes how it ended to that child's exit pipe, whose read end the host holds.
+
+Frames, host to template: {"type":"fork","id":N,"args":[...],"limits":[6 numbers],"fds":K} with
+K descriptors (stdin, stdout, stderr, the run's channel, the helper's report, and the lifeline when
+K is 6). Template to host: {"type":"template-ready"}; {"type":"forked","id":N,"pid":P} with the
+exit pipe's read end; {"type":"fork-failed","id":N,"message":M}.
+"""
+
+import ctypes
+import fcntl
+import json
+import os
+import signal
+import socket
+import sys
+
+CHANNEL = 3
+
+
+def _load_runner():
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.dont_write_bytecode = True
+    sys.path.insert(0, here)
+    try:
+        import runner
+    finally:
+        del sys.path[0]
+        sys.modules.pop("runner", None)
+        sys.modules.pop("protocol", None)
+        sys.dont_write_bytecode = False
+    return runner.main
+
+
+# What a run imports first, imported once here so each fork has it.
+import ast  # noqa: E402,F401
+import asyncio  # noqa: E402,F401
+import io  # noqa: E402,F401
+import linecache  # noqa: E402,F401
+import resource  # noqa: E402,F401
+import select  # noqa: E402,F401
+import threading  # noqa: E402,F401
+import traceback  # noqa: E402,F401
+
+MAIN = _load_runner()
+ADDON = ctypes.PyDLL(sys.argv[1], mode=os.RTLD_LAZY | os.RTLD_LOCAL)
+ENTER = ADDON.crn_python_enter
+ENTER.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_uint64)]
+ENTER.restype = ctypes.c_int
+AFTER_FORK = ctypes.pythonapi.PyOS_AfterFork_Child
+
+
+def child(request, fds):
+    """The forked child: the run's descriptors in place, its layers, then the bootstrap."""
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    # Moved above every target first, so no dup2 clobbers a descriptor still to be placed.
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 16) for fd in fds]
+    for target, fd in enumerate(high):
+        os.dup2(fd, target)
+    # Nothing of the template's stays on a slot the run's plan does not fill.
+    os.closerange(len(high), 16)
+    args = b"".join(os.fsencode(a) + b"\0" for a in request["args"])
+    limits = (ctypes.c_uint64 * 6)(*request["limits"])
+    code = ENTER(args, len(args), limits)
+    if code != 0:
+        os._exit(code)
+    # The run's program process: every layer holds and only fds 0-3 are open.
+    AFTER_FORK()
+    if "random" in sys.modules:
+        sys.modules["random"].seed()
+    signal.signal(signal.SIGXCPU, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGXCPU})
+    MAIN()
+    os._exit(0)
+
+
+def serve():
+    chan = socket.socket(fileno=CHANNEL)
+    wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    exits = {}  # pid -> write end of its exit pipe
+    chan.sendall(b'{"type":"template-ready"}')
+    poller = select.poll()
+    poller.register(chan.fileno(), select.POLLIN)
+    poller.register(wake_r, select.POLLIN)
+    while True:
+        for fd, _ in poller.poll():
+            if fd == wake_r:
+                try:
+                    os.read(wake_r, 512)
+                except BlockingIOError:
+                    pass
+                reap(exits)
+                continue
+            message, fds, _, _ = socket.recv_fds(chan, 1 << 20, 8)
+            if not message:
+                # The host is gone: so is every run (their lifelines and the host's kill).
+                os._exit(0)
+            fork(chan, message, fds, exits)
+
+
+def fork(chan, message, fds, exits):
+    try:
+        request = json.loads(message)
+        ident = request["id"]
+    except (ValueError, KeyError, TypeError):
+        for fd in fds:
+            os.close(fd)
+        return
+    try:
+        exit_r, exit_w = os.pipe2(os.O_CLOEXEC)
+        pid = os.fork()
+    except OSError as e:
+        for fd in fds:
+            os.close(fd)
+        chan.sendall(json.dumps({"type": "fork-failed", "id": ident, "message": str(e)}).encode())
+        return
+    if pid == 0:
+        try:
+            os.close(exit_r)
+            os.close(exit_w)
+            child(request, fds)
+        finally:
+            os._exit(125)
+    for fd in fds:
+        os.close(fd)
+    exits[pid] = exit_w
+    frame = json.dumps({"type": "forked", "id": ident, "pid": pid}).encode()
+    socket.send_fds(chan, [frame], [exit_r])
+    os.close(exit_r)
+
+
+def reap(exits):
+    while True:
+        try:
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        exit_w = exits.pop(pid, None)
+        if exit_w is None:
+            continue
+        record = {
+            "code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+            "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+            "cpuMs": (usage.ru_utime + usage.ru_stime) * 1000.0,
+            "maxRssBytes": usage.ru_maxrss * 1024.0,
+        }
+        try:
+            os.write(exit_w, json.dumps(record).encode() + b"\n")
+        except OSError:
+            pass
+        os.close(exit_w)
+
+
+serve()

@@ -1,0 +1,198 @@
+//! The host's side of a Python template: started once, asked for one fork per run over a
+//! SOCK_SEQPACKET channel (one frame and its descriptors per message). A forked child's exit is
+//! the template's to reap; it writes how the child ended to the child's exit pipe, whose read end
+//! comes back with `forked` (readable when the record is there, or at the template's end).
+
+use std::ffi::OsString;
+use std::io::IoSlice;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use nix::sys::socket::{
+    recvmsg, sendmsg, socketpair, AddressFamily, ControlMessage, ControlMessageOwned, MsgFlags, SockFlag, SockType,
+};
+
+use crate::python::process::limits::LimitPlan;
+use crate::sandbox::exit::Exit;
+
+/// How long a template may take to import what runs need and say it is ready.
+const READY_DEADLINE: Duration = Duration::from_secs(10);
+/// How long a fork may take to be answered.
+const FORK_DEADLINE: Duration = Duration::from_secs(5);
+
+pub struct PyTemplate {
+    /// One request and its answer at a time.
+    channel: Mutex<OwnedFd>,
+    pid: i32,
+    next_id: std::sync::atomic::AtomicU64,
+}
+
+/// A child the template forked for a run.
+pub struct Forked {
+    /// In the host's PID namespace (the template's): the keeper, which leads its own session.
+    pub pid: i32,
+    /// The exit record's pipe.
+    pub exit: OwnedFd,
+}
+
+impl PyTemplate {
+    /// Starts `<interpreter> -u -I <script> <addon>` with its channel on fd 3 and waits until it
+    /// is ready to fork.
+    pub fn start(interpreter: &Path, script: &Path, addon: &Path) -> Result<PyTemplate, String> {
+        let (ours, theirs) =
+            socketpair(AddressFamily::Unix, SockType::SeqPacket, None, SockFlag::SOCK_CLOEXEC).map_err(|e| e.to_string())?;
+        let theirs_raw = theirs.as_raw_fd();
+        let mut cmd = Command::new(interpreter);
+        cmd.args([OsString::from("-u"), "-I".into(), script.into(), addon.into()])
+            .env_clear()
+            .current_dir("/")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit());
+        // SAFETY: async-signal-safe calls only, between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                crate::sandbox::fds::place_fd(theirs_raw, 3)?;
+                crate::sandbox::fds::close_from(4, true);
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().map_err(|e| format!("spawn {}: {e}", interpreter.display()))?;
+        drop(theirs);
+        let template = PyTemplate { channel: Mutex::new(ours), pid: child.id() as i32, next_id: 0.into() };
+        let channel = template.channel.lock().unwrap_or_else(|p| p.into_inner());
+        let ready = receive(&channel, Instant::now() + READY_DEADLINE);
+        drop(channel);
+        match ready {
+            Ok((frame, _)) if frame.get("type").and_then(|t| t.as_str()) == Some("template-ready") => Ok(template),
+            Ok((frame, _)) => Err(format!("the python template said {frame} before it was ready")),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Asks for one child: `args` the helper's plan, `limits` the run's, `fds` the run's
+    /// descriptors in the order the child places them (0, 1, 2, 3, the report, the lifeline).
+    pub fn fork(&self, args: &[OsString], limits: &LimitPlan, fds: &[RawFd]) -> Result<Forked, String> {
+        let args: Vec<&str> = args.iter().map(|a| a.to_str().ok_or("a plan argument is not UTF-8")).collect::<Result<_, _>>()?;
+        let id = self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let address_space = limits.address_space.unwrap_or((u64::MAX, u64::MAX));
+        let request = serde_json::json!({
+            "type": "fork",
+            "id": id,
+            "args": args,
+            "limits": [limits.cpu.0, limits.cpu.1, address_space.0, address_space.1, limits.file_size.0, limits.file_size.1],
+            "fds": fds.len(),
+        })
+        .to_string();
+        let channel = self.channel.lock().unwrap_or_else(|p| p.into_inner());
+        let rights = [ControlMessage::ScmRights(fds)];
+        sendmsg::<()>(channel.as_raw_fd(), &[IoSlice::new(request.as_bytes())], &rights, MsgFlags::MSG_NOSIGNAL, None)
+            .map_err(|e| format!("the python template's channel: {e}"))?;
+        let (frame, mut received) = receive(&channel, Instant::now() + FORK_DEADLINE)?;
+        match (frame.get("type").and_then(|t| t.as_str()), frame.get("pid").and_then(|p| p.as_i64())) {
+            (Some("forked"), Some(pid)) if frame.get("id").and_then(|i| i.as_u64()) == Some(id) && received.len() == 1 => {
+                Ok(Forked { pid: pid as i32, exit: received.remove(0) })
+            }
+            (Some("fork-failed"), _) => Err(format!(
+                "the python template could not fork: {}",
+                frame.get("message").and_then(|m| m.as_str()).unwrap_or("")
+            )),
+            _ => Err(format!("the python template answered {frame}")),
+        }
+    }
+}
+
+impl Drop for PyTemplate {
+    fn drop(&mut self) {
+        // Its channel closes with this: it exits; SIGKILL in case it is stuck, then reap.
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.pid), nix::sys::signal::Signal::SIGKILL);
+        crate::sandbox::exit::reap_in_background(self.pid);
+    }
+}
+
+/// One message from the template (its JSON and descriptors), by `deadline`.
+fn receive(channel: &OwnedFd, deadline: Instant) -> Result<(serde_json::Value, Vec<OwnedFd>), String> {
+    let mut fds = [libc::pollfd { fd: channel.as_raw_fd(), events: libc::POLLIN, revents: 0 }];
+    let left = deadline.saturating_duration_since(Instant::now());
+    if crate::os::poll::poll(&mut fds, Some(left)) <= 0 {
+        return Err("the python template did not answer in time".into());
+    }
+    let mut buf = vec![0u8; 65536];
+    let mut cmsg = nix::cmsg_space!([RawFd; 4]);
+    let mut iov = [std::io::IoSliceMut::new(&mut buf)];
+    let msg = recvmsg::<()>(channel.as_raw_fd(), &mut iov, Some(&mut cmsg), MsgFlags::MSG_CMSG_CLOEXEC)
+        .map_err(|e| format!("the python template's channel: {e}"))?;
+    let mut received = Vec::new();
+    for c in msg.cmsgs().map_err(|e| e.to_string())? {
+        if let ControlMessageOwned::ScmRights(list) = c {
+            // SAFETY: descriptors the kernel just installed for this process.
+            received.extend(list.into_iter().map(|fd| unsafe { OwnedFd::from_raw_fd(fd) }));
+        }
+    }
+    let n = msg.bytes;
+    if n == 0 {
+        return Err("the python template exited".into());
+    }
+    let frame = serde_json::from_slice(&buf[..n]).map_err(|e| format!("the python template sent a malformed frame: {e}"))?;
+    Ok((frame, received))
+}
+
+/// How a forked child ended, from its exit pipe (`None`: not yet, or the template is gone).
+pub fn read_exit(exit: &OwnedFd) -> Option<Exit> {
+    let mut buf = [0u8; 512];
+    let n = nix::unistd::read(exit, &mut buf).ok()?;
+    let record: serde_json::Value = serde_json::from_slice(&buf[..n]).ok()?;
+    let number = |k: &str| record.get(k).and_then(|v| v.as_f64());
+    Some(Exit {
+        code: number("code").map(|c| c as i32),
+        signal: number("signal").map(|s| s as i32),
+        cpu_ms: number("cpuMs").unwrap_or(f64::NAN),
+        max_rss_bytes: number("maxRssBytes").unwrap_or(f64::NAN),
+    })
+}
+
+/// The template's script, compiled into the addon.
+const TEMPLATE_SCRIPT: &str = include_str!("../../../py/template.py");
+
+type Key = (std::path::PathBuf, String, Option<(u32, u32)>);
+
+/// The template for runs of `interpreter` (one per interpreter, tmpdir and ids), started on first
+/// need; `None` when it cannot start (runs then spawn as before). Prototype: only with
+/// `CRN_PYTHON_TEMPLATE` set.
+pub fn shared(
+    interpreter: &Path,
+    tmpdir: &str,
+    cache: &[crate::python::process::interp::CachedFile],
+    run_as: Option<(u32, u32)>,
+) -> Option<std::sync::Arc<PyTemplate>> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, OnceLock};
+    std::env::var_os("CRN_PYTHON_TEMPLATE")?;
+    static SHARED: OnceLock<Mutex<HashMap<Key, Option<Arc<PyTemplate>>>>> = OnceLock::new();
+    let key = (interpreter.to_path_buf(), tmpdir.to_string(), run_as);
+    let mut map = SHARED.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(found) = map.get(&key) {
+        return found.clone();
+    }
+    let started = (|| {
+        let staging = crate::python::process::spawn::Staging::create(tmpdir, cache, run_as)?;
+        let script = staging.dir.join("template.py");
+        std::fs::write(&script, TEMPLATE_SCRIPT).map_err(|e| e.to_string())?;
+        let addon = crate::sandbox::helper::own_file().ok_or("no addon path")?;
+        let template = PyTemplate::start(interpreter, &script, &addon)?;
+        // The template's directory lives as long as the host (swept after it, as any staging).
+        std::mem::forget(staging);
+        Ok::<_, String>(Arc::new(template))
+    })();
+    if let Err(e) = &started {
+        eprintln!("code-runtime-native: the python template did not start: {e}");
+    }
+    let found = started.ok();
+    map.insert(key, found.clone());
+    found
+}

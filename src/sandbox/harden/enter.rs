@@ -1,0 +1,580 @@
+//! The helper's layers around one program, shared by the helper (src/bin/sandbox.rs, which
+//! execs the program) and the Python template's forked children (src/python/template/, which
+//! return into the interpreter the template already started; docs/python.md#the-template).
+//!
+//! With namespaces, three processes: the *keeper* (the caller, in its PID namespace, which waits
+//! and then exits exactly as the program did), the namespace's *init* (PID 1: private mounts, a
+//! fresh `/proc`, the scratch tmpfs; it forwards SIGTERM, reaps orphans, and when the program
+//! ends it exits, which kills everything left in the namespace), and the *program* (PID 2, its
+//! own session). Without them (the kernel refused), the keeper forks the program. Either way the
+//! program starts with its limits, no_new_privs, Landlock and the seccomp filter applied.
+//!
+//! The keeper and init end with `_exit`: in a forked interpreter, `exit` would run its handlers.
+
+use super::abi;
+use std::ffi::CString;
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use nix::sys::resource::{setrlimit, Resource};
+use nix::sys::signal::{signal, SigHandler, Signal};
+use nix::sys::wait::{waitpid, WaitStatus};
+use nix::unistd::{fork, setsid, ForkResult, Pid};
+
+use super::namespaces::Cloned;
+use super::plan::{self, Layers, Plan, RlimitKind};
+use super::{exact, idmap, landlock, namespaces, root, seccomp};
+
+/// How the program starts once its layers hold.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// Replace the process with the plan's argv (the helper; the addon never execs).
+    #[cfg_attr(not(test), allow(dead_code))]
+    Exec,
+    /// Return to the caller, in the program process only (a forked interpreter, which then runs
+    /// the program itself). Every descriptor but 0–3 is closed first.
+    Return,
+}
+
+/// A file policy's own paths (`--as-host`), each opened once with no symbolic link followed.
+type Exact = Vec<(std::path::PathBuf, OwnedFd)>;
+
+/// What the keeper learned before forking, inherited by its descendants.
+#[derive(Clone, Copy)]
+struct Setup {
+    namespaces: bool,
+    /// Init mounted a `/proc` of the run's own PID namespace.
+    private_proc: bool,
+    /// Init built the program's own root and entered it.
+    root: bool,
+    cgroup: bool,
+    /// The host runs as root: its own ids are never the program's.
+    host_root: bool,
+    /// The ids outside every namespace the program runs as.
+    ids: (u32, u32),
+}
+
+/// The descriptor the host's lifeline arrives on (see `--lifeline`).
+const LIFELINE_FD: i32 = plan::LIFELINE_FD;
+
+/// Sets the layers up and starts the program. With `Ending::Return` this returns in the program
+/// process alone; every other process this makes (and, with `Ending::Exec`, the caller) ends
+/// inside.
+pub fn start(plan: Plan, ending: Ending) {
+    let cgroup = plan.cgroup.as_ref().is_some_and(|dir| join_cgroup(dir));
+    // Best effort: the host also reads the process's memory itself.
+    if let Some(dir) = &plan.memory_cgroup {
+        join_cgroup(dir);
+    }
+    let host_root = nix::unistd::getuid().is_root();
+    // SAFETY: the host passes these descriptors for this helper alone. Close-on-exec, so the
+    // program never inherits them and the host reads EOF of the report the moment it starts.
+    let (status, lifeline) = unsafe {
+        libc::fcntl(plan.status_fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        let lifeline = plan.lifeline.then(|| {
+            libc::fcntl(LIFELINE_FD, libc::F_SETFD, libc::FD_CLOEXEC);
+            OwnedFd::from_raw_fd(LIFELINE_FD)
+        });
+        (OwnedFd::from_raw_fd(plan.status_fd), lifeline)
+    };
+    // A root host lends a run none of its groups, and no uid of its own (below).
+    if host_root {
+        if let Err(e) = nix::unistd::setgroups(&[]) {
+            fail("setgroups", e);
+        }
+    }
+    let ids = match (host_root, plan.run_as) {
+        (true, Some(ids)) => ids,
+        (true, None) => super::identity::NOBODY,
+        (false, _) => (nix::unistd::getuid().as_raw(), nix::unistd::getgid().as_raw()),
+    };
+    let setup = Setup { namespaces: false, private_proc: false, root: false, cgroup, host_root, ids };
+    // Before anything is made for the run: a policy path that a link now redirects refuses it.
+    let exact = open_exact(&plan, &status);
+    // The keeper outlives a SIGTERM: init (or the host's group signal) reaches the program,
+    // and the keeper then exits as the program did.
+    // SAFETY: installing SIG_IGN is always sound.
+    unsafe { signal(Signal::SIGTERM, SigHandler::SigIgn) }.ok();
+    let (status, lifeline) = match plan.namespaces {
+        true => match with_namespaces(&plan, status, lifeline, setup, &exact, ending) {
+            Some(refused) => refused,
+            None => return,
+        },
+        false => (status, lifeline),
+    };
+    without_namespaces(&plan, status, lifeline, setup, &exact, ending)
+}
+
+/// Opens each `--as-host` path with no symbolic link followed (src/sandbox/exact.rs), as the
+/// host's own credentials reach it. One that cannot be opened so refuses the run: the report
+/// names its index and errno (`policy-refused`), and this helper exits before anything starts.
+fn open_exact(plan: &Plan, status: &OwnedFd) -> Exact {
+    let mut opened = Vec::with_capacity(plan.as_host.len());
+    for (index, path) in plan.as_host.iter().enumerate() {
+        match exact::open(path) {
+            Ok(fd) => opened.push((path.clone(), fd)),
+            Err(e) => {
+                write_all(status, plan::policy_refused_line(index, e as i32).as_bytes());
+                exit_now(abi::EXIT_SETUP);
+            }
+        }
+    }
+    opened
+}
+
+/// The run in new namespaces: init is cloned into them, its ids mapped from here. Returns the
+/// descriptors, untouched, when the kernel refuses the namespaces; `None` in the program process
+/// (`Ending::Return`).
+fn with_namespaces(
+    plan: &Plan,
+    status: OwnedFd,
+    lifeline: Option<OwnedFd>,
+    mut setup: Setup,
+    exact: &Exact,
+    ending: Ending,
+) -> Option<(OwnedFd, Option<OwnedFd>)> {
+    let (relay_r, relay_w) = pipe();
+    let (go_r, go_w) = pipe();
+    // Made before the clone, so init inherits them (only the host's root may make them).
+    let trees = host_trees(plan, &setup, exact);
+    match namespaces::clone_init(plan.network) {
+        Err(_) => Some((status, lifeline)),
+        Ok(Cloned::Child) => {
+            drop((relay_r, go_w, lifeline));
+            if !namespaces::await_maps(&go_r) {
+                exit_now(abi::EXIT_SETUP);
+            }
+            drop(go_r);
+            setup.namespaces = true;
+            init(plan, status, relay_w, setup, &trees, exact, ending);
+            None
+        }
+        Ok(Cloned::Parent(child)) => {
+            drop((relay_w, go_r, trees));
+            if let Err(e) = namespaces::map_ids(child, setup.ids.0, setup.ids.1) {
+                let _ = nix::sys::signal::kill(child, Signal::SIGKILL);
+                let _ = waitpid(child, None);
+                fail("uid_map", nix::errno::Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)));
+            }
+            write_all(&go_w, b"1");
+            drop(go_w);
+            write_all(&status, format!("init {}\n", child.as_raw()).as_bytes());
+            drop(status);
+            close_program_fds(Some(&relay_r));
+            keep(child, Some(relay_r), lifeline, false)
+        }
+    }
+}
+
+/// In init's mount namespace, each of the keeper's policy paths opened again with no link
+/// followed; one that is not the object the keeper checked (`ESTALE`) or cannot be opened so
+/// refuses the run, as in `open_exact`.
+fn reopen_exact(plan: &Plan, status: &OwnedFd, keeper: &Exact) -> Exact {
+    let mut opened = Vec::with_capacity(keeper.len());
+    for (path, checked) in keeper {
+        let again = exact::open(path).and_then(|fd| match exact::identity(&fd)? == exact::identity(checked)? {
+            true => Ok(fd),
+            false => Err(nix::errno::Errno::ESTALE),
+        });
+        match again {
+            Ok(fd) => opened.push((path.clone(), fd)),
+            Err(e) => {
+                let index = plan.as_host.iter().position(|p| p == path).unwrap_or(0);
+                write_all(status, plan::policy_refused_line(index, e as i32).as_bytes());
+                exit_now(abi::EXIT_SETUP);
+            }
+        }
+    }
+    opened
+}
+
+/// Under a root host, idmapped trees of the host's own granted paths (`--as-host`), cloned
+/// from the descriptors `open_exact` checked: the run reaches them as their owner. Paths the
+/// kernel cannot idmap are bound as usual (the run then has only its own ids' access there).
+fn host_trees(plan: &Plan, setup: &Setup, exact: &Exact) -> Vec<(std::path::PathBuf, OwnedFd)> {
+    use std::os::fd::AsFd;
+    if !setup.host_root || exact.is_empty() {
+        return Vec::new();
+    }
+    let Some(userns) = idmap::userns_for(setup.ids.0, setup.ids.1) else { return Vec::new() };
+    exact
+        .iter()
+        .filter_map(|(path, fd)| {
+            let write = plan.read_write.iter().any(|p| p == path);
+            Some((path.clone(), idmap::tree(fd.as_fd(), &userns, write)?))
+        })
+        .collect()
+}
+
+/// The run without namespaces: the keeper forks the program, which stays in the keeper's
+/// process group (the host signals that group), and dies if the keeper does.
+fn without_namespaces(
+    plan: &Plan,
+    status: OwnedFd,
+    lifeline: Option<OwnedFd>,
+    setup: Setup,
+    exact: &Exact,
+    ending: Ending,
+) {
+    // SAFETY: single-threaded process; the child only runs this crate's code until exec.
+    match unsafe { fork() } {
+        Err(e) => fail("fork", e),
+        Ok(ForkResult::Child) => {
+            drop(lifeline);
+            program(plan, status, setup, exact, ending)
+        }
+        Ok(ForkResult::Parent { child }) => {
+            drop(status);
+            close_program_fds(None);
+            keep(child, None, lifeline, true)
+        }
+    }
+}
+
+
+/// Waits for `child` (init, or the program itself without namespaces), then ends exactly as
+/// the program ended (code or signal), so the host's wait status is the program's and its
+/// rusage covers the whole run. If the host dies first (its lifeline reads end-of-file), the
+/// run is killed: init (the kernel then kills the whole namespace) or, without namespaces,
+/// this process group.
+fn keep(child: Pid, relay: Option<OwnedFd>, lifeline: Option<OwnedFd>, whole_group: bool) -> ! {
+    if let Some(lifeline) = &lifeline {
+        if host_died(child, lifeline) {
+            // SAFETY: plain kill calls; without namespaces this process dies with its group.
+            unsafe {
+                match whole_group {
+                    true => libc::kill(0, libc::SIGKILL),
+                    false => libc::kill(child.as_raw(), libc::SIGKILL),
+                }
+            };
+        }
+    }
+    let status = loop {
+        match waitpid(child, None) {
+            Ok(status) => break status,
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(e) => fail("waitpid", e),
+        }
+    };
+    let mut raw = [0u8; 4];
+    if relay.is_some_and(|r| nix::unistd::read(&r, &mut raw).ok() == Some(4)) {
+        mirror_raw(i32::from_ne_bytes(raw));
+    }
+    match status {
+        WaitStatus::Exited(_, code) => exit_now(code),
+        WaitStatus::Signaled(_, sig, _) => die_by(sig as i32),
+        _ => exit_now(abi::EXIT_USAGE),
+    }
+}
+
+/// Blocks until `child` has exited (false) or the host's lifeline shows the host gone (true).
+/// The host never writes to it: any event on it is its end.
+fn host_died(child: Pid, lifeline: &OwnedFd) -> bool {
+    use std::os::fd::AsRawFd;
+    let pidfd = namespaces::pidfd(child);
+    loop {
+        let mut fds = [
+            libc::pollfd { fd: lifeline.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+            libc::pollfd { fd: pidfd.as_ref().map_or(-1, |f| f.as_raw_fd()), events: libc::POLLIN, revents: 0 },
+        ];
+        // Without pidfds (Linux < 5.3) the child's exit is checked ten times a second.
+        let timeout = if pidfd.is_some() { None } else { Some(std::time::Duration::from_millis(100)) };
+        // A negative fd is ignored.
+        super::poll::poll(&mut fds, timeout);
+        if fds[0].revents != 0 {
+            return true;
+        }
+        if fds[1].revents != 0 || (pidfd.is_none() && namespaces::exited(child)) {
+            return false;
+        }
+    }
+}
+
+static PROGRAM: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn forward_term(_: libc::c_int) {
+    let pid = PROGRAM.load(Ordering::Relaxed);
+    if pid > 0 {
+        // SAFETY: kill is async-signal-safe. The program leads its own group once it has
+        // called setsid; before that, signal it alone.
+        unsafe {
+            if libc::kill(-pid, libc::SIGTERM) != 0 {
+                libc::kill(pid, libc::SIGTERM);
+            }
+        }
+    }
+}
+
+/// PID 1 of the namespace; returns in the program process alone (`Ending::Return`).
+fn init(
+    plan: &Plan,
+    status: OwnedFd,
+    relay: OwnedFd,
+    mut setup: Setup,
+    trees: &[(std::path::PathBuf, OwnedFd)],
+    exact: &Exact,
+    ending: Ending,
+) {
+    // SAFETY: plain prctl calls. Dying with the keeper takes the namespace down with it (had
+    // the keeper died before this, the maps would never have come); not dumpable keeps the
+    // program out of this process's memory.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        libc::prctl(libc::PR_SET_DUMPABLE, 0);
+    }
+    let scratch = plan.tmpfs.as_ref().map(|(dir, bytes)| (dir.as_path(), *bytes));
+    let grants = (plan.read_only.iter().map(|p| (p.as_path(), false)))
+        .chain(plan.read_write.iter().map(|p| (p.as_path(), true)))
+        .filter(|(p, _)| scratch.is_none_or(|(dir, _)| dir != *p))
+        .collect();
+    // The keeper's descriptors are of the host's mount namespace, which a bind here cannot
+    // take: each path is opened again in this one, the same way, and must be the same object.
+    let exact = &reopen_exact(plan, &status, exact);
+    let layout =
+        root::Layout { root: plan.root.as_deref(), grants, scratch, proc: plan.private_proc, trees, exact };
+    match root::mount_all(&layout) {
+        Ok(mounted) => {
+            setup.private_proc = mounted.private_proc;
+            setup.root = mounted.root;
+        }
+        Err(e) => fail("mount", e),
+    }
+    // SAFETY: as in `start`.
+    match unsafe { fork() } {
+        Err(e) => fail("fork", e),
+        Ok(ForkResult::Child) => {
+            drop(relay);
+            program(plan, status, setup, exact, ending)
+        }
+        Ok(ForkResult::Parent { child }) => {
+            drop(status);
+            close_program_fds(Some(&relay));
+            PROGRAM.store(child.as_raw(), Ordering::Relaxed);
+            // SAFETY: the handler only calls kill.
+            unsafe { signal(Signal::SIGTERM, SigHandler::Handler(forward_term)) }.ok();
+            reap(child, relay)
+        }
+    }
+}
+
+/// Reaps every orphan until the program ends, relays its raw status, and exits: the kernel
+/// then kills whatever is left in the namespace.
+fn reap(program: Pid, relay: OwnedFd) -> ! {
+    loop {
+        let mut raw = 0;
+        // SAFETY: plain waitpid for any child.
+        let pid = unsafe { libc::waitpid(-1, &mut raw, 0) };
+        if pid == program.as_raw() {
+            write_all(&relay, &raw.to_ne_bytes());
+            exit_now(0);
+        }
+        if pid < 0 && nix::errno::Errno::last() != nix::errno::Errno::EINTR {
+            exit_now(0);
+        }
+    }
+}
+
+/// The program process: its own session (in namespaces), its ids, limits, no_new_privs,
+/// Landlock, seccomp, the layer report, then exec (or, `Ending::Return`, back to the caller with
+/// the report's descriptor and every other but 0–3 closed).
+fn program(plan: &Plan, status: OwnedFd, setup: Setup, exact: &Exact, ending: Ending) {
+    if setup.namespaces {
+        let _ = setsid();
+    }
+    // SAFETY: restoring the default disposition is always sound (exec keeps SIG_IGN).
+    unsafe { signal(Signal::SIGTERM, SigHandler::SigDfl) }.ok();
+    if let Err(e) = take_ids(&setup) {
+        fail("setresuid", e);
+    }
+    // In the run's own root (or the scratch of a run without one), never the host's cwd. A
+    // policy's working directory is entered with no symbolic link followed: a link swapped in
+    // since the mounts refuses the run, as one before them did.
+    if let Some(cwd) = &plan.cwd {
+        match plan.as_host.iter().position(|p| p == cwd) {
+            Some(index) => {
+                let entered = exact::open(cwd).and_then(|fd| nix::unistd::fchdir(&fd));
+                if let Err(e) = entered {
+                    write_all(&status, plan::policy_refused_line(index, e as i32).as_bytes());
+                    exit_now(abi::EXIT_SETUP);
+                }
+            }
+            None => {
+                if let Err(e) = nix::unistd::chdir(cwd.as_path()) {
+                    fail("chdir", e);
+                }
+            }
+        }
+    }
+
+    if !setup.namespaces {
+        // Dies with the keeper, which dies with the host (set after the ids: a change of
+        // credentials clears it).
+        // SAFETY: plain prctl on this process.
+        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+    }
+    let mut nproc = false;
+    for (kind, soft, hard) in &plan.rlimits {
+        // RLIMIT_NPROC counts the user's processes in its user namespace: only the run's own
+        // namespace makes it a cap of this run (in the host's it would count the host user's).
+        if *kind == RlimitKind::Nproc && !setup.namespaces {
+            continue;
+        }
+        let resource = match kind {
+            RlimitKind::Core => Resource::RLIMIT_CORE,
+            RlimitKind::Fsize => Resource::RLIMIT_FSIZE,
+            RlimitKind::Nproc => Resource::RLIMIT_NPROC,
+            RlimitKind::Nofile => Resource::RLIMIT_NOFILE,
+        };
+        if let Err(e) = setrlimit(resource, *soft, *hard) {
+            fail("setrlimit", e);
+        }
+        nproc |= *kind == RlimitKind::Nproc;
+    }
+    // SAFETY: prctl(PR_SET_NO_NEW_PRIVS) only restricts this process.
+    let no_new_privs = unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } == 0;
+    let mut read_only = plan.read_only.clone();
+    if plan.private_proc && setup.private_proc {
+        read_only.push("/proc".into());
+    }
+    if setup.root {
+        read_only.extend(root::IDENTITY_FILES.iter().map(std::path::PathBuf::from));
+    }
+    // In a root of its own, every directory may be listed: the root holds only what was granted.
+    let list_only: Vec<std::path::PathBuf> = if setup.root { vec!["/".into()] } else { Vec::new() };
+    // The policy's own paths are ruled on the objects the keeper checked (the binds and
+    // idmapped mounts of the root show those same files), never by path again.
+    let held = |p: &std::path::PathBuf| exact.iter().any(|(path, _)| path == p);
+    read_only.retain(|p| !held(p));
+    let read_write: Vec<std::path::PathBuf> = plan.read_write.iter().filter(|p| !held(p)).cloned().collect();
+    let opened: Vec<(std::os::fd::BorrowedFd, bool)> =
+        exact.iter().map(|(path, fd)| (std::os::fd::AsFd::as_fd(fd), plan.read_write.contains(path))).collect();
+    let landlock = if no_new_privs {
+        landlock::restrict(&read_only, &read_write, &list_only, &opened, !plan.network)
+    } else {
+        0
+    };
+    let seccomp = no_new_privs && seccomp::apply(plan.no_locks);
+    let uid = nix::unistd::geteuid().as_raw();
+    let outside_uid = if setup.namespaces { setup.ids.0 } else { uid };
+    // RLIMIT_NPROC counts per user namespace (so it caps this run alone only inside its own)
+    // and never binds root.
+    let process_cap = setup.cgroup || (nproc && setup.namespaces && outside_uid != 0);
+    let layers = Layers {
+        namespaces: setup.namespaces,
+        landlock,
+        seccomp,
+        process_cap,
+        root: setup.root,
+        uid: outside_uid,
+        init_pid: 0,
+    };
+    write_all(&status, layers.line().as_bytes());
+    if ending == Ending::Return {
+        drop(status);
+        // SAFETY: closing descriptors above the program's own four (nothing of this crate's
+        // outlives this call in the program process).
+        if unsafe { libc::syscall(libc::SYS_close_range, 4u32, u32::MAX, 0u32) } != 0 {
+            // Linux < 5.9: no descriptor of the caller's may reach the program, so it does not run.
+            fail("close_range", nix::errno::Errno::last());
+        }
+        return;
+    }
+    let errno = exec(plan);
+    // Still here: the host reports this as a spawn error (and sees the descriptor close).
+    write_all(&status, plan::exec_error_line(errno as i32).as_bytes());
+    exit_now(abi::EXIT_EXEC);
+}
+
+/// The program's ids: in namespaces the inside id (mapped to the run's ids outside); without
+/// them, a root host's program still drops to the run's ids.
+fn take_ids(setup: &Setup) -> nix::Result<()> {
+    use nix::unistd::{setresgid, setresuid, Gid, Uid};
+    let (uid, gid) = match (setup.namespaces, setup.host_root) {
+        (true, _) => (namespaces::INSIDE_ID, namespaces::INSIDE_ID),
+        (false, true) => setup.ids,
+        (false, false) => return Ok(()),
+    };
+    setresgid(Gid::from_raw(gid), Gid::from_raw(gid), Gid::from_raw(gid))?;
+    setresuid(Uid::from_raw(uid), Uid::from_raw(uid), Uid::from_raw(uid))
+}
+
+/// Replaces this process with the program; returns only the errno of a failed exec.
+fn exec(plan: &Plan) -> nix::errno::Errno {
+    let cstr = |s: &[u8]| CString::new(s).unwrap_or_else(|_| fail("exec", nix::errno::Errno::EINVAL));
+    let argv: Vec<CString> = plan.argv.iter().map(|a| cstr(a.as_bytes())).collect();
+    let env: Vec<CString> = plan
+        .env
+        .iter()
+        .map(|(k, v)| {
+            let mut kv = k.as_bytes().to_vec();
+            kv.push(b'=');
+            kv.extend_from_slice(v.as_bytes());
+            cstr(&kv)
+        })
+        .collect();
+    nix::unistd::execve(&argv[0], &argv, &env).unwrap_err()
+}
+
+fn join_cgroup(dir: &std::path::Path) -> bool {
+    std::fs::write(dir.join("cgroup.procs"), std::process::id().to_string()).is_ok()
+}
+
+/// The keeper and init hold none of the program's descriptors, so the host sees the
+/// program's pipes close when the program and its descendants have gone.
+fn close_program_fds(relay: Option<&OwnedFd>) {
+    use std::os::fd::AsRawFd;
+    for fd in (0..=3).filter(|fd| Some(*fd) != relay.map(|r| r.as_raw_fd())) {
+        // SAFETY: closing descriptors this process no longer uses (never the relay pipe).
+        unsafe { libc::close(fd) };
+    }
+}
+
+fn mirror_raw(raw: i32) -> ! {
+    if libc::WIFEXITED(raw) {
+        exit_now(libc::WEXITSTATUS(raw));
+    }
+    if libc::WIFSIGNALED(raw) {
+        die_by(libc::WTERMSIG(raw));
+    }
+    exit_now(abi::EXIT_USAGE)
+}
+
+/// Ends this process by `sig`, as the program was ended.
+fn die_by(sig: i32) -> ! {
+    // SAFETY: default disposition, unblocked, then raised; RLIMIT_CORE 0 means no core file.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, sig);
+        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::raise(sig);
+    }
+    exit_now(128 + sig)
+}
+
+fn write_all(fd: &OwnedFd, mut bytes: &[u8]) {
+    while !bytes.is_empty() {
+        match nix::unistd::write(fd, bytes) {
+            Ok(n) => bytes = &bytes[n..],
+            Err(nix::errno::Errno::EINTR) => {}
+            Err(_) => return,
+        }
+    }
+}
+
+fn pipe() -> (OwnedFd, OwnedFd) {
+    nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap_or_else(|e| fail("pipe", e))
+}
+
+fn fail(what: &str, err: nix::errno::Errno) -> ! {
+    eprintln!("code-runtime-native-sandbox: {what}: {}", err.desc());
+    exit_now(abi::EXIT_SETUP);
+}
+
+/// `_exit`: nothing of the caller's runs on the way out (a forked interpreter's handlers).
+fn exit_now(code: i32) -> ! {
+    // SAFETY: ends this process at once.
+    unsafe { libc::_exit(code) }
+}
