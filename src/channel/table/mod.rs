@@ -280,16 +280,31 @@ pub fn frame_of(shape: &Shape) -> Option<&'static Frame> {
     FRAMES.iter().find(|f| f.shape.name == shape.name)
 }
 
-/// The fd-3 roster (docs/protocol.md#frame-roster): each TypedDict's required and optional keys.
-pub fn python_roster() -> Vec<(&'static str, Vec<&'static str>, Vec<&'static str>)> {
+/// One TypedDict of `py/protocol.py` (docs/protocol.md#frame-roster): its `type` word when it is
+/// a frame, and its required and optional keys (a frame's `type` among the required).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RosterRow {
+    pub name: &'static str,
+    pub ty: Option<&'static str>,
+    pub required: Vec<&'static str>,
+    pub optional: Vec<&'static str>,
+}
+
+/// The fd-3 roster, each object once, in the order a run sees them. The addon hands it to the
+/// suite (`pythonProtocolInfo`), which holds `py/protocol.py` to it, so no test spells it again.
+pub fn python_roster() -> Vec<RosterRow> {
     shapes(FRAMES.iter().filter(|f| f.channel == Fd3))
         .into_iter()
         .map(|shape| {
             let (required, optional): (Vec<&Field>, Vec<&Field>) =
                 shape.fields.iter().partition(|f| f.need == Need::Required);
-            let ty = frame_of(shape).map(|_| "type");
-            let required = ty.into_iter().chain(required.iter().map(|f| f.name)).collect();
-            (shape.name, required, optional.iter().map(|f| f.name).collect())
+            let ty = frame_of(shape).map(|f| f.ty);
+            RosterRow {
+                name: shape.name,
+                ty,
+                required: ty.map(|_| "type").into_iter().chain(required.iter().map(|f| f.name)).collect(),
+                optional: optional.iter().map(|f| f.name).collect(),
+            }
         })
         .collect()
 }
