@@ -3,6 +3,7 @@
 //! same frames from py/protocol.py). The tests below hold this writer and the host's reader to
 //! one dialect.
 //!
+//! - `boot-ack`: an isolate is prepared (the first one: whether the allowlist holds).
 //! - `call`: the program called `global.name` with `args` (the one argument's JSON).
 //! - `log`: one entry's text.
 //! - `stop`: a failure claimed from outside the program, with the usage at the claim.
@@ -15,6 +16,15 @@
 use super::codec::DoneStats;
 use super::wire::{num, push_str, push_str16};
 use crate::outcome::FailureKind;
+
+/// `{"type":"boot-ack"}`: an isolate is prepared. A process's first one also says whether its
+/// allowlist holds on every thread (`seccompAllowlist`).
+pub fn boot_ack_frame(seccomp_allowlist: Option<bool>) -> String {
+    match seccomp_allowlist {
+        Some(holds) => format!("{{\"type\":\"boot-ack\",\"seccompAllowlist\":{holds}}}\n"),
+        None => "{\"type\":\"boot-ack\"}\n".into(),
+    }
+}
 
 /// `{"type":"call",…}`; `arg_json` is written as it is (the walker made it).
 pub fn call_frame(id: u64, global: &str, name: &str, arg_json: &str) -> String {
@@ -217,6 +227,8 @@ pub(crate) mod tests {
     fn writers_and_the_template_reader_answer_to_the_table() {
         use crate::channel::table::check::{conforms, reader_agrees};
         use crate::channel::table::{Channel::*, Dir::*};
+        conforms(Process, ToHost, &boot_ack_frame(Some(true)));
+        conforms(Process, ToHost, &boot_ack_frame(None));
         conforms(Process, ToHost, &call_frame(7, "tools", "echo", "{\"a\":[1]}"));
         let mut log = String::new();
         push_log_frame(&mut log, &units("x"));

@@ -175,6 +175,9 @@ const REPLY_ERR: Shape = Shape {
 const ABORT: Shape = Shape { name: "AbortMessage", fields: &[req("message", Json::Str)] };
 
 const BOOT_ACK: Shape = Shape { name: "BootAckMessage", fields: &[] };
+/// A sandbox process's first `boot-ack` says whether its allowlist holds on every thread
+/// (`runtime.sandbox.seccompAllowlist`); anything but `true` reads as not.
+const ISOLATE_BOOT_ACK: Shape = Shape { name: "IsolateBootAck", fields: &[lenient("seccompAllowlist", Json::Bool)] };
 const CALL: Shape = Shape {
     name: "CallMessage",
     fields: &[req("id", Json::Num), req("global", Json::Str), req("name", Json::Str), req("args", Json::Any)],
@@ -234,7 +237,7 @@ pub const FRAMES: &[Frame] = &[
     frame(Fd3, ToChild, "reply", &REPLY_ERR, &[WaitingReplies], "a binding's failure"),
     frame(Fd3, ToHost, "log", &LOG, &[FrameBytes, LogBytes], "`truncated`: the marker; `open`: an explicit flush, merged with the next `log`"),
     frame(Fd3, ToHost, "done", &DONE, &[FrameBytes, ValueBytes], "the value, or the failure (the error wins when both)"),
-    frame(Process, ToHost, "boot-ack", &BOOT_ACK, &[FrameBytes], "an isolate is prepared"),
+    frame(Process, ToHost, "boot-ack", &ISOLATE_BOOT_ACK, &[FrameBytes], "an isolate is prepared; `seccompAllowlist` on the process's first: whether its allowlist holds on every thread"),
     frame(Process, ToChild, "run", &ISOLATE_RUN, &[], "the program, its lone surrogates, namespaces and budgets; `last` when the process retires after it"),
     frame(Process, ToHost, "call", &CALL, &[FrameBytes, PendingCalls], "as on fd 3"),
     frame(Process, ToChild, "reply", &REPLY_OK, &[WaitingReplies], "as on fd 3"),
