@@ -13,6 +13,8 @@ pub mod check;
 mod drift;
 #[cfg(test)]
 mod render;
+#[cfg(test)]
+mod writers;
 
 /// The descriptor a Python child's channel is on (its fds 0–2 are the standard ones).
 pub const PROTOCOL_FD: i32 = 3;
