@@ -10,7 +10,7 @@ import native from '../lib/native.mjs'
 import { exactDigits, losslessJson } from '../lib/lossless.mjs'
 
 const encodeLossless = (value) => losslessJson(value, exactDigits)
-import { PY_DIR } from '../lib/python-runtime.mjs'
+import { PY_DIR, bootNamespaces } from '../lib/python-runtime.mjs'
 import { PYTHON, liveProcesses, privateTmpdir, unreapedChildren } from './python-helpers.mjs'
 
 vi.setConfig({ testTimeout: 20_000, hookTimeout: 20_000 })
@@ -73,6 +73,17 @@ describe('protocol mirror (real python3 -I -B -c)', () => {
     }
     // And py/protocol.py declares nothing the table lacks.
     expect(Object.keys(py).sort()).toEqual(Object.keys(table).sort())
+  })
+
+  // lib/python-runtime.mjs spells the boot frame's namespaces; the table says what they hold.
+  it("the boot frame's namespaces hold exactly the table's Namespace and ErrorClass keys", () => {
+    const table = tableRoster()
+    const keys = (name) => [...table[name].required, ...table[name].optional].sort()
+    const declared = { global: 'g', names: ['a'], errorClass: { name: 'E', memberNameProperty: 'm', extra: 1 }, extra: 1 }
+    const [withClass, bare] = bootNamespaces([declared, { global: 'h', names: [] }])
+    expect(Object.keys(withClass).sort()).toEqual(keys('Namespace'))
+    expect(Object.keys(withClass.errorClass).sort()).toEqual(keys('ErrorClass'))
+    expect(Object.keys(bare).sort()).toEqual(table.Namespace.required)
   })
 
   it('number spelling and metering agree with JSON.stringify and the host', () => {
