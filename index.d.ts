@@ -463,13 +463,19 @@ export declare function pythonPrecompile(executable: string, tmpdir: string): Py
 /** Starts booting a spare child on a thread of its own. */
 export declare function pythonPrepareSpare(options: PythonSpareOptions, pycache?: PythonPycache | undefined | null): PythonSpare
 
-/** The host's protocol constants, for the mirror test against `py/protocol.py`. */
+/**
+ * The host's protocol constants and the fd-3 roster, from src/channel/table, for the mirror
+ * test against `py/protocol.py`.
+ */
 export declare function pythonProtocolInfo(): PythonProtocolInfo
 
 export interface PythonProtocolInfo {
   protocolFd: number
-  /** `[frame, required, optional]` rows. */
-  roster: Array<Array<string>>
+  /**
+   * `py/protocol.py`'s TypedDicts as src/channel/table lists them, the one roster the suite
+   * holds the child to.
+   */
+  roster: Array<PythonRosterRow>
 }
 
 /**
@@ -495,6 +501,16 @@ export interface PythonRootHolds {
   system: Array<string>
   /** The prefix every staging directory (the bootstrap and the run's scratch) of this host has. */
   stagingPrefix: string
+}
+
+/** One TypedDict of the fd-3 roster (docs/protocol.md#frame-roster). */
+export interface PythonRosterRow {
+  name: string
+  /** The frame's `type` word; absent for an object inside a frame. */
+  frameType?: string
+  /** Required keys (a frame's `type` among them), in the table's order. */
+  required: Array<string>
+  optional: Array<string>
 }
 
 export interface PythonRunOptions {

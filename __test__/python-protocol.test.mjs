@@ -10,7 +10,7 @@ import native from '../lib/native.mjs'
 import { exactDigits, losslessJson } from '../lib/lossless.mjs'
 
 const encodeLossless = (value) => losslessJson(value, exactDigits)
-import { PY_DIR } from '../lib/python-runtime.mjs'
+import { PY_DIR, bootNamespaces } from '../lib/python-runtime.mjs'
 import { PYTHON, liveProcesses, privateTmpdir, unreapedChildren } from './python-helpers.mjs'
 
 vi.setConfig({ testTimeout: 20_000, hookTimeout: 20_000 })
@@ -28,19 +28,26 @@ function python(code) {
   return JSON.parse(execFileSync(PYTHON, ['-I', '-B', '-c', prelude + code], { encoding: 'utf8', env: { TMPDIR: TMP } }))
 }
 
-/** docs/protocol.md#frame-roster, transcribed. */
-const SPEC_ROSTER = {
-  BootMessage: [['type', 'cpuSeconds', 'addressSpaceBytes', 'maxLogBytes', 'maxValueBytes', 'namespaces'], []],
-  Namespace: [['global', 'names'], ['errorClass']],
-  ErrorClass: [['name', 'memberNameProperty'], []],
-  RunMessage: [['type', 'program'], []],
-  BootAckMessage: [['type'], []],
-  CallMessage: [['type', 'id', 'global', 'name', 'args'], []],
-  LogMessage: [['type', 'text'], ['truncated', 'open']],
-  DoneErrorField: [['kind', 'message'], []],
-  DoneMessage: [['type'], ['value', 'error']],
-  ReplyOk: [['type', 'id', 'ok', 'value'], []],
-  ReplyErr: [['type', 'id', 'ok', 'message'], []],
+/** py/protocol.py's FRAMES as `{TypedDict: {frameType, required, optional}}`, keys sorted. */
+const PY_ROSTER = `import typing
+def row(t):
+    ty = typing.get_type_hints(t).get("type")
+    return {
+        "frameType": typing.get_args(ty)[0] if ty is not None else None,
+        "required": sorted(t.__required_keys__),
+        "optional": sorted(t.__optional_keys__),
+    }
+print(json.dumps({t.__name__: row(t) for t in protocol.FRAMES}))`
+
+/** The roster src/channel/table lists (docs/protocol.md#frame-roster), in the same form. */
+function tableRoster() {
+  const rows = native.pythonProtocolInfo().roster
+  return Object.fromEntries(
+    rows.map(({ name, frameType, required, optional }) => [
+      name,
+      { frameType: frameType ?? null, required: [...required].sort(), optional: [...optional].sort() },
+    ]),
+  )
 }
 
 describe('protocol mirror (real python3 -I -B -c)', () => {
@@ -53,16 +60,30 @@ describe('protocol mirror (real python3 -I -B -c)', () => {
     expect(py[1][0]).toBe('[code-runtime-native] log capture truncated at 64 bytes')
   })
 
-  it("each frame's required and optional keys match the documented roster on both sides (16)", () => {
-    const py = python(
-      'print(json.dumps({t.__name__: [sorted(t.__required_keys__), sorted(t.__optional_keys__)] for t in protocol.FRAMES}))',
-    )
-    const sorted = (o) => Object.fromEntries(Object.entries(o).map(([k, [r, p]]) => [k, [[...r].sort(), [...p].sort()]]))
-    expect(py).toEqual(sorted(SPEC_ROSTER))
-    const rust = Object.fromEntries(
-      native.pythonProtocolInfo().roster.map(([name, req, opt]) => [name, [req ? req.split(',') : [], opt ? opt.split(',') : []]]),
-    )
-    expect(sorted(rust)).toEqual(sorted(SPEC_ROSTER))
+  // The expected roster is the addon's table (src/channel/table), not a list written here.
+  it("each frame's type and required and optional keys in py/protocol.py are the table's (16)", () => {
+    const py = python(PY_ROSTER)
+    const table = tableRoster()
+    // Neither side may be empty, and the table's fd-3 frames are there, not only their objects.
+    expect(Object.keys(table).length).toBeGreaterThan(0)
+    expect(Object.values(table).filter((row) => row.frameType !== null).length).toBeGreaterThan(0)
+    for (const [name, row] of Object.entries(table)) {
+      expect(py[name], `py/protocol.py declares ${name}`).toEqual(row)
+      if (row.frameType !== null) expect(row.required).toContain('type')
+    }
+    // And py/protocol.py declares nothing the table lacks.
+    expect(Object.keys(py).sort()).toEqual(Object.keys(table).sort())
+  })
+
+  // lib/python-runtime.mjs spells the boot frame's namespaces; the table says what they hold.
+  it("the boot frame's namespaces hold exactly the table's Namespace and ErrorClass keys", () => {
+    const table = tableRoster()
+    const keys = (name) => [...table[name].required, ...table[name].optional].sort()
+    const declared = { global: 'g', names: ['a'], errorClass: { name: 'E', memberNameProperty: 'm', extra: 1 }, extra: 1 }
+    const [withClass, bare] = bootNamespaces([declared, { global: 'h', names: [] }])
+    expect(Object.keys(withClass).sort()).toEqual(keys('Namespace'))
+    expect(Object.keys(withClass.errorClass).sort()).toEqual(keys('ErrorClass'))
+    expect(Object.keys(bare).sort()).toEqual(table.Namespace.required)
   })
 
   it('number spelling and metering agree with JSON.stringify and the host', () => {

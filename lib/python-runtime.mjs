@@ -201,6 +201,16 @@ export function attachPythonState(ctx, state) {
  * Runs one program (lib/session.mjs). `options` are the seam's additions (`RunOptions`).
  * @param {object} state from `preparePythonState`
  */
+/**
+ * The boot frame's `namespaces` (src/channel/table's Namespace and ErrorClass; the fd-3 test
+ * holds this to them): each namespace's own keys only, `errorClass` absent when it declares none.
+ */
+export function bootNamespaces(namespaces) {
+  return namespaces.map(({ global, names, errorClass }) =>
+    errorClass ? { global, names, errorClass: { name: errorClass.name, memberNameProperty: errorClass.memberNameProperty } } : { global, names },
+  )
+}
+
 export function runPython(state, request, options) {
   return runSession(PYTHON, state, request, options)
 }
@@ -310,9 +320,6 @@ function startPython(state, plan, session) {
     // has run its microtasks, so bindings that settle at once are no longer in flight.
     barrier: () => setImmediate(() => run.reply(-1, true, '')),
   })
-  const bootNamespaces = plan.namespaces.map(({ global, names, errorClass }) =>
-    errorClass ? { global, names, errorClass: { name: errorClass.name, memberNameProperty: errorClass.memberNameProperty } } : { global, names },
-  )
   run = native.pythonStartRun(
     {
       ...childOptions(state),
@@ -322,7 +329,7 @@ function startPython(state, plan, session) {
       graceMs: config.graceMs,
       frameCap,
       maxPendingCalls: config.maxPendingCalls,
-      namespacesJson: JSON.stringify(bootNamespaces),
+      namespacesJson: JSON.stringify(bootNamespaces(plan.namespaces)),
       dispatch: plan.namespaces.map(({ global, names }) => [global, ...names]),
       program: plan.program,
       streamLogs: plan.streamLogs,

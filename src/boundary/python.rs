@@ -145,18 +145,37 @@ pub fn python_root_holds(tmpdir: String) -> PythonRootHolds {
 #[napi(object)]
 pub struct PythonProtocolInfo {
     pub protocol_fd: i32,
-    /// `[frame, required, optional]` rows.
-    pub roster: Vec<Vec<String>>,
+    /// `py/protocol.py`'s TypedDicts as src/channel/table lists them, the one roster the suite
+    /// holds the child to.
+    pub roster: Vec<PythonRosterRow>,
 }
 
-/// The host's protocol constants, for the mirror test against `py/protocol.py`.
+/// One TypedDict of the fd-3 roster (docs/protocol.md#frame-roster).
+#[napi(object)]
+pub struct PythonRosterRow {
+    pub name: String,
+    /// The frame's `type` word; absent for an object inside a frame.
+    pub frame_type: Option<String>,
+    /// Required keys (a frame's `type` among them), in the table's order.
+    pub required: Vec<String>,
+    pub optional: Vec<String>,
+}
+
+/// The host's protocol constants and the fd-3 roster, from src/channel/table, for the mirror
+/// test against `py/protocol.py`.
 #[napi(catch_unwind)]
 pub fn python_protocol_info() -> PythonProtocolInfo {
+    let owned = |keys: Vec<&str>| keys.into_iter().map(str::to_string).collect();
     PythonProtocolInfo {
         protocol_fd: crate::python::PROTOCOL_FD,
         roster: python_roster()
-            .iter()
-            .map(|(name, req, opt)| vec![name.to_string(), req.join(","), opt.join(",")])
+            .into_iter()
+            .map(|row| PythonRosterRow {
+                name: row.name.to_string(),
+                frame_type: row.ty.map(str::to_string),
+                required: owned(row.required),
+                optional: owned(row.optional),
+            })
             .collect(),
     }
 }

@@ -1,19 +1,12 @@
-//! Every frame the host writes to a child, for both backends, in one dialect
-//! (docs/protocol.md#frames), with the decoder a sandbox process reads them with. The host is the
-//! one side that is not hostile: a frame that does not decode here is a bug of this module, and
-//! the tests below round-trip each one.
+//! Every frame the host writes to a child, for both backends, in one dialect, with the decoder a
+//! sandbox process reads them with. Their fields are src/channel/table's rows (docs/protocol.md#frames),
+//! which src/channel/table/writers.rs holds each encoder to. The host is the one side that is not
+//! hostile: a frame that does not decode here is a bug of this module, and the tests below
+//! round-trip each one.
 //!
-//! - `boot` (Python): budgets and the namespaces, once per child.
-//! - `run`: the program. Python's carries only the program; an isolate process's also carries the
-//!   namespaces and the run's budgets, since one process may serve several runs.
-//! - `reply`: a binding call's outcome, `"value"` the resolution's JSON inline, or `"message"` the
-//!   failure's message as a JSON string.
-//! - `abort` (isolate): the run is over; the process stops its isolate.
-//! - `fork` (the template): fork one sandbox process.
-//!
-//! Namespaces are `{"global","names","errorClass":{"name","memberNameProperty"}}` (`errorClass`
-//! absent when the namespace declares none) everywhere. src/channel/table lists every field; the
-//! tests below hold the encoders and decoders to it.
+//! The encoders are built by hand, not with serde: numbers are spelled as JavaScript spells them
+//! (`wire_number`: `60`, where serde writes `60.0`), a Python program is UTF-16 with its lone
+//! surrogates (`quote16`), and a reply (the hot path) carries JSON text that is already written.
 
 use std::collections::HashMap;
 
@@ -358,24 +351,11 @@ mod tests {
         }
     }
 
+    /// The encoders answer to the table in src/channel/table/writers.rs.
     #[test]
-    fn encoders_and_decoders_answer_to_the_table() {
-        use crate::channel::table::check::{conforms, reader_agrees};
+    fn decoders_answer_to_the_table() {
+        use crate::channel::table::check::reader_agrees;
         use crate::channel::table::{Channel::*, Dir::*};
-        let text = |frame: Vec<u8>| String::from_utf8(frame).unwrap();
-        let ns = r#"[{"global":"t","names":["a"]},{"global":"f","names":[],"errorClass":{"name":"E","memberNameProperty":"m"}}]"#;
-        conforms(Fd3, ToChild, &text(boot_frame(1.5, 536870912.0, 65536, 32768, ns)));
-        conforms(Fd3, ToChild, &text(run_frame(&[0x78, 0x0])));
-        let plain = IsolateRun { lone: vec![], node_major: None, last: false, namespaces: vec![], ..sample_run() };
-        for run in [sample_run(), plain] {
-            conforms(Process, ToChild, &text(isolate_run_frame(&run)));
-        }
-        for channel in [Fd3, Process] {
-            conforms(channel, ToChild, &text(reply_frame(3.0, true, "[1]")));
-            conforms(channel, ToChild, &text(reply_frame(0.0, false, "\"nope\"")));
-        }
-        conforms(Process, ToChild, &text(abort_frame("stop")));
-        conforms(Template, ToChild, std::str::from_utf8(fork_frame()).unwrap());
         let ty = |frame: &HostFrame| match frame {
             HostFrame::Run(_) => "run",
             HostFrame::Reply { .. } => "reply",

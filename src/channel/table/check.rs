@@ -1,13 +1,15 @@
-//! Holding code to the table: `conforms` checks a line a writer produced, `reader_agrees` feeds a
+//! Holding code to the table: `conforms` checks a line a writer produced, `writes_exactly` that an
+//! encoder's lines write every field of their rows and no other, `reader_agrees` feeds a
 //! reader every frame of the table, whole, stripped to its required fields, with each field
 //! missing or malformed, with an extra field, and as the other channels' frames, and checks that
 //! it accepts or refuses each exactly as the table says.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;
 
 use serde_json::Value;
 
-use super::{Channel, Dir, Field, Frame, Json, Need, Shape, FRAMES};
+use super::{shapes, Channel, Dir, Field, Frame, Json, Need, Shape, FRAMES};
 
 /// A well-formed value of `json`, as JSON text.
 pub fn sample(json: &Json) -> String {
@@ -128,8 +130,8 @@ pub fn reader_agrees<T: PartialEq + Debug>(
 }
 
 /// Panics unless `text` (one line, as written) is a frame of the table going `dir` on `channel`,
-/// with no field the table does not list.
-pub fn conforms(channel: Channel, dir: Dir, text: &str) {
+/// with no field the table does not list; returns the row it is and its fields.
+pub fn conforms(channel: Channel, dir: Dir, text: &str) -> (&'static Frame, Value) {
     let body = text.strip_suffix('\n').unwrap_or_else(|| panic!("a frame ends its line: {text}"));
     assert!(!body.contains('\n'), "one frame per line: {text}");
     let value: Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {text}"));
@@ -137,11 +139,65 @@ pub fn conforms(channel: Channel, dir: Dir, text: &str) {
     let ty = fields.remove("type").and_then(|t| t.as_str().map(str::to_string));
     let ty = ty.unwrap_or_else(|| panic!("no type: {text}"));
     let object = Value::Object(fields);
-    let fits = FRAMES
+    let row = FRAMES
         .iter()
         .filter(|f| f.channel == channel && f.dir == dir && f.ty == ty)
-        .any(|f| matches(&object, &Json::Obj(f.shape)));
-    assert!(fits, "{channel:?} {dir:?}: no frame of the table is {text}");
+        .find(|f| matches(&object, &Json::Obj(f.shape)));
+    let row = row.unwrap_or_else(|| panic!("{channel:?} {dir:?}: no frame of the table is {text}"));
+    (row, object)
+}
+
+/// Panics unless every line of `lines`, all written by one encoder, conforms, and together they
+/// write every field of the rows they are, nested objects' fields too: a field the table lists
+/// that the encoder never writes is drift as much as one it writes that the table lacks. The
+/// fields named in `unwritten` are the exception, each one the table lists and does not require.
+pub fn writes_exactly(channel: Channel, dir: Dir, lines: &[&str], unwritten: &[&str]) {
+    let mut rows: Vec<&'static Frame> = Vec::new();
+    let mut seen: BTreeMap<&'static str, BTreeSet<String>> = BTreeMap::new();
+    for text in lines {
+        let (row, fields) = conforms(channel, dir, text);
+        keys_written(&fields, &Json::Obj(row.shape), &mut seen);
+        // Told apart by shape name: consts have no one address.
+        if !rows.iter().any(|r| r.shape.name == row.shape.name) {
+            rows.push(row);
+        }
+    }
+    assert!(!rows.is_empty(), "no line was given");
+    for shape in shapes(rows.iter().copied()) {
+        for name in unwritten.iter().filter(|n| shape.fields.iter().any(|f| f.name == **n)) {
+            let need = shape.fields.iter().find(|f| f.name == *name).map(|f| f.need);
+            assert_ne!(need, Some(Need::Required), "{}: {name} is required", shape.name);
+        }
+        let listed: BTreeSet<String> =
+            shape.fields.iter().map(|f| f.name).filter(|n| !unwritten.contains(n)).map(str::to_string).collect();
+        let written = seen.get(shape.name).cloned().unwrap_or_default();
+        assert_eq!(written, listed, "{channel:?} {dir:?}: the fields of {} written, and the table's", shape.name);
+    }
+    for name in unwritten {
+        let listed = shapes(rows.iter().copied()).iter().any(|s| s.fields.iter().any(|f| f.name == *name));
+        assert!(listed, "{name} is no field of these rows");
+    }
+}
+
+/// Adds the keys of `value` (of kind `json`) to its shape's set in `seen`, and of the objects in it.
+fn keys_written(value: &Value, json: &Json, seen: &mut BTreeMap<&'static str, BTreeSet<String>>) {
+    match json {
+        Json::Obj(shape) => {
+            let Some(fields) = value.as_object() else { return };
+            seen.entry(shape.name).or_default().extend(fields.keys().cloned());
+            for field in shape.fields {
+                if let Some(inner) = fields.get(field.name) {
+                    keys_written(inner, &field.json, seen);
+                }
+            }
+        }
+        Json::List(inner) => {
+            for item in value.as_array().into_iter().flatten() {
+                keys_written(item, inner, seen);
+            }
+        }
+        _ => {}
+    }
 }
 
 fn matches(value: &Value, json: &Json) -> bool {

@@ -13,6 +13,8 @@ pub mod check;
 mod drift;
 #[cfg(test)]
 mod render;
+#[cfg(test)]
+mod writers;
 
 /// The descriptor a Python child's channel is on (its fds 0–2 are the standard ones).
 pub const PROTOCOL_FD: i32 = 3;
@@ -175,6 +177,9 @@ const REPLY_ERR: Shape = Shape {
 const ABORT: Shape = Shape { name: "AbortMessage", fields: &[req("message", Json::Str)] };
 
 const BOOT_ACK: Shape = Shape { name: "BootAckMessage", fields: &[] };
+/// A sandbox process's first `boot-ack` says whether its allowlist holds on every thread
+/// (`runtime.sandbox.seccompAllowlist`); anything but `true` reads as not.
+const ISOLATE_BOOT_ACK: Shape = Shape { name: "IsolateBootAck", fields: &[lenient("seccompAllowlist", Json::Bool)] };
 const CALL: Shape = Shape {
     name: "CallMessage",
     fields: &[req("id", Json::Num), req("global", Json::Str), req("name", Json::Str), req("args", Json::Any)],
@@ -234,7 +239,7 @@ pub const FRAMES: &[Frame] = &[
     frame(Fd3, ToChild, "reply", &REPLY_ERR, &[WaitingReplies], "a binding's failure"),
     frame(Fd3, ToHost, "log", &LOG, &[FrameBytes, LogBytes], "`truncated`: the marker; `open`: an explicit flush, merged with the next `log`"),
     frame(Fd3, ToHost, "done", &DONE, &[FrameBytes, ValueBytes], "the value, or the failure (the error wins when both)"),
-    frame(Process, ToHost, "boot-ack", &BOOT_ACK, &[FrameBytes], "an isolate is prepared"),
+    frame(Process, ToHost, "boot-ack", &ISOLATE_BOOT_ACK, &[FrameBytes], "an isolate is prepared; `seccompAllowlist` on the process's first: whether its allowlist holds on every thread"),
     frame(Process, ToChild, "run", &ISOLATE_RUN, &[], "the program, its lone surrogates, namespaces and budgets; `last` when the process retires after it"),
     frame(Process, ToHost, "call", &CALL, &[FrameBytes, PendingCalls], "as on fd 3"),
     frame(Process, ToChild, "reply", &REPLY_OK, &[WaitingReplies], "as on fd 3"),
@@ -280,16 +285,31 @@ pub fn frame_of(shape: &Shape) -> Option<&'static Frame> {
     FRAMES.iter().find(|f| f.shape.name == shape.name)
 }
 
-/// The fd-3 roster (docs/protocol.md#frame-roster): each TypedDict's required and optional keys.
-pub fn python_roster() -> Vec<(&'static str, Vec<&'static str>, Vec<&'static str>)> {
+/// One TypedDict of `py/protocol.py` (docs/protocol.md#frame-roster): its `type` word when it is
+/// a frame, and its required and optional keys (a frame's `type` among the required).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RosterRow {
+    pub name: &'static str,
+    pub ty: Option<&'static str>,
+    pub required: Vec<&'static str>,
+    pub optional: Vec<&'static str>,
+}
+
+/// The fd-3 roster, each object once, in the order a run sees them. The addon hands it to the
+/// suite (`pythonProtocolInfo`), which holds `py/protocol.py` to it, so no test spells it again.
+pub fn python_roster() -> Vec<RosterRow> {
     shapes(FRAMES.iter().filter(|f| f.channel == Fd3))
         .into_iter()
         .map(|shape| {
             let (required, optional): (Vec<&Field>, Vec<&Field>) =
                 shape.fields.iter().partition(|f| f.need == Need::Required);
-            let ty = frame_of(shape).map(|_| "type");
-            let required = ty.into_iter().chain(required.iter().map(|f| f.name)).collect();
-            (shape.name, required, optional.iter().map(|f| f.name).collect())
+            let ty = frame_of(shape).map(|f| f.ty);
+            RosterRow {
+                name: shape.name,
+                ty,
+                required: ty.map(|_| "type").into_iter().chain(required.iter().map(|f| f.name)).collect(),
+                optional: optional.iter().map(|f| f.name).collect(),
+            }
         })
         .collect()
 }

@@ -101,8 +101,8 @@ pub fn roster_section() -> String {
             keys.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
         }
     };
-    for (name, required, optional) in python_roster() {
-        out.push_str(&format!("| {name} | {} | {} |\n", keys(&required), keys(&optional)));
+    for row in python_roster() {
+        out.push_str(&format!("| {} | {} | {} |\n", row.name, keys(&row.required), keys(&row.optional)));
     }
     out
 }

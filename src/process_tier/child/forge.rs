@@ -107,7 +107,7 @@ unsafe fn forged(fd: RawFd, heap_mb: f64, scenario: &str) -> i32 {
         }
     });
     let allowlist = signalled.is_none() && crate::sandbox::harden::allowlist::apply_all_threads().is_ok();
-    send_line(&format!("{{\"type\":\"boot-ack\",\"seccompAllowlist\":{allowlist}}}\n"));
+    send_line(&crate::channel::child_frames::boot_ack_frame(Some(allowlist)));
     if scenario == "implant" {
         return implant(reader);
     }

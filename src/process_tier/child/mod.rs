@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 
 use inbox::{Inbound, RUNS};
 
+use crate::channel::child_frames;
 use crate::isolate::first_terminal::{IsolateEvent, RunShared};
 use crate::isolate::run::{self, Start};
 use crate::isolate::source::ProgramText;
@@ -203,15 +204,12 @@ unsafe fn serve(fd: RawFd, heap_mb: f64, pristine: Option<Pristine>) -> i32 {
                 None => return abi::EXIT_NO_ISOLATE,
             },
         };
-        let mut ack = String::from("{\"type\":\"boot-ack\"");
-        if std::mem::take(&mut first) {
-            // Start-up is over (this process's threads run, its first isolate exists): from
-            // here on only the system calls a serving process makes, on every thread. Whether
-            // that held is the first boot-ack's to say (a kernel without seccomp refuses it).
-            let allowlist = crate::sandbox::harden::allowlist::apply_all_threads().is_ok();
-            ack.push_str(&format!(",\"seccompAllowlist\":{allowlist}"));
-        }
-        ack.push_str("}\n");
+        // Start-up is over once the first isolate exists (this process's threads run): from
+        // here on only the system calls a serving process makes, on every thread. Whether that
+        // held is the first boot-ack's to say (a kernel without seccomp refuses it).
+        let allowlist =
+            std::mem::take(&mut first).then(|| crate::sandbox::harden::allowlist::apply_all_threads().is_ok());
+        let ack = child_frames::boot_ack_frame(allowlist);
         RUNS.locked().next = Some(next.shared().clone());
         send_line(&ack);
         // Between runs this thread reads the channel: only a `run` frame matters (late replies
