@@ -267,6 +267,17 @@ export declare class PythonSpare {
   dispose(): void
 }
 
+/**
+ * A runtime's Python template (docs/python.md#the-template): one interpreter that has imported
+ * what runs need and forks each run's child; killed at dispose.
+ */
+export declare class PythonTemplate {
+  /** The template process's pid while one runs (none after dispose). */
+  get pid(): number | null
+  /** Kills the template; runs still in flight end as they would have. */
+  dispose(): void
+}
+
 /** A namespace declaration as the JavaScript layer read it (each field once, strings only). */
 export interface BindingDecl {
   global: string
@@ -461,7 +472,7 @@ export declare function pythonLogTruncationMarker(maxBytes: number): string
 export declare function pythonPrecompile(executable: string, tmpdir: string): PythonPycache | null
 
 /** Starts booting a spare child on a thread of its own. */
-export declare function pythonPrepareSpare(options: PythonSpareOptions, pycache?: PythonPycache | undefined | null): PythonSpare
+export declare function pythonPrepareSpare(options: PythonSpareOptions, pycache?: PythonPycache | undefined | null, template?: PythonTemplate | undefined | null): PythonSpare
 
 /**
  * The host's protocol constants and the fd-3 roster, from src/channel/table, for the mirror
@@ -579,7 +590,13 @@ export interface PythonSpareOptions {
  * Starts a run; `on_event` receives its events (`Spawned`, `Call`, `Logs`, `Barrier`, then one
  * `Done`) as the isolate's do (src/boundary/events.rs).
  */
-export declare function pythonStartRun(options: PythonRunOptions, pycache: PythonPycache | null | undefined, spare: PythonSpare | null | undefined, onEvent: (kind: RunEventKind, id: number, ns: number, name: number, payload: string | string[] | PythonReport | undefined) => void): PythonRun
+export declare function pythonStartRun(options: PythonRunOptions, pycache: PythonPycache | null | undefined, spare: PythonSpare | null | undefined, template: PythonTemplate | null | undefined, onEvent: (kind: RunEventKind, id: number, ns: number, name: number, payload: string | string[] | PythonReport | undefined) => void): PythonRun
+
+/**
+ * Starts the runtime's template for runs of `executable` (Linux, behind the sandbox helper);
+ * throws why it cannot (runs then start their own interpreter).
+ */
+export declare function pythonStartTemplate(executable: string, tmpdir: string, runAs?: RunAs | undefined | null): PythonTemplate
 
 /** `cpuMs` is absent when the kernel's accounting could not be read; `maxRssBytes` too. */
 export interface PythonStats {

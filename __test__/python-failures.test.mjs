@@ -6,7 +6,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, describe, expect, it, vi } from 'vitest'
 import { PythonCodeRuntime } from '../lib/index.mjs'
-import { PYTHON, TOOLS, URLS, childJson, fakePython, liveProcesses, load, privateTmpdir, runNode, script, stagingDirs, unreapedChildren, startTime } from './python-helpers.mjs'
+import { PYTHON, TOOLS, URLS, childJson, fakePython, isAlive, liveProcesses, load, privateTmpdir, pythonTemplates, runNode, script, sleep, stagingDirs, unreapedChildren, startTime } from './python-helpers.mjs'
 
 vi.setConfig({ testTimeout: 20_000, hookTimeout: 20_000 })
 const TMP = privateTmpdir('py-failures')
@@ -60,11 +60,19 @@ describe('boot failures', () => {
     expect(r.logs.at(-1)).toBe('RuntimeError: bootstrap: expected boot frame on fd 3')
   })
 
-  it('an interpreter that disappears after load is an asynchronous spawn error (22)', async () => {
+  it('an interpreter that disappears after load: runs go on from the template; once it is gone too, an asynchronous spawn error (22)', async () => {
     const bin = fakePython(BINS, 'vanishing-python', { run: `exec ${PYTHON} "$@"` })
     const { runtime, fiber } = await load(PythonCodeRuntime, { pythonBin: bin })
     fs.unlinkSync(bin)
     const before = stagingDirs(TMP).length
+    // The template started at load: it forks runs without the file.
+    expect(await runtime.run({ program: 'return 1', bindings: [] })).toEqual({ logs: [], value: 1 })
+    const [template] = pythonTemplates()
+    expect(template).toBeGreaterThan(0)
+    process.kill(template, 'SIGKILL')
+    while (isAlive(template)) await sleep(10)
+    // The spare it forked is gone with it (its exit pipe ended); starting another template, and
+    // then the run's own interpreter, finds no file.
     expect(await runtime.run({ program: 'return 1', bindings: [] })).toEqual({
       logs: [],
       error: { kind: 'worker-exit', message: `python spawn error: spawn ${bin} ENOENT` },
@@ -173,8 +181,10 @@ describe('limits failing at boot', () => {
   it('the host applies the limits before exec and the child sees them', async () => {
     // The wrapper runs after the host's pre-exec setup and before the interpreter starts; it can
     // write nowhere on the host, so it reports on stderr, which the run captures as a log entry.
+    // Without a template (this wrapper refuses to be one), so it runs before each run's interpreter.
     const bin = fakePython(BINS, 'limit-reporter', {
       run: `echo "limits $(ulimit -c) $(ulimit -St) $(ulimit -Ht) $(ulimit -Sv) $(ulimit -Hv)" >&2\nexec ${PYTHON} "$@"`,
+      template: false,
     })
     const { runtime, fiber } = await load(PythonCodeRuntime, { pythonBin: bin, cpuSeconds: 7, addressSpaceMb: 300 })
     const r = await runtime.run({
@@ -211,11 +221,11 @@ describe('nothing outlives a run', () => {
       import { liveProcesses } from '${URLS.helpers}'
       const ctx = new Context()
       await ctx.plugin(PythonCodeRuntime, { pythonBin: ${JSON.stringify(PYTHON)} })
-      const program = 'import os, time\\npid = os.fork()\\nif pid == 0:\\n    time.sleep(60)\\ntime.sleep(60)'
+      const marker = ${JSON.stringify(tmp)} + '/marker'
+      const program = 'import os, time\\npid = os.fork()\\nif pid == 0:\\n    os.execv("/bin/sh", ["sh", "-c", "sleep 60; :", ' + JSON.stringify(marker) + '])\\ntime.sleep(60)'
       ctx.codeRuntime.run({ program, bindings: [] })
-      // The run's interpreter and its forked child both carry the staging path in their command line.
-      const interpreters = () => liveProcesses(${JSON.stringify(tmp)}).filter((p) => p.cmdline.includes('bootstrap.py') && !p.cmdline.includes('exec --ns'))
-      while (interpreters().length < 2) await new Promise((r) => setTimeout(r, 20))
+      // The program's child (a shell, whose $0 is the marker) carries it in its command line.
+      while (liveProcesses(marker).length < 1) await new Promise((r) => setTimeout(r, 20))
       process.exit(0)
       `,
       { env: { TMPDIR: tmp } },

@@ -69,8 +69,12 @@ export const TOOLS = (functions = {}) => ({
   functions,
 })
 
-/** Non-zombie processes whose command line contains `marker`. */
-export function liveProcesses(marker) {
+/**
+ * Non-zombie processes whose command line contains `marker`; `templates: false` leaves out the
+ * runtimes' Python templates (docs/python.md#the-template: this process's direct children running
+ * `template.py`, which live as long as their runtime and never run a program).
+ */
+export function liveProcesses(marker, { templates = true } = {}) {
   const found = []
   for (const name of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue
@@ -82,9 +86,27 @@ export function liveProcesses(marker) {
       continue
     }
     const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+    if (!templates && ppid === process.pid && TEMPLATE_SCRIPT.test(cmdline)) continue
     if (cmdline.includes(marker) && state !== 'Z' && state !== 'X') found.push({ pid: Number(name), state, cmdline })
   }
   return found
+}
+
+const TEMPLATE_SCRIPT = /\/template\.py /
+
+/** The Python templates of this process's runtimes (live ones), by pid. */
+export function pythonTemplates() {
+  return liveProcesses('template.py').filter((p) => TEMPLATE_SCRIPT.test(p.cmdline) && parentOf(p.pid) === process.pid).map((p) => p.pid)
+}
+
+function parentOf(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+  } catch {
+    return 0
+  }
 }
 
 /** Zombies whose parent is this process: a child the host failed to reap. */
@@ -131,11 +153,14 @@ export function script(dir, name, body) {
 
 /**
  * A fake interpreter: answers the version probe with `version` (and an empty sys.executable line,
- * so runs spawn the script itself), then runs `run` for the per-run invocation.
+ * so runs spawn the script itself), then runs `run` for the per-run invocation. `template: false`
+ * makes it refuse to start the runtime's Python template (it exits at once), so every run spawns
+ * it: what a wrapper does before each interpreter starts is then seen by each run.
  */
-export function fakePython(dir, name, { version = 'cpython 3 11 7', probe, run = 'exit 0' } = {}) {
+export function fakePython(dir, name, { version = 'cpython 3 11 7', probe, run = 'exit 0', template = true } = {}) {
   const probeBody = probe ?? `${probeAnswer(version)}; exit 0`
-  return script(dir, name, `#!/bin/sh\nif [ "$1" = "-I" ] && [ "$2" = "-c" ]; then\n${probeBody}\nfi\n${run}\n`)
+  const refuse = template ? '' : 'case "$3" in */template.py) exit 3;; esac\n'
+  return script(dir, name, `#!/bin/sh\nif [ "$1" = "-I" ] && [ "$2" = "-c" ]; then\n${probeBody}\nfi\n${refuse}${run}\n`)
 }
 
 /** Runs a Node ESM script (text) in a child process with the given environment and shell prefix. */

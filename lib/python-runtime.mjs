@@ -121,7 +121,10 @@ function trackForExit(run) {
     exitHooked = true
     process.once('exit', () => {
       for (const run of liveRuns) run.kill()
-      for (const state of liveSpares) state.spare?.dispose()
+      for (const state of liveSpares) {
+        state.spare?.dispose()
+        state.template?.dispose()
+      }
     })
   }
   liveRuns.add(run)
@@ -168,6 +171,7 @@ export function preparePythonState(config) {
   // One child spawned as runs are shows which kernel layers hold on this machine.
   const sandbox = native.pythonSandboxLayers(executable, interpreterPaths, os.tmpdir(), runAs)
   return sessionState({
+    template: startTemplate(sandbox, executable, runAs),
     config: Object.freeze({ ...resolved, runAs }),
     frameCap,
     interpreter: Object.freeze({
@@ -190,6 +194,20 @@ function ownRoot(sandbox, interpreterPaths) {
   if (!(sandbox.namespaces && sandbox.privateRoot)) return undefined
   const { system, stagingPrefix } = native.pythonRootHolds(os.tmpdir())
   return Object.freeze({ trees: Object.freeze([...system, ...interpreterPaths]), stagingPrefix })
+}
+
+/**
+ * The runtime's template (docs/python.md#the-template): an interpreter that has imported what
+ * runs need and forks each run's child into the same layers a spawned one takes. Only behind
+ * the sandbox helper; without one, or when it does not start, each run starts its own.
+ */
+function startTemplate(sandbox, executable, runAs) {
+  if (!sandbox.helper) return undefined
+  try {
+    return native.pythonStartTemplate(executable, os.tmpdir(), runAs)
+  } catch {
+    return undefined
+  }
 }
 
 /** Registers dispose on `ctx` once the service exists. */
@@ -286,6 +304,7 @@ const PYTHON = {
 function disposeRuns(state) {
   state.spare?.dispose()
   state.spare = undefined
+  state.template?.dispose()
   liveSpares.delete(state)
   return disposeSessions(state)
 }
@@ -338,6 +357,7 @@ function startPython(state, plan, session) {
     },
     pycache,
     takeSpare(state),
+    state.template,
     onEvent,
   )
   trackForExit(handle)
@@ -358,7 +378,7 @@ function takeSpare(state) {
 function prepareSpare(state) {
   // One spare at a time: concurrent runs each reach this once their child is up.
   if (state.disposed || state.spare) return
-  state.spare = native.pythonPrepareSpare(childOptions(state), state.pycache)
+  state.spare = native.pythonPrepareSpare(childOptions(state), state.pycache, state.template)
   liveSpares.add(state)
 }
 

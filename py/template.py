@@ -8,12 +8,14 @@ request. The child places the run's descriptors, takes the run's layers in the a
 which then runs the bootstrap exactly as a spawned child would. The template reaps each child it
 forked and writes how it ended to that child's exit pipe, whose read end the host holds.
 
-Frames, host to template: {"type":"fork","id":N,"args":[...],"limits":[6 numbers],"fds":K} with
+Frames, host to template: {"type":"fork","id":N,"args":[...],"env":[[K,V],...],"bootstrap":P,
+"limits":[6 numbers],"fds":K} with
 K descriptors (stdin, stdout, stderr, the run's channel, the helper's report, and the lifeline when
 K is 6). Template to host: {"type":"template-ready"}; {"type":"forked","id":N,"pid":P} with the
 exit pipe's read end; {"type":"fork-failed","id":N,"message":M}.
 """
 
+import builtins
 import ctypes
 import fcntl
 import json
@@ -21,6 +23,7 @@ import os
 import signal
 import socket
 import sys
+import types
 
 CHANNEL = 3
 
@@ -74,12 +77,28 @@ def child(request, fds):
         os._exit(code)
     # The run's program process: every layer holds and only fds 0-3 are open.
     AFTER_FORK()
-    if "random" in sys.modules:
-        sys.modules["random"].seed()
-    signal.signal(signal.SIGXCPU, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGXCPU})
+    become_bootstrap(request)
     MAIN()
     os._exit(0)
+
+
+def become_bootstrap(request):
+    """What a spawned child would be: the plan's environment over what the interpreter started
+    with (the host starts the template with none; a wrapper script may add its own, as it would
+    for a spawned child), `__main__` and `argv` naming the run's own bootstrap, and nothing
+    random shared with the template or another run."""
+    os.environ.update(dict(request["env"]))
+    if "tempfile" in sys.modules:
+        sys.modules["tempfile"].tempdir = None
+    if "random" in sys.modules:
+        sys.modules["random"].seed()
+    main = types.ModuleType("__main__")
+    main.__file__ = request["bootstrap"]
+    main.__builtins__ = builtins
+    sys.modules["__main__"] = main
+    sys.argv = [request["bootstrap"]]
+    signal.signal(signal.SIGXCPU, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGXCPU})
 
 
 def serve():

@@ -213,9 +213,58 @@ impl PythonSpare {
     }
 }
 
+/// A runtime's Python template (docs/python.md#the-template): one interpreter that has imported
+/// what runs need and forks each run's child; killed at dispose.
+#[napi]
+pub struct PythonTemplate {
+    #[cfg(target_os = "linux")]
+    inner: Arc<crate::python::template::host::RuntimeTemplate>,
+}
+
+#[napi]
+impl PythonTemplate {
+    /// The template process's pid while one runs (none after dispose).
+    #[napi(catch_unwind, getter)]
+    pub fn pid(&self) -> Option<i32> {
+        #[cfg(target_os = "linux")]
+        return self.inner.pid();
+        #[cfg(not(target_os = "linux"))]
+        None
+    }
+
+    /// Kills the template; runs still in flight end as they would have.
+    #[napi(catch_unwind)]
+    pub fn dispose(&self) {
+        #[cfg(target_os = "linux")]
+        self.inner.dispose();
+    }
+}
+
+/// Starts the runtime's template for runs of `executable` (Linux, behind the sandbox helper);
+/// throws why it cannot (runs then start their own interpreter).
+#[napi(catch_unwind)]
+pub fn python_start_template(executable: String, tmpdir: String, run_as: Option<RunAs>) -> Result<PythonTemplate> {
+    #[cfg(target_os = "linux")]
+    {
+        use crate::python::template::host::RuntimeTemplate;
+        RuntimeTemplate::start(Path::new(&executable), &tmpdir, identity::run_as(run_as))
+            .map(|t| PythonTemplate { inner: Arc::new(t) })
+            .map_err(Error::from_reason)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (executable, tmpdir, run_as);
+        Err(Error::from_reason("no Python template on this platform"))
+    }
+}
+
 /// Starts booting a spare child on a thread of its own.
 #[napi(catch_unwind)]
-pub fn python_prepare_spare(options: PythonSpareOptions, pycache: Option<&PythonPycache>) -> PythonSpare {
+pub fn python_prepare_spare(
+    options: PythonSpareOptions,
+    pycache: Option<&PythonPycache>,
+    template: Option<&PythonTemplate>,
+) -> PythonSpare {
     let PythonSpareOptions { executable, interpreter_paths, tmpdir, cpu_seconds, address_space_bytes, run_as } =
         options;
     PythonSpare {
@@ -226,6 +275,7 @@ pub fn python_prepare_spare(options: PythonSpareOptions, pycache: Option<&Python
             (cpu_seconds, address_space_bytes),
             run_as,
             pycache,
+            template,
         )),
     }
 }
@@ -238,7 +288,10 @@ fn child_spec(
     (cpu_seconds, address_space_bytes): (f64, f64),
     run_as: Option<RunAs>,
     pycache: Option<&PythonPycache>,
+    template: Option<&PythonTemplate>,
 ) -> ChildSpec {
+    #[cfg(not(target_os = "linux"))]
+    let _ = template;
     ChildSpec {
         executable: PathBuf::from(executable),
         interpreter_paths: interpreter_paths.into_iter().map(PathBuf::from).collect(),
@@ -248,6 +301,8 @@ fn child_spec(
         address_space_bytes,
         run_as: identity::run_as(run_as),
         policy: None,
+        #[cfg(target_os = "linux")]
+        template: template.map(|t| t.inner.clone()),
     }
 }
 
@@ -340,12 +395,13 @@ impl PythonRun {
 /// `Done`) as the isolate's do (src/boundary/events.rs).
 #[napi(
     catch_unwind,
-    ts_args_type = "options: PythonRunOptions, pycache: PythonPycache | null | undefined, spare: PythonSpare | null | undefined, onEvent: (kind: RunEventKind, id: number, ns: number, name: number, payload: string | string[] | PythonReport | undefined) => void"
+    ts_args_type = "options: PythonRunOptions, pycache: PythonPycache | null | undefined, spare: PythonSpare | null | undefined, template: PythonTemplate | null | undefined, onEvent: (kind: RunEventKind, id: number, ns: number, name: number, payload: string | string[] | PythonReport | undefined) => void"
 )]
 pub fn python_start_run(
     options: PythonRunOptions,
     pycache: Option<&PythonPycache>,
     spare: Option<&PythonSpare>,
+    template: Option<&PythonTemplate>,
     on_event: Function<EventArgs<PythonReport>, ()>,
 ) -> Result<PythonRun> {
     let mut namespaces = Vec::with_capacity(options.dispatch.len());
@@ -366,6 +422,7 @@ pub fn python_start_run(
         (options.cpu_seconds, options.address_space_bytes),
         options.run_as,
         pycache,
+        template,
     );
     child.policy = policy;
     let spec = RunSpec {

@@ -53,6 +53,17 @@ impl LimitPlan {
         LimitPlan { cpu, address_space, file_size }
     }
 
+    /// The plan clamped again to this process's limits: a child forked from the Python template
+    /// gets no more than the template inherited (a wrapper may have lowered them before it
+    /// started), as a spawned child gets no more than the wrapper leaves it.
+    pub fn within_inherited(self) -> Self {
+        LimitPlan {
+            cpu: clamped(self.cpu, inherited(Resource::RLIMIT_CPU), true),
+            address_space: self.address_space.map(|pair| clamped(pair, inherited(Resource::RLIMIT_AS), false)),
+            file_size: clamped(self.file_size, inherited(Resource::RLIMIT_FSIZE), false),
+        }
+    }
+
     /// Applies the plan in the child between fork and exec (async-signal-safe: setrlimit only).
     pub fn apply(&self) -> nix::Result<()> {
         setrlimit(Resource::RLIMIT_CORE, 0, 0)?;

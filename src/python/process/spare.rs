@@ -26,6 +26,31 @@ pub struct ChildSpec {
     pub run_as: Option<(u32, u32)>,
     /// The run's file policy (`None`: its own directories only, no network).
     pub policy: Option<FilePolicy>,
+    /// The runtime's template, which forks the child when it can.
+    #[cfg(target_os = "linux")]
+    pub template: Option<Arc<crate::python::template::host::RuntimeTemplate>>,
+}
+
+impl ChildSpec {
+    /// Whether a child started for `self` serves a run that asks for `other`.
+    fn serves(&self, other: &ChildSpec) -> bool {
+        #[cfg(target_os = "linux")]
+        let same_template = match (&self.template, &other.template) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        #[cfg(not(target_os = "linux"))]
+        let same_template = true;
+        same_template
+            && self.executable == other.executable
+            && self.tmpdir == other.tmpdir
+            && self.cpu_seconds == other.cpu_seconds
+            && self.address_space_bytes == other.address_space_bytes
+            && self.interpreter_paths == other.interpreter_paths
+            && self.run_as == other.run_as
+            && self.policy == other.policy
+    }
 }
 
 /// A spawned child with its staging directory and cgroups.
@@ -95,7 +120,7 @@ pub fn boot(spec: &ChildSpec) -> Result<Booted, BootError> {
         run_as: spec.run_as,
         policy: spec.policy.as_ref(),
         #[cfg(target_os = "linux")]
-        template: crate::python::template::host::shared(&spec.executable, &spec.tmpdir, &spec.pycache, spec.run_as),
+        template: spec.template.as_deref(),
     };
     match spawn(&spec.executable, &staging, plan, &confine) {
         Ok(spawned) => Ok(Booted { staging, cgroups, spawned }),
@@ -169,13 +194,7 @@ impl Spare {
 
     /// The booted child, if it is ready, alive, and was started the way `spec` would start one.
     pub fn take(&self, spec: &ChildSpec) -> Option<Booted> {
-        let same = self.spec.executable == spec.executable
-            && self.spec.tmpdir == spec.tmpdir
-            && self.spec.cpu_seconds == spec.cpu_seconds
-            && self.spec.address_space_bytes == spec.address_space_bytes
-            && self.spec.interpreter_paths == spec.interpreter_paths
-            && self.spec.run_as == spec.run_as
-            && self.spec.policy == spec.policy;
+        let same = self.spec.serves(spec);
         let (lock, ready) = &*self.slot;
         let mut slot = lock.lock().unwrap_or_else(|p| p.into_inner());
         // Still spawning (milliseconds: the spawn returns once the interpreter has started): that

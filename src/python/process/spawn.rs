@@ -12,6 +12,10 @@ use std::process::Stdio;
 use nix::fcntl::OFlag;
 
 use crate::python::process::errors;
+#[cfg(target_os = "linux")]
+use crate::python::process::forked::{spawn_forked, ForkError};
+#[cfg(target_os = "linux")]
+use crate::python::template::host::RuntimeTemplate;
 use crate::python::process::interp::CachedFile;
 use crate::python::process::limits::LimitPlan;
 use crate::python::process::policy::FilePolicy;
@@ -256,9 +260,9 @@ pub struct Confinement<'a> {
     pub run_as: Option<(u32, u32)>,
     /// What of the host's tree the run is granted beyond its own directories.
     pub policy: Option<&'a FilePolicy>,
-    /// The Python template to fork the child from (with the helper's plan), when there is one.
+    /// The runtime's Python template to fork the child from (with the helper's plan), if any.
     #[cfg(target_os = "linux")]
-    pub template: Option<std::sync::Arc<crate::python::template::host::PyTemplate>>,
+    pub template: Option<&'a RuntimeTemplate>,
 }
 
 /// System files every dynamically linked interpreter reads, read-only, and `/bin` (where
@@ -326,21 +330,26 @@ pub fn spawn(
     let (stdin_r, stdin_w) = pipe2(OFlag::O_CLOEXEC).map_err(sys)?;
     let (out_r, out_w) = pipe2(OFlag::O_CLOEXEC).map_err(sys)?;
     let (err_r, err_w) = pipe2(OFlag::O_CLOEXEC).map_err(sys)?;
+    #[cfg(target_os = "linux")]
+    if let (Some(helper), Some(runtime_template)) = (confine.helper, confine.template) {
+        if let Some(template) = runtime_template.get() {
+            let lifeline = crate::sandbox::lifeline::hold();
+            let helper_plan = sandbox_plan(confine, helper, interpreter, staging, lifeline.is_some());
+            match spawn_forked(&template, &helper_plan, &plan, lifeline) {
+                Ok(spawned) => return Ok(spawned),
+                // Spawned instead, and the next run has a new template.
+                Err(ForkError::Unanswered) => runtime_template.lost(&template),
+                Err(ForkError::Failed(m)) => return Err(SpawnError::Failed(m)),
+                Err(ForkError::PolicyRefused(index, e)) => {
+                    let path = helper_plan.as_host.get(index).map(PathBuf::as_path);
+                    return Err(SpawnError::PolicyRefused(policy_refused(path, &e)));
+                }
+            }
+        }
+    }
     let lifeline = confine.helper.and_then(|_| crate::sandbox::lifeline::hold());
     let plan_of_helper =
         confine.helper.map(|helper| sandbox_plan(confine, helper, interpreter, staging, lifeline.is_some()));
-    if let (Some(helper_plan), Some(template)) = (&plan_of_helper, &confine.template) {
-        drop(stdin_w); // the child reads EOF on fd 0
-        let stdio = (OwnedFd::from(stdin_r), out_w, err_w);
-        return crate::python::process::forked::spawn_forked(
-            template,
-            &helper_plan.to_args(),
-            &plan,
-            stdio,
-            (out_r, err_r),
-            lifeline,
-        );
-    }
     let (executable, args, env) = match (confine.helper, &plan_of_helper) {
         (Some(helper), Some(helper_plan)) => (helper, helper_plan.to_args(), Vec::new()),
         _ => (

@@ -36,7 +36,7 @@ pub unsafe extern "C" fn crn_python_enter(args: *const u8, args_len: usize, limi
                 address_space: Some((limits[2], limits[3])),
                 file_size: (limits[4], limits[5]),
             };
-            if prepare(&limits).is_err() {
+            if prepare(&limits.within_inherited()).is_err() {
                 return abi::EXIT_SETUP;
             }
             start(plan, Ending::Return);

@@ -7,7 +7,9 @@ use std::ffi::OsString;
 use std::io::IoSlice;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -18,9 +20,10 @@ use nix::sys::socket::{
 
 use crate::python::process::limits::LimitPlan;
 use crate::sandbox::exit::Exit;
+use crate::sandbox::Plan;
 
 /// How long a template may take to import what runs need and say it is ready.
-const READY_DEADLINE: Duration = Duration::from_secs(10);
+const READY_DEADLINE: Duration = Duration::from_secs(5);
 /// How long a fork may take to be answered.
 const FORK_DEADLINE: Duration = Duration::from_secs(5);
 
@@ -29,6 +32,7 @@ pub struct PyTemplate {
     channel: Mutex<OwnedFd>,
     pid: i32,
     next_id: std::sync::atomic::AtomicU64,
+
 }
 
 /// A child the template forked for a run.
@@ -53,10 +57,12 @@ impl PyTemplate {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit());
+        // No PDEATHSIG: it fires when the spawning *thread* ends, and a template outlives the
+        // thread that started it. The template exits at its channel's end of file instead, which
+        // the kernel makes when the host dies however it dies.
         // SAFETY: async-signal-safe calls only, between fork and exec.
         unsafe {
             cmd.pre_exec(move || {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                 crate::sandbox::fds::place_fd(theirs_raw, 3)?;
                 crate::sandbox::fds::close_from(4, true);
                 Ok(())
@@ -75,16 +81,23 @@ impl PyTemplate {
         }
     }
 
-    /// Asks for one child: `args` the helper's plan, `limits` the run's, `fds` the run's
-    /// descriptors in the order the child places them (0, 1, 2, 3, the report, the lifeline).
-    pub fn fork(&self, args: &[OsString], limits: &LimitPlan, fds: &[RawFd]) -> Result<Forked, String> {
-        let args: Vec<&str> = args.iter().map(|a| a.to_str().ok_or("a plan argument is not UTF-8")).collect::<Result<_, _>>()?;
+    /// Asks for one child: `plan` the helper's (its layers, environment and bootstrap), `limits`
+    /// the run's, `fds` the run's descriptors in the order the child places them (0, 1, 2, 3,
+    /// the report, the lifeline).
+    pub fn fork(&self, plan: &Plan, limits: &LimitPlan, fds: &[RawFd]) -> Result<Forked, String> {
+        let utf8 = |a: &std::ffi::OsStr| a.to_str().map(str::to_string).ok_or("a plan argument is not UTF-8");
+        let args: Vec<String> = plan.to_args().iter().map(|a| utf8(a)).collect::<Result<_, _>>()?;
+        let env: Vec<[String; 2]> =
+            plan.env.iter().map(|(k, v)| Ok([utf8(k)?, utf8(v)?])).collect::<Result<_, &str>>()?;
+        let bootstrap = plan.argv.last().map(|a| utf8(a)).transpose()?.unwrap_or_default();
         let id = self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let address_space = limits.address_space.unwrap_or((u64::MAX, u64::MAX));
         let request = serde_json::json!({
             "type": "fork",
             "id": id,
             "args": args,
+            "env": env,
+            "bootstrap": bootstrap,
             "limits": [limits.cpu.0, limits.cpu.1, address_space.0, address_space.1, limits.file_size.0, limits.file_size.1],
             "fds": fds.len(),
         })
@@ -159,40 +172,73 @@ pub fn read_exit(exit: &OwnedFd) -> Option<Exit> {
 /// The template's script, compiled into the addon.
 const TEMPLATE_SCRIPT: &str = include_str!("../../../py/template.py");
 
-type Key = (std::path::PathBuf, String, Option<(u32, u32)>);
-
-/// The template for runs of `interpreter` (one per interpreter, tmpdir and ids), started on first
-/// need; `None` when it cannot start (runs then spawn as before). Prototype: only with
-/// `CRN_PYTHON_TEMPLATE` set.
-pub fn shared(
-    interpreter: &Path,
-    tmpdir: &str,
-    cache: &[crate::python::process::interp::CachedFile],
+/// A runtime's template (docs/python.md#the-template): started at load, started again at the
+/// next run after it died, killed at dispose. A run that cannot fork from it is spawned instead.
+pub struct RuntimeTemplate {
+    interpreter: PathBuf,
+    tmpdir: String,
     run_as: Option<(u32, u32)>,
-) -> Option<std::sync::Arc<PyTemplate>> {
-    use std::collections::HashMap;
-    use std::sync::{Arc, OnceLock};
-    std::env::var_os("CRN_PYTHON_TEMPLATE")?;
-    static SHARED: OnceLock<Mutex<HashMap<Key, Option<Arc<PyTemplate>>>>> = OnceLock::new();
-    let key = (interpreter.to_path_buf(), tmpdir.to_string(), run_as);
-    let mut map = SHARED.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(found) = map.get(&key) {
-        return found.clone();
+    current: Mutex<Option<Arc<PyTemplate>>>,
+    disposed: AtomicBool,
+}
+
+impl RuntimeTemplate {
+    /// Starts the runtime's template, or says why it cannot.
+    pub fn start(interpreter: &Path, tmpdir: &str, run_as: Option<(u32, u32)>) -> Result<RuntimeTemplate, String> {
+        let first = start_staged(interpreter, tmpdir, run_as)?;
+        Ok(RuntimeTemplate {
+            interpreter: interpreter.to_path_buf(),
+            tmpdir: tmpdir.to_string(),
+            run_as,
+            current: Mutex::new(Some(Arc::new(first))),
+            disposed: AtomicBool::new(false),
+        })
     }
+
+    /// The live template, started again if the last one was lost (`None`: disposed, or it does
+    /// not start).
+    pub fn get(&self) -> Option<Arc<PyTemplate>> {
+        let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        if self.disposed.load(Ordering::Acquire) {
+            return None;
+        }
+        if current.is_none() {
+            *current = start_staged(&self.interpreter, &self.tmpdir, self.run_as).ok().map(Arc::new);
+        }
+        current.clone()
+    }
+
+    /// `template` failed to answer: it is killed, and the next run starts another.
+    pub fn lost(&self, template: &Arc<PyTemplate>) {
+        let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        if current.as_ref().is_some_and(|t| Arc::ptr_eq(t, template)) {
+            *current = None;
+        }
+    }
+
+    /// The template's pid, while one runs.
+    pub fn pid(&self) -> Option<i32> {
+        self.current.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|t| t.pid)
+    }
+
+    /// Kills the template (runs forked from it are the runs' own to end) and starts no other.
+    pub fn dispose(&self) {
+        self.disposed.store(true, Ordering::Release);
+        let last = self.current.lock().unwrap_or_else(|p| p.into_inner()).take();
+        drop(last);
+    }
+}
+
+/// Starts a template from a staging directory of its own, removed once it has imported what it
+/// needs (it never reads the directory again).
+fn start_staged(interpreter: &Path, tmpdir: &str, run_as: Option<(u32, u32)>) -> Result<PyTemplate, String> {
+    let staging = crate::python::process::spawn::Staging::create(tmpdir, &[], run_as)?;
     let started = (|| {
-        let staging = crate::python::process::spawn::Staging::create(tmpdir, cache, run_as)?;
         let script = staging.dir.join("template.py");
         std::fs::write(&script, TEMPLATE_SCRIPT).map_err(|e| e.to_string())?;
-        let addon = crate::sandbox::helper::own_file().ok_or("no addon path")?;
-        let template = PyTemplate::start(interpreter, &script, &addon)?;
-        // The template's directory lives as long as the host (swept after it, as any staging).
-        std::mem::forget(staging);
-        Ok::<_, String>(Arc::new(template))
+        let addon = crate::sandbox::helper::own_file().ok_or("the addon's own path is unknown")?;
+        PyTemplate::start(interpreter, &script, &addon)
     })();
-    if let Err(e) = &started {
-        eprintln!("code-runtime-native: the python template did not start: {e}");
-    }
-    let found = started.ok();
-    map.insert(key, found.clone());
-    found
+    staging.remove();
+    started
 }
