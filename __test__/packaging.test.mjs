@@ -138,7 +138,7 @@ describe('npm install code-runtime-native cordis, with no Rust on PATH', () => {
     const installed = join(project, 'node_modules', 'code-runtime-native')
     const files = readdirSync(installed)
     for (const expected of ['index.js', 'index.d.ts', 'lib', 'bin', 'py', 'package.json', 'README.md']) expect(files).toContain(expected)
-    expect(readdirSync(join(installed, 'py')).sort()).toEqual(['bootstrap.py', 'protocol.py', 'runner.py'])
+    expect(readdirSync(join(installed, 'py')).sort()).toEqual(['bootstrap.py', 'protocol.py', 'runner.py', 'template.py'])
     for (const absent of ['src', '__test__', 'Cargo.toml', 'target', 'bench', 'npm', 'scripts']) expect(files).not.toContain(absent)
     expect(files.filter((f) => f.endsWith('.node'))).toEqual([])
     // The platform package: the addon, plus the files scripts/platform-files.mjs lists for it

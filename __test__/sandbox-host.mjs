@@ -175,8 +175,16 @@ import resource
 return [list(resource.getrlimit(resource.RLIMIT_NOFILE)), list(resource.getrlimit(resource.RLIMIT_NPROC))]`
 
 const SELF_UID = `
-import os
-return await tools.uids({"tmp": os.environ["TMPDIR"]})`
+import os, subprocess
+# A process of the run's that names a marker (the program's own command line is its
+# interpreter's, which a run forked from the template shares with the host's trusted processes).
+marker = os.path.join(os.environ["TMPDIR"], "uid-marker")
+child = subprocess.Popen(["/bin/sh", "-c", "sleep 30; :", marker])
+try:
+    return await tools.uids({"marker": marker})
+finally:
+    child.kill()
+    child.wait()`
 
 /** Every file and network effect a policy decides, each `ok` or the error's class and errno. */
 const POLICY_PROBE = (paths, port) => `
@@ -404,7 +412,7 @@ return os.path.islink(${JSON.stringify(path.join(w1, 'src'))})`
       functions: {
         slab: async () => slabBytes(),
         // The uids of the run's processes as this host's kernel sees them.
-        uids: async ({ tmp }) => processesNaming(path.dirname(tmp)).map(uidsOf),
+        uids: async ({ marker }) => processesNaming(marker).map(uidsOf),
       },
     }
     out.selfUid = await runtime.run({ program: SELF_UID, bindings: [tools] })

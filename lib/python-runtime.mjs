@@ -210,6 +210,11 @@ function startTemplate(sandbox, executable, runAs) {
   }
 }
 
+/** Kills what a prepared state holds (its template) when no runtime came of it. */
+export function disposePythonState(state) {
+  state.template?.dispose()
+}
+
 /** Registers dispose on `ctx` once the service exists. */
 export function attachPythonState(ctx, state) {
   ctx.effect(() => () => disposeRuns(state))
@@ -239,7 +244,12 @@ export function definePythonRuntime(Base) {
 
     constructor(ctx, config) {
       const state = preparePythonState(config)
-      super(ctx, 'codeRuntime')
+      try {
+        super(ctx, 'codeRuntime')
+      } catch (error) {
+        disposePythonState(state)
+        throw error
+      }
       this[STATE] = state
       attachPythonState(ctx, state)
     }

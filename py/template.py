@@ -11,7 +11,8 @@ forked and writes how it ended to that child's exit pipe, whose read end the hos
 Frames, host to template: {"type":"fork","id":N,"args":[...],"env":[[K,V],...],"bootstrap":P,
 "limits":[6 numbers],"fds":K} with
 K descriptors (stdin, stdout, stderr, the run's channel, the helper's report, and the lifeline when
-K is 6). Template to host: {"type":"template-ready"}; {"type":"forked","id":N,"pid":P} with the
+K is 6). Template to host: {"type":"template-ready","addonBytes":N} (the address space the addon's mappings
+take, which the host adds to each child's RLIMIT_AS); {"type":"forked","id":N,"pid":P} with the
 exit pipe's read end; {"type":"fork-failed","id":N,"message":M}.
 """
 
@@ -58,6 +59,23 @@ ENTER = ADDON.crn_python_enter
 ENTER.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_uint64)]
 ENTER.restype = ctypes.c_int
 AFTER_FORK = ctypes.pythonapi.PyOS_AfterFork_Child
+
+
+def _mapped_bytes(path):
+    """The address space the addon's mappings take (every forked child has them, and the
+    addon cannot be unloaded: it is linked NODELETE)."""
+    real = os.path.realpath(path)
+    total = 0
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            fields = line.split(None, 5)
+            if len(fields) == 6 and fields[5].strip() == real:
+                start, end = fields[0].split("-")
+                total += int(end, 16) - int(start, 16)
+    return total
+
+
+ADDON_BYTES = _mapped_bytes(sys.argv[1])
 
 
 def child(request, fds):
@@ -107,7 +125,7 @@ def serve():
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     exits = {}  # pid -> write end of its exit pipe
-    chan.sendall(b'{"type":"template-ready"}')
+    chan.sendall(json.dumps({"type": "template-ready", "addonBytes": ADDON_BYTES}).encode())
     poller = select.poll()
     poller.register(chan.fileno(), select.POLLIN)
     poller.register(wake_r, select.POLLIN)

@@ -5,7 +5,7 @@
 // the per-run deadline, the sandbox facts and the two new failure kinds.
 import Schema from 'schemastery'
 import { IsolateConfig, createIsolateState, isolateSandbox, runIsolate } from '../isolate-runtime.mjs'
-import { PythonConfig, attachPythonState, preparePythonState, runPython } from '../python-runtime.mjs'
+import { PythonConfig, attachPythonState, disposePythonState, preparePythonState, runPython } from '../python-runtime.mjs'
 import { PREFIX, afterDisposalError, unboundRunError } from '../request.mjs'
 import { PTC_SEAM } from '../session.mjs'
 import { filePlan, filePolicyAvailable, refusedFileEffect } from './file-plan.mjs'
@@ -196,8 +196,13 @@ function definePythonPtc(Base) {
     constructor(ctx, config) {
       const settings = ptcSettings(config, 'python')
       const backend = preparePythonState({ ...backendConfig(config), maxWallMs: settings.timeout.maxMs })
-      super(ctx)
-      this[STATE] = ptcState(backend, settings, ctx)
+      try {
+        super(ctx)
+        this[STATE] = ptcState(backend, settings, ctx)
+      } catch (error) {
+        disposePythonState(backend)
+        throw error
+      }
       attachPythonState(ctx, backend)
     }
 

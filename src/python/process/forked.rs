@@ -42,8 +42,13 @@ pub fn spawn_forked(
     drop(stdin_w); // the child reads EOF on fd 0
     let (channel, child_channel) = UnixStream::pair().map_err(|e| sys("socketpair", e))?;
     let (report_r, report_w) = pipe()?;
-    let mut fds =
-        vec![stdin_r.as_raw_fd(), out_w.as_raw_fd(), err_w.as_raw_fd(), child_channel.as_raw_fd(), report_w.as_raw_fd()];
+    let mut fds = vec![
+        stdin_r.as_raw_fd(),
+        out_w.as_raw_fd(),
+        err_w.as_raw_fd(),
+        child_channel.as_raw_fd(),
+        report_w.as_raw_fd(),
+    ];
     if let Some(hold) = &lifeline {
         fds.push(hold.read_end());
     }
@@ -80,5 +85,6 @@ pub fn spawn_forked(
         init,
         lifeline,
         by_template: true,
+        address_space_extra: template.addon_bytes,
     })
 }

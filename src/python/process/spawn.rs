@@ -14,11 +14,11 @@ use nix::fcntl::OFlag;
 use crate::python::process::errors;
 #[cfg(target_os = "linux")]
 use crate::python::process::forked::{spawn_forked, ForkError};
-#[cfg(target_os = "linux")]
-use crate::python::template::host::RuntimeTemplate;
 use crate::python::process::interp::CachedFile;
 use crate::python::process::limits::LimitPlan;
 use crate::python::process::policy::FilePolicy;
+#[cfg(target_os = "linux")]
+use crate::python::template::host::RuntimeTemplate;
 use crate::sandbox::fds::{kill_init, nonblocking, pipe2};
 use crate::sandbox::procfs::start_time;
 use crate::sandbox::report::STATUS_FD;
@@ -195,6 +195,9 @@ pub struct Spawned {
     /// Forked by the Python template, which reaps it: `pidfd` is then its exit pipe, readable
     /// once the template wrote how it ended (src/python/template/host.rs).
     pub by_template: bool,
+    /// Address space the child holds that is not the program's (the template's addon), added to
+    /// the `RLIMIT_AS` the bootstrap asserts.
+    pub address_space_extra: u64,
 }
 
 impl Spawned {
@@ -398,7 +401,19 @@ pub fn spawn(
     for fd in [&fd3, &out_r, &err_r] {
         nonblocking(fd);
     }
-    Ok(Spawned { pid, start_time, fd3, stdout: out_r, stderr: err_r, pidfd, layers, init, lifeline, by_template: false })
+    Ok(Spawned {
+        pid,
+        start_time,
+        fd3,
+        stdout: out_r,
+        stderr: err_r,
+        pidfd,
+        layers,
+        init,
+        lifeline,
+        by_template: false,
+        address_space_extra: 0,
+    })
 }
 
 /// Why a child was not started.

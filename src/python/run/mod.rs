@@ -170,14 +170,26 @@ impl Run {
                 return emit_settled(&*events, &[], &failure(kind, &e.message()), None, began);
             }
         };
-        let Spawned { pid, start_time, fd3, stdout, stderr, pidfd, layers: _, init, lifeline, by_template } = spawned;
+        let Spawned {
+            pid,
+            start_time,
+            fd3,
+            stdout,
+            stderr,
+            pidfd,
+            layers: _,
+            init,
+            lifeline,
+            by_template,
+            address_space_extra,
+        } = spawned;
         *group.lock().unwrap_or_else(|p| p.into_inner()) = Some((pid, start_time, staging.dir.clone()));
         // The host boots the next run's spare only now, so its staging never competes with this
         // run's for descriptors or disk.
         events.emit(PythonEvent::Spawned);
         let boot = host_frames::boot_frame(
             spec.child.cpu_seconds,
-            spec.child.address_space_bytes,
+            spec.child.address_space_bytes + address_space_extra as f64,
             spec.max_log_bytes,
             spec.max_value_bytes,
             &spec.namespaces_json,

@@ -8,9 +8,9 @@ use std::io::IoSlice;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -24,6 +24,8 @@ use crate::sandbox::Plan;
 
 /// How long a template may take to import what runs need and say it is ready.
 const READY_DEADLINE: Duration = Duration::from_secs(5);
+/// More than any build of the addon maps (it is about 60 MiB).
+const MAX_ADDON_BYTES: u64 = 1 << 30;
 /// How long a fork may take to be answered.
 const FORK_DEADLINE: Duration = Duration::from_secs(5);
 
@@ -32,7 +34,10 @@ pub struct PyTemplate {
     channel: Mutex<OwnedFd>,
     pid: i32,
     next_id: std::sync::atomic::AtomicU64,
-
+    /// The address space the addon's mappings take in the template, and so in every child: not
+    /// the program's to use, so added to its `RLIMIT_AS` (the memory cgroup still bounds what it
+    /// really uses).
+    pub addon_bytes: u64,
 }
 
 /// A child the template forked for a run.
@@ -47,8 +52,8 @@ impl PyTemplate {
     /// Starts `<interpreter> -u -I <script> <addon>` with its channel on fd 3 and waits until it
     /// is ready to fork.
     pub fn start(interpreter: &Path, script: &Path, addon: &Path) -> Result<PyTemplate, String> {
-        let (ours, theirs) =
-            socketpair(AddressFamily::Unix, SockType::SeqPacket, None, SockFlag::SOCK_CLOEXEC).map_err(|e| e.to_string())?;
+        let (ours, theirs) = socketpair(AddressFamily::Unix, SockType::SeqPacket, None, SockFlag::SOCK_CLOEXEC)
+            .map_err(|e| e.to_string())?;
         let theirs_raw = theirs.as_raw_fd();
         let mut cmd = Command::new(interpreter);
         cmd.args([OsString::from("-u"), "-I".into(), script.into(), addon.into()])
@@ -70,12 +75,19 @@ impl PyTemplate {
         }
         let child = cmd.spawn().map_err(|e| format!("spawn {}: {e}", interpreter.display()))?;
         drop(theirs);
-        let template = PyTemplate { channel: Mutex::new(ours), pid: child.id() as i32, next_id: 0.into() };
+        let mut template =
+            PyTemplate { channel: Mutex::new(ours), pid: child.id() as i32, next_id: 0.into(), addon_bytes: 0 };
         let channel = template.channel.lock().unwrap_or_else(|p| p.into_inner());
         let ready = receive(&channel, Instant::now() + READY_DEADLINE);
         drop(channel);
         match ready {
-            Ok((frame, _)) if frame.get("type").and_then(|t| t.as_str()) == Some("template-ready") => Ok(template),
+            Ok((frame, _)) if frame.get("type").and_then(|t| t.as_str()) == Some("template-ready") => {
+                let bytes = frame.get("addonBytes").and_then(|b| b.as_u64());
+                template.addon_bytes = bytes.filter(|&b| b <= MAX_ADDON_BYTES).ok_or_else(|| {
+                    format!("the python template said it is ready with an unusable addonBytes: {frame}")
+                })?;
+                Ok(template)
+            }
             Ok((frame, _)) => Err(format!("the python template said {frame} before it was ready")),
             Err(e) => Err(e),
         }
@@ -91,7 +103,8 @@ impl PyTemplate {
             plan.env.iter().map(|(k, v)| Ok([utf8(k)?, utf8(v)?])).collect::<Result<_, &str>>()?;
         let bootstrap = plan.argv.last().map(|a| utf8(a)).transpose()?.unwrap_or_default();
         let id = self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let address_space = limits.address_space.unwrap_or((u64::MAX, u64::MAX));
+        let more = |v: u64| if v == u64::MAX { v } else { v.saturating_add(self.addon_bytes) };
+        let address_space = limits.address_space.map_or((u64::MAX, u64::MAX), |(soft, hard)| (more(soft), more(hard)));
         let request = serde_json::json!({
             "type": "fork",
             "id": id,
@@ -108,8 +121,13 @@ impl PyTemplate {
             .map_err(|e| format!("the python template's channel: {e}"))?;
         let (frame, mut received) = receive(&channel, Instant::now() + FORK_DEADLINE)?;
         match (frame.get("type").and_then(|t| t.as_str()), frame.get("pid").and_then(|p| p.as_i64())) {
-            (Some("forked"), Some(pid)) if frame.get("id").and_then(|i| i.as_u64()) == Some(id) && received.len() == 1 => {
-                Ok(Forked { pid: pid as i32, exit: received.remove(0) })
+            (Some("forked"), Some(pid))
+                if frame.get("id").and_then(|i| i.as_u64()) == Some(id) && received.len() == 1 =>
+            {
+                // The host signals this pid's group later: it must be the template's own child.
+                let pid = i32::try_from(pid).ok().filter(|&p| p > 1 && parent_of(p) == Some(self.pid));
+                let pid = pid.ok_or_else(|| format!("the python template named a process it did not fork: {frame}"))?;
+                Ok(Forked { pid, exit: received.remove(0) })
             }
             (Some("fork-failed"), _) => Err(format!(
                 "the python template could not fork: {}",
@@ -120,12 +138,24 @@ impl PyTemplate {
     }
 }
 
+impl PyTemplate {
+    fn kill(&self) {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.pid), nix::sys::signal::Signal::SIGKILL);
+    }
+}
+
 impl Drop for PyTemplate {
     fn drop(&mut self) {
-        // Its channel closes with this: it exits; SIGKILL in case it is stuck, then reap.
-        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.pid), nix::sys::signal::Signal::SIGKILL);
-        crate::sandbox::exit::reap_in_background(self.pid);
+        // Its channel closes with this and it would exit; SIGKILL in case it is stuck, and reap
+        // it here, so a runtime's dispose returns with its template gone (it dies at once).
+        self.kill();
+        crate::sandbox::exit::reap(self.pid);
     }
+}
+
+/// The parent of `pid` (field 4 of its stat line).
+fn parent_of(pid: i32) -> Option<i32> {
+    crate::sandbox::procfs::stat_fields(pid)?.get(1)?.parse().ok()
 }
 
 /// One message from the template (its JSON and descriptors), by `deadline`.
@@ -151,7 +181,8 @@ fn receive(channel: &OwnedFd, deadline: Instant) -> Result<(serde_json::Value, V
     if n == 0 {
         return Err("the python template exited".into());
     }
-    let frame = serde_json::from_slice(&buf[..n]).map_err(|e| format!("the python template sent a malformed frame: {e}"))?;
+    let frame =
+        serde_json::from_slice(&buf[..n]).map_err(|e| format!("the python template sent a malformed frame: {e}"))?;
     Ok((frame, received))
 }
 
@@ -225,7 +256,11 @@ impl RuntimeTemplate {
     pub fn dispose(&self) {
         self.disposed.store(true, Ordering::Release);
         let last = self.current.lock().unwrap_or_else(|p| p.into_inner()).take();
-        drop(last);
+        if let Some(template) = last {
+            // Killed now even while a run's fork request still holds it; reaped by whoever
+            // drops it last (here, unless a request is in flight).
+            template.kill();
+        }
     }
 }
 

@@ -232,7 +232,6 @@ fn without_namespaces(
     }
 }
 
-
 /// Waits for `child` (init, or the program itself without namespaces), then ends exactly as
 /// the program ended (code or signal), so the host's wait status is the program's and its
 /// rusage covers the whole run. If the host dies first (its lifeline reads end-of-file), the
@@ -331,8 +330,7 @@ fn init(
     // The keeper's descriptors are of the host's mount namespace, which a bind here cannot
     // take: each path is opened again in this one, the same way, and must be the same object.
     let exact = &reopen_exact(plan, &status, exact);
-    let layout =
-        root::Layout { root: plan.root.as_deref(), grants, scratch, proc: plan.private_proc, trees, exact };
+    let layout = root::Layout { root: plan.root.as_deref(), grants, scratch, proc: plan.private_proc, trees, exact };
     match root::mount_all(&layout) {
         Ok(mounted) => {
             setup.private_proc = mounted.private_proc;
@@ -433,6 +431,14 @@ fn program(plan: &Plan, status: OwnedFd, setup: Setup, exact: &Exact, ending: En
     }
     // SAFETY: prctl(PR_SET_NO_NEW_PRIVS) only restricts this process.
     let no_new_privs = unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } == 0;
+    if ending == Ending::Return {
+        // The process that made the user namespace holds every capability in it, and its ids
+        // were already `INSIDE_ID` there, so changing them dropped none. A spawned program
+        // loses them at exec (a non-root uid); this one never execs.
+        if let Err(e) = drop_capabilities() {
+            fail("capset", e);
+        }
+    }
     let mut read_only = plan.read_only.clone();
     if plan.private_proc && setup.private_proc {
         read_only.push("/proc".into());
@@ -449,11 +455,8 @@ fn program(plan: &Plan, status: OwnedFd, setup: Setup, exact: &Exact, ending: En
     let read_write: Vec<std::path::PathBuf> = plan.read_write.iter().filter(|p| !held(p)).cloned().collect();
     let opened: Vec<(std::os::fd::BorrowedFd, bool)> =
         exact.iter().map(|(path, fd)| (std::os::fd::AsFd::as_fd(fd), plan.read_write.contains(path))).collect();
-    let landlock = if no_new_privs {
-        landlock::restrict(&read_only, &read_write, &list_only, &opened, !plan.network)
-    } else {
-        0
-    };
+    let landlock =
+        if no_new_privs { landlock::restrict(&read_only, &read_write, &list_only, &opened, !plan.network) } else { 0 };
     let seccomp = no_new_privs && seccomp::apply(plan.no_locks);
     let uid = nix::unistd::geteuid().as_raw();
     let outside_uid = if setup.namespaces { setup.ids.0 } else { uid };
@@ -484,6 +487,35 @@ fn program(plan: &Plan, status: OwnedFd, setup: Setup, exact: &Exact, ending: En
     // Still here: the host reports this as a spawn error (and sees the descriptor close).
     write_all(&status, plan::exec_error_line(errno as i32).as_bytes());
     exit_now(abi::EXIT_EXEC);
+}
+
+/// Empties this process's effective, permitted, inheritable and ambient capability sets.
+fn drop_capabilities() -> nix::Result<()> {
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const VERSION_3: u32 = 0x2008_0522;
+    // SAFETY: plain prctl on this process.
+    if unsafe { libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) } != 0 {
+        return Err(nix::errno::Errno::last());
+    }
+    let mut header = Header { version: VERSION_3, pid: 0 };
+    let data = [Data { effective: 0, permitted: 0, inheritable: 0 }; 2];
+    // SAFETY: capset(2) with a version-3 header and its two data words, both live for the call.
+    let r = unsafe { libc::syscall(libc::SYS_capset, &mut header as *mut Header, data.as_ptr()) };
+    if r != 0 {
+        return Err(nix::errno::Errno::last());
+    }
+    Ok(())
 }
 
 /// The program's ids: in namespaces the inside id (mapped to the run's ids outside); without

@@ -1,0 +1,263 @@
+// The Python template (docs/python.md#the-template): one interpreter per runtime, started at load,
+// that forks each run's child into the same layers a spawned child takes. A run forked from it
+// must be indistinguishable from one spawned through the helper (compared side by side with a
+// wrapper that refuses to be a template), must share nothing random with another run, and the
+// runtime must survive its template dying at any time.
+import { spawn } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { afterAll, describe, expect, it, vi } from 'vitest'
+import { PythonCodeRuntime } from '../lib/index.mjs'
+import { runAs, unprivilegedPackage } from './process-helpers.mjs'
+import {
+  PYTHON,
+  REPO,
+  fakePython,
+  isAlive,
+  liveProcesses,
+  load,
+  privateTmpdir,
+  pythonTemplates,
+  script,
+  sleep,
+  stagingDirs,
+  unreapedChildren,
+} from './python-helpers.mjs'
+
+vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 })
+const TMP = privateTmpdir('py-template')
+const BINS = fs.mkdtempSync(path.join(TMP, 'bins-'))
+
+afterAll(() => {
+  expect(liveProcesses(TMP)).toEqual([])
+  expect(unreapedChildren()).toEqual([])
+  expect(stagingDirs(TMP)).toEqual([])
+  fs.rmSync(TMP, { recursive: true, force: true })
+})
+
+const run = (runtime, program) => runtime.run({ program, bindings: [] })
+
+/** Kills `pid` and waits until it is no longer running (a zombie counts as gone). */
+async function kill(pid) {
+  process.kill(pid, 'SIGKILL')
+  while (isAlive(pid)) await sleep(10)
+}
+
+/** What a program can see of its own process; paths are relative to its staging directory. */
+const SELF_VIEW = `
+import os, resource, sys
+main = sys.modules["__main__"].__file__
+home = os.path.dirname(main)
+def kind(fd):
+    try:
+        return os.readlink("/proc/self/fd/" + fd).split(":[")[0]
+    except OSError:
+        return None  # the descriptor listdir itself had open
+status = dict(l.split(":", 1) for l in open("/proc/self/status").read().splitlines() if ":" in l)
+return {
+    "fds": {fd: k for fd, k in ((fd, kind(fd)) for fd in os.listdir("/proc/self/fd")) if k},
+    "stdin": sys.stdin.read(),
+    "sessionLeader": os.getsid(0) == os.getpid(),
+    "groupLeader": os.getpgrp() == os.getpid(),
+    "pid": os.getpid(),
+    "ids": [os.getuid(), os.getgid(), os.geteuid(), os.getegid()],
+    "environ": {k: v.replace(home, "<home>") for k, v in os.environ.items()},
+    "main": os.path.basename(main),
+    "argv": [a.replace(home, "<home>") for a in sys.argv],
+    "cwd": os.getcwd().replace(home, "<home>"),
+    "limits": [list(resource.getrlimit(r)) for r in (resource.RLIMIT_CORE, resource.RLIMIT_CPU, resource.RLIMIT_AS, resource.RLIMIT_FSIZE, resource.RLIMIT_NPROC, resource.RLIMIT_NOFILE)],
+    "status": {k: status[k].strip() for k in ("Seccomp", "NoNewPrivs", "CapEff", "CapPrm", "CapInh", "CapAmb", "CapBnd", "Threads", "SigBlk", "SigIgn")},
+    "mounts": sorted(l.split()[4].replace(home, "<home>") for l in open("/proc/self/mountinfo")),
+    "proc": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
+    "flags": [sys.flags.isolated, sys.flags.unbuffered if hasattr(sys.flags, "unbuffered") else None, sys.dont_write_bytecode],
+    "path": [p for p in sys.path if p.startswith(home)],
+    "addonMapped": sum(int(r.split("-")[1], 16) - int(r.split("-")[0], 16) for r, *rest in (l.split() for l in open("/proc/self/maps")) if rest[-1].endswith(".node")),
+}
+`
+
+describe('one template per runtime', () => {
+  it('starts at load as a single-threaded child of the host, keeps no staging directory, and is gone at dispose', async () => {
+    const before = new Set(pythonTemplates())
+    const { runtime, fiber } = await load(PythonCodeRuntime, { graceMs: 300 })
+    const started = pythonTemplates().filter((pid) => !before.has(pid))
+    expect(started).toHaveLength(1)
+    const [template] = started
+    expect(fs.readdirSync(`/proc/${template}/task`)).toHaveLength(1)
+    // Its staging directory went once it had imported what it needs; the command line keeps the name.
+    const script = fs.readFileSync(`/proc/${template}/cmdline`, 'utf8').split('\0')[3]
+    expect(script).toMatch(/\/template\.py$/)
+    expect(fs.existsSync(path.dirname(script))).toBe(false)
+    expect(await run(runtime, 'return 1')).toEqual({ logs: [], value: 1 })
+    // Runs do not add templates.
+    expect(pythonTemplates().filter((pid) => !before.has(pid))).toEqual([template])
+    await fiber.dispose()
+    expect(isAlive(template)).toBe(false)
+  })
+})
+
+describe('a forked run is what a spawned run is', () => {
+  it('descriptors, session, ids, environment, entry, limits, kernel layers, mounts and namespace: the same as a child spawned through the helper', async () => {
+    const spawning = fakePython(BINS, 'no-template', { run: `exec ${PYTHON} "$@"`, template: false })
+    const forked = await load(PythonCodeRuntime, { graceMs: 300, cpuSeconds: 9, addressSpaceMb: 700 })
+    const spawned = await load(PythonCodeRuntime, { graceMs: 300, cpuSeconds: 9, addressSpaceMb: 700, pythonBin: spawning })
+    try {
+      const a = await run(forked.runtime, SELF_VIEW)
+      const b = await run(spawned.runtime, SELF_VIEW)
+      expect(a.error).toBeUndefined()
+      // A forked child holds the template's addon mapped (the addon cannot be unloaded), which
+      // the program cannot use: its RLIMIT_AS is the budget plus exactly that.
+      expect(b.value.addonMapped).toBe(0)
+      expect(a.value.addonMapped).toBeGreaterThan(0)
+      expect(a.value.limits[2]).toEqual(b.value.limits[2].map((n) => n + a.value.addonMapped))
+      a.value.limits[2] = b.value.limits[2]
+      a.value.addonMapped = 0
+      // What the wrapper script adds of its own: the shell's PWD, and its file in the run's root.
+      delete b.value.environ.PWD
+      b.value.mounts = b.value.mounts.filter((m) => m !== spawning)
+      // The spawned one really was spawned: its interpreter's command line is its bootstrap's.
+      const byTemplate = 'import sys\nreturn "template.py" in " ".join(sys.orig_argv)'
+      expect(await run(spawned.runtime, byTemplate)).toEqual({ logs: [], value: false })
+      expect(await run(forked.runtime, byTemplate)).toEqual({ logs: [], value: true })
+      expect(a).toEqual(b)
+      // And what both are: fds 0–3 and the event loop's own (its epoll and wake-up pair), stdin
+      // at EOF, TMPDIR and the interpreter's locale coercion alone.
+      expect(a.value.fds).toEqual({ 0: 'pipe', 1: 'pipe', 2: 'pipe', 3: 'socket', 4: 'anon_inode', 5: 'socket', 6: 'socket' })
+      expect(a.value.stdin).toBe('')
+      expect(a.value.environ).toEqual({ LC_CTYPE: 'C.UTF-8', TMPDIR: '<home>/tmp' })
+      expect(a.value.status.CapEff).toBe('0000000000000000')
+      expect(a.value.main).toBe('bootstrap.py')
+      expect(a.value.argv).toEqual(['<home>/bootstrap.py'])
+      expect(a.value.limits.slice(0, 3)).toEqual([[0, 0], [9, 10], [700 * 2 ** 20, 700 * 2 ** 20]])
+      expect(a.value.status.Seccomp).toBe('2')
+      expect(a.value.status.Threads).toBe('1')
+    } finally {
+      await forked.fiber.dispose()
+      await spawned.fiber.dispose()
+    }
+  })
+
+  it('shares no random state with another run: random, uuid and secrets differ per run', async () => {
+    const { runtime, fiber } = await load(PythonCodeRuntime, { graceMs: 300 })
+    try {
+      const program = 'import random, secrets, uuid\nreturn [random.getrandbits(48), str(uuid.uuid4()), secrets.token_hex(8)]'
+      const seen = []
+      for (let i = 0; i < 4; i++) seen.push((await run(runtime, program)).value)
+      for (let k = 0; k < 3; k++) expect(new Set(seen.map((v) => v[k])).size).toBe(4)
+    } finally {
+      await fiber.dispose()
+    }
+  })
+
+  it('a run can neither see nor signal its template', async () => {
+    const before = new Set(pythonTemplates())
+    const { runtime, fiber } = await load(PythonCodeRuntime, { graceMs: 300 })
+    const [template] = pythonTemplates().filter((pid) => !before.has(pid))
+    try {
+      const r = await run(
+        runtime,
+        `import os, signal\ntry:\n    os.kill(${template}, signal.SIGKILL)\n    sent = "sent"\nexcept OSError as e:\n    sent = type(e).__name__\nreturn [sent, os.path.exists("/proc/${template}")]`,
+      )
+      expect(r).toEqual({ logs: [], value: ['ProcessLookupError', false] })
+      expect(isAlive(template)).toBe(true)
+    } finally {
+      await fiber.dispose()
+    }
+  })
+})
+
+describe('a template that dies', () => {
+  it('between runs: the next run forks from a new one', async () => {
+    const before = new Set(pythonTemplates())
+    const { runtime, fiber } = await load(PythonCodeRuntime, { graceMs: 300 })
+    try {
+      const [first] = pythonTemplates().filter((pid) => !before.has(pid))
+      expect(await run(runtime, 'return 1')).toEqual({ logs: [], value: 1 })
+      await kill(first)
+      expect(await run(runtime, 'return 2')).toEqual({ logs: [], value: 2 })
+      expect(await run(runtime, 'import sys\nreturn "template.py" in " ".join(sys.orig_argv)')).toEqual({ logs: [], value: true })
+      const now = pythonTemplates().filter((pid) => !before.has(pid))
+      expect(now).toHaveLength(1)
+      expect(now[0]).not.toBe(first)
+    } finally {
+      await fiber.dispose()
+    }
+  })
+
+  it('during a run: the run in flight ends as it would have', async () => {
+    const before = new Set(pythonTemplates())
+    const { runtime, fiber } = await load(PythonCodeRuntime, { graceMs: 300 })
+    try {
+      const [template] = pythonTemplates().filter((pid) => !before.has(pid))
+      const pending = run(runtime, 'import time\ntime.sleep(0.6)\nprint("slept")\nreturn 3')
+      await sleep(250)
+      await kill(template)
+      expect(await pending).toEqual({ logs: ['slept'], value: 3 })
+      expect(await run(runtime, 'return 4')).toEqual({ logs: [], value: 4 })
+    } finally {
+      await fiber.dispose()
+    }
+  })
+
+  it('that names a process it did not fork is replaced, the process is left alone, and the run spawns its own child', async () => {
+    // An interpreter that starts a "template" which says it is ready and answers every fork with
+    // the right id, an exit pipe, and the pid of a process of this test's (a group of its own):
+    // were the host to believe it, it would signal that group when the run ends.
+    const decoy = spawn('sleep', ['60'], { detached: true, stdio: 'ignore' })
+    const asked = path.join(BINS, 'liar-asked')
+    const liar = script(
+      BINS,
+      'liar.py',
+      `import json, os, socket
+c = socket.socket(fileno=3)
+c.send(b'{"type":"template-ready","addonBytes":0}')
+while True:
+    m, fds, _, _ = socket.recv_fds(c, 65536, 8)
+    if not m:
+        raise SystemExit(0)
+    open(${JSON.stringify(asked)}, "a").write("fork\\n")
+    r, w = os.pipe()
+    socket.send_fds(c, [json.dumps({"type": "forked", "id": json.loads(m)["id"], "pid": ${decoy.pid}}).encode()], [r])
+`,
+    )
+    const bin = fakePython(BINS, 'lying-template', { run: `case "$3" in */template.py) exec ${PYTHON} ${liar};; esac\nexec ${PYTHON} "$@"` })
+    const { runtime, fiber } = await load(PythonCodeRuntime, { pythonBin: bin, graceMs: 300 })
+    try {
+      for (let i = 0; i < 3; i++) expect(await run(runtime, 'import sys\nreturn ["template.py" in " ".join(sys.orig_argv), ' + i + ']')).toEqual({ logs: [], value: [false, i] })
+      expect(fs.readFileSync(asked, 'utf8').split('\n').filter(Boolean).length).toBeGreaterThanOrEqual(3)
+      expect(isAlive(decoy.pid)).toBe(true)
+    } finally {
+      await fiber.dispose()
+      decoy.kill('SIGKILL')
+    }
+  })
+})
+
+describe.runIf(process.getuid() === 0)('as an unprivileged user', () => {
+  it("a host process of another uid forks its runs from its own template", async () => {
+    const dir = fs.mkdtempSync(path.join(TMP, 'unprivileged-'))
+    fs.chownSync(dir, 65534, 65534)
+    fs.chmodSync(TMP, 0o711)
+    const { pkg, node } = unprivilegedPackage(REPO, dir, ['py'])
+    const script = path.join(pkg, 'host.mjs')
+    fs.writeFileSync(
+      script,
+      `
+      import { Context } from 'cordis'
+      import { PythonCodeRuntime } from './lib/index.mjs'
+      const ctx = new Context()
+      const fiber = await ctx.plugin(PythonCodeRuntime, { pythonBin: '/usr/bin/python3', graceMs: 300 })
+      const results = []
+      const program = 'import os, sys\\nstatus = open("/proc/self/status").read()\\nreturn ["template.py" in " ".join(sys.orig_argv), os.getpid(), "CapEff:\\\\t0000000000000000" in status, "Seccomp:\\\\t2" in status]'
+      for (let i = 0; i < 2; i++) results.push(await ctx.codeRuntime.run({ program, bindings: [] }))
+      await fiber.dispose()
+      process.stdout.write(JSON.stringify(results))
+      `,
+    )
+    const { code, stdout, stderr } = await runAs(node, script, { uid: 65534, gid: 65534, cwd: dir, env: { PATH: '/usr/bin:/bin', TMPDIR: dir } })
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
+    expect(JSON.parse(stdout)).toEqual([
+      { logs: [], value: [true, 2, true, true] },
+      { logs: [], value: [true, 2, true, true] },
+    ])
+  })
+})
