@@ -8,12 +8,11 @@ request. The child places the run's descriptors, takes the run's layers in the a
 which then runs the bootstrap exactly as a spawned child would. The template reaps each child it
 forked and writes how it ended to that child's exit pipe, whose read end the host holds.
 
-Frames, host to template: {"type":"fork","id":N,"args":[...],"env":[[K,V],...],"bootstrap":P,
-"limits":[6 numbers],"fds":K} with
-K descriptors (stdin, stdout, stderr, the run's channel, the helper's report, and the lifeline when
-K is 6). Template to host: {"type":"template-ready","addonBytes":N} (the address space the addon's mappings
-take, which the host adds to each child's RLIMIT_AS); {"type":"forked","id":N,"pid":P} with the
-exit pipe's read end; {"type":"fork-failed","id":N,"message":M}.
+Its frames are the `PythonTemplate` channel's in src/channel/table (docs/protocol.md#frames): a
+`fork` request comes with its descriptors (stdin, stdout, stderr, the run's channel, the helper's
+report, and the lifeline when there are six); `template-ready` says how much address space the
+addon's mappings take (the host adds it to each child's RLIMIT_AS); `forked` comes with the read
+end of the child's exit pipe.
 """
 
 import builtins
@@ -149,7 +148,9 @@ def fork(chan, message, fds, exits):
     try:
         request = json.loads(message)
         ident = request["id"]
-    except (ValueError, KeyError, TypeError):
+        if request.get("type") != "fork":
+            raise ValueError(request.get("type"))
+    except (ValueError, KeyError, TypeError, AttributeError):
         for fd in fds:
             os.close(fd)
         return

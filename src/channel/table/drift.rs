@@ -113,15 +113,25 @@ fn type_words(source: &str) -> Vec<String> {
     words
 }
 
-#[test]
-fn py_runner_speaks_only_fd3_frames() {
-    let source = std::fs::read_to_string(root().join("py/runner.py")).expect("py/runner.py");
+/// Panics unless the `"type"` words `file` spells are exactly the frames of `channel`.
+fn speaks_only(file: &str, channel: Channel) {
+    let source = std::fs::read_to_string(root().join(file)).expect(file);
     let words = type_words(&source);
-    let fd3: Vec<&str> = FRAMES.iter().filter(|f| f.channel == Channel::Fd3).map(|f| f.ty).collect();
-    for ty in &fd3 {
-        assert!(words.iter().any(|w| w == ty), "py/runner.py never spells {ty}");
+    let ours: Vec<&str> = FRAMES.iter().filter(|f| f.channel == channel).map(|f| f.ty).collect();
+    for ty in &ours {
+        assert!(words.iter().any(|w| w == ty), "{file} never spells {ty}");
     }
     for word in words {
-        assert!(fd3.contains(&word.as_str()), "py/runner.py spells {word}, which is no fd-3 frame");
+        assert!(ours.contains(&word.as_str()), "{file} spells {word}, which is no {channel:?} frame");
     }
+}
+
+#[test]
+fn py_runner_speaks_only_fd3_frames() {
+    speaks_only("py/runner.py", Channel::Fd3);
+}
+
+#[test]
+fn py_template_speaks_only_its_channels_frames() {
+    speaks_only("py/template.py", Channel::PythonTemplate);
 }

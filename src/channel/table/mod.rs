@@ -28,6 +28,9 @@ pub enum Channel {
     Process,
     /// The template's control channel (trusted both ways: no program runs there).
     Template,
+    /// The Python template's channel (`SOCK_SEQPACKET`: one frame per message, no newline;
+    /// trusted both ways: the template never runs a program).
+    PythonTemplate,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -214,6 +217,22 @@ const EXITED: Shape = Shape {
     fields: &[req("pid", Json::Count), lenient("code", Json::IntOrNull), lenient("signal", Json::IntOrNull)],
 };
 
+const PY_TEMPLATE_READY: Shape = Shape { name: "PythonTemplateReady", fields: &[req("addonBytes", Json::Count)] };
+const PY_FORK: Shape = Shape {
+    name: "PythonFork",
+    fields: &[
+        req("id", Json::Count),
+        req("args", Json::List(&Json::Str)),
+        req("env", Json::List(&Json::List(&Json::Str))),
+        req("bootstrap", Json::Str),
+        req("limits", Json::List(&Json::Count)),
+        req("fds", Json::Count),
+    ],
+};
+const PY_FORKED: Shape = Shape { name: "PythonForked", fields: &[req("id", Json::Count), req("pid", Json::Count)] };
+const PY_FORK_FAILED: Shape =
+    Shape { name: "PythonForkFailed", fields: &[req("id", Json::Count), req("message", Json::Str)] };
+
 use Cap::*;
 use Channel::*;
 use Dir::*;
@@ -253,6 +272,10 @@ pub const FRAMES: &[Frame] = &[
     frame(Template, ToHost, "forked", &FORKED, &[], "with two descriptors: the child's channel and its pidfd"),
     frame(Template, ToHost, "fork-failed", &FORK_FAILED, &[], "the fork's errno"),
     frame(Template, ToHost, "exited", &EXITED, &[], "a child was reaped"),
+    frame(PythonTemplate, ToHost, "template-ready", &PY_TEMPLATE_READY, &[], "once, when it can fork; `addonBytes`: the address space the addon's mappings take"),
+    frame(PythonTemplate, ToChild, "fork", &PY_FORK, &[], "with `fds` descriptors (0–3, the report, the lifeline): the helper's plan as `args`, its environment, the run's bootstrap and its six limits (soft, hard: CPU, address space, file size)"),
+    frame(PythonTemplate, ToHost, "forked", &PY_FORKED, &[], "with the read end of the child's exit pipe"),
+    frame(PythonTemplate, ToHost, "fork-failed", &PY_FORK_FAILED, &[], "the fork's error"),
 ];
 
 /// Every object shape that `frames` use, each once (by name), depth first.

@@ -70,6 +70,7 @@ pub fn frames_section() -> String {
         (Channel::Fd3, "fd 3 of a Python child"),
         (Channel::Process, "A sandbox process's socket"),
         (Channel::Template, "The template's channel"),
+        (Channel::PythonTemplate, "The Python template's channel"),
     ] {
         out.push_str(&format!(
             "\n**{title}:**\n\n| frame | direction | required | optional | caps | |\n|---|---|---|---|---|---|\n"

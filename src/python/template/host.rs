@@ -18,6 +18,7 @@ use nix::sys::socket::{
     recvmsg, sendmsg, socketpair, AddressFamily, ControlMessage, ControlMessageOwned, MsgFlags, SockFlag, SockType,
 };
 
+use super::frames::{decode_reply, fork_request, ForkRequest, Reply};
 use crate::python::process::limits::LimitPlan;
 use crate::sandbox::exit::Exit;
 use crate::sandbox::Plan;
@@ -80,16 +81,12 @@ impl PyTemplate {
         let channel = template.channel.lock().unwrap_or_else(|p| p.into_inner());
         let ready = receive(&channel, Instant::now() + READY_DEADLINE);
         drop(channel);
-        match ready {
-            Ok((frame, _)) if frame.get("type").and_then(|t| t.as_str()) == Some("template-ready") => {
-                let bytes = frame.get("addonBytes").and_then(|b| b.as_u64());
-                template.addon_bytes = bytes.filter(|&b| b <= MAX_ADDON_BYTES).ok_or_else(|| {
-                    format!("the python template said it is ready with an unusable addonBytes: {frame}")
-                })?;
+        match ready? {
+            (Some(Reply::Ready { addon_bytes }), _, _) if addon_bytes <= MAX_ADDON_BYTES => {
+                template.addon_bytes = addon_bytes;
                 Ok(template)
             }
-            Ok((frame, _)) => Err(format!("the python template said {frame} before it was ready")),
-            Err(e) => Err(e),
+            (_, text, _) => Err(format!("the python template said {text} where it says it is ready")),
         }
     }
 
@@ -105,35 +102,37 @@ impl PyTemplate {
         let id = self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let more = |v: u64| if v == u64::MAX { v } else { v.saturating_add(self.addon_bytes) };
         let address_space = limits.address_space.map_or((u64::MAX, u64::MAX), |(soft, hard)| (more(soft), more(hard)));
-        let request = serde_json::json!({
-            "type": "fork",
-            "id": id,
-            "args": args,
-            "env": env,
-            "bootstrap": bootstrap,
-            "limits": [limits.cpu.0, limits.cpu.1, address_space.0, address_space.1, limits.file_size.0, limits.file_size.1],
-            "fds": fds.len(),
-        })
-        .to_string();
+        let request = fork_request(&ForkRequest {
+            id,
+            args: &args,
+            env: &env,
+            bootstrap: &bootstrap,
+            limits: [
+                limits.cpu.0,
+                limits.cpu.1,
+                address_space.0,
+                address_space.1,
+                limits.file_size.0,
+                limits.file_size.1,
+            ],
+            fds: fds.len(),
+        });
         let channel = self.channel.lock().unwrap_or_else(|p| p.into_inner());
         let rights = [ControlMessage::ScmRights(fds)];
         sendmsg::<()>(channel.as_raw_fd(), &[IoSlice::new(request.as_bytes())], &rights, MsgFlags::MSG_NOSIGNAL, None)
             .map_err(|e| format!("the python template's channel: {e}"))?;
-        let (frame, mut received) = receive(&channel, Instant::now() + FORK_DEADLINE)?;
-        match (frame.get("type").and_then(|t| t.as_str()), frame.get("pid").and_then(|p| p.as_i64())) {
-            (Some("forked"), Some(pid))
-                if frame.get("id").and_then(|i| i.as_u64()) == Some(id) && received.len() == 1 =>
-            {
+        let (reply, text, mut received) = receive(&channel, Instant::now() + FORK_DEADLINE)?;
+        match reply {
+            Some(Reply::Forked { id: answered, pid }) if answered == id && received.len() == 1 => {
                 // The host signals this pid's group later: it must be the template's own child.
                 let pid = i32::try_from(pid).ok().filter(|&p| p > 1 && parent_of(p) == Some(self.pid));
-                let pid = pid.ok_or_else(|| format!("the python template named a process it did not fork: {frame}"))?;
+                let pid = pid.ok_or_else(|| format!("the python template named a process it did not fork: {text}"))?;
                 Ok(Forked { pid, exit: received.remove(0) })
             }
-            (Some("fork-failed"), _) => Err(format!(
-                "the python template could not fork: {}",
-                frame.get("message").and_then(|m| m.as_str()).unwrap_or("")
-            )),
-            _ => Err(format!("the python template answered {frame}")),
+            Some(Reply::ForkFailed { id: answered, message }) if answered == id => {
+                Err(format!("the python template could not fork: {message}"))
+            }
+            _ => Err(format!("the python template answered {text}")),
         }
     }
 }
@@ -158,14 +157,15 @@ fn parent_of(pid: i32) -> Option<i32> {
     crate::sandbox::procfs::stat_fields(pid)?.get(1)?.parse().ok()
 }
 
-/// One message from the template (its JSON and descriptors), by `deadline`.
-fn receive(channel: &OwnedFd, deadline: Instant) -> Result<(serde_json::Value, Vec<OwnedFd>), String> {
+/// One message from the template by `deadline`: what it is (`None`: no frame of the table), its
+/// text (cut short, for messages) and its descriptors.
+fn receive(channel: &OwnedFd, deadline: Instant) -> Result<(Option<Reply>, String, Vec<OwnedFd>), String> {
     let mut fds = [libc::pollfd { fd: channel.as_raw_fd(), events: libc::POLLIN, revents: 0 }];
     let left = deadline.saturating_duration_since(Instant::now());
     if crate::os::poll::poll(&mut fds, Some(left)) <= 0 {
         return Err("the python template did not answer in time".into());
     }
-    let mut buf = vec![0u8; 65536];
+    let mut buf = vec![0u8; 4096];
     let mut cmsg = nix::cmsg_space!([RawFd; 4]);
     let mut iov = [std::io::IoSliceMut::new(&mut buf)];
     let msg = recvmsg::<()>(channel.as_raw_fd(), &mut iov, Some(&mut cmsg), MsgFlags::MSG_CMSG_CLOEXEC)
@@ -181,9 +181,8 @@ fn receive(channel: &OwnedFd, deadline: Instant) -> Result<(serde_json::Value, V
     if n == 0 {
         return Err("the python template exited".into());
     }
-    let frame =
-        serde_json::from_slice(&buf[..n]).map_err(|e| format!("the python template sent a malformed frame: {e}"))?;
-    Ok((frame, received))
+    let text: String = String::from_utf8_lossy(&buf[..n]).chars().take(200).collect();
+    Ok((decode_reply(&buf[..n]), text, received))
 }
 
 /// How a forked child ended, from its exit pipe (`None`: not yet, or the template is gone).

@@ -1,7 +1,9 @@
 //! The Python template (docs/python.md#the-template): one interpreter per runtime that has
 //! started CPython and imported the bootstrap, and forks a child per run. `host` is the host's
 //! side (starting it, asking for a fork, the exit record); `child` is the entry a forked child
-//! calls to take its run's layers (`crn_python_enter`, through ctypes from `py/template.py`).
+//! calls to take its run's layers (`crn_python_enter`, through ctypes from `py/template.py`);
+//! `frames` is what the two say (src/channel/table).
 
 mod child;
+mod frames;
 pub mod host;
