@@ -131,13 +131,47 @@ impl RunCgroup {
     }
 }
 
+impl RunCgroup {
+    /// Waits (up to `deadline`) until the kernel says no process is in the cgroup any more: a
+    /// process that has just died is counted until it is released. `cgroup.events` raises
+    /// POLLPRI when `populated` changes (cgroup v2); without it, a short sleep stands in.
+    fn wait_empty(&self, deadline: std::time::Instant) {
+        use std::io::{Read, Seek};
+        use std::os::fd::AsRawFd;
+        let Ok(mut events) = std::fs::File::open(self.dir.join("cgroup.events")) else {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            return;
+        };
+        let mut text = String::new();
+        loop {
+            text.clear();
+            if events.rewind().is_err() || events.read_to_string(&mut text).is_err() {
+                return;
+            }
+            if text.lines().any(|l| l == "populated 0") {
+                return;
+            }
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            let mut fds = [libc::pollfd { fd: events.as_raw_fd(), events: libc::POLLPRI, revents: 0 }];
+            if crate::os::poll::poll(&mut fds, Some(left)) <= 0 {
+                return;
+            }
+        }
+    }
+}
+
 impl Drop for RunCgroup {
     fn drop(&mut self) {
-        // A process that has just died may be counted until it is reaped: retry briefly.
-        for _ in 0..40 {
+        // A process that has just died is counted until it is released: wait for the kernel to
+        // say the cgroup is empty, then remove it (retrying briefly on EBUSY all the same).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(200);
+        loop {
             match std::fs::remove_dir(&self.dir) {
-                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
-                    std::thread::sleep(std::time::Duration::from_millis(5))
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) && std::time::Instant::now() < deadline => {
+                    self.wait_empty(deadline)
                 }
                 _ => return,
             }

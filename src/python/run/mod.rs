@@ -653,10 +653,13 @@ impl Run {
         }
         // From here on the pid may be reused: nothing may signal it any more.
         *self.group.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        drop(std::mem::replace(&mut self.cgroups, Cgroups { pids: None, memory: None }));
+        // Removed once the result is out: the processes are gone, and the kernel takes 5–20 ms
+        // to remove a memory cgroup, which no caller should wait for.
+        let cgroups = std::mem::replace(&mut self.cgroups, Cgroups { pids: None, memory: None });
         let stats =
             self.exit.as_ref().map(|e| (e.cpu_ms, wall_ms, e.max_rss_bytes)).unwrap_or((f64::NAN, wall_ms, f64::NAN));
         let logs = std::mem::replace(&mut self.ledger, LogLedger::new(0)).into_logs();
         emit_settled(&*self.events, &logs, &decided, Some(stats), self.began);
+        drop(cgroups);
     }
 }
