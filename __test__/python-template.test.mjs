@@ -148,6 +148,40 @@ describe('a forked run is what a spawned run is', () => {
     }
   })
 
+  it("finds nothing of an earlier run's plan in its memory: the template never holds one", async () => {
+    const { runtime, fiber } = await load(PythonCodeRuntime, { graceMs: 300 })
+    try {
+      const own = 'import os, sys\nreturn os.path.basename(os.path.dirname(sys.modules["__main__"].__file__))'
+      const earlier = []
+      for (let i = 0; i < 3; i++) earlier.push((await run(runtime, own)).value)
+      // Counted in every readable mapping of the process, reversed in the program text so that
+      // only the one bytes object built to search for each is found; a name of the same form that
+      // no run had is the control.
+      const control = earlier[0].slice(0, -6) + 'QQQQQQ'
+      const wanted = [...earlier, control].map((n) => [...n].reverse().join(''))
+      const scan = `import ctypes
+wanted = [w[::-1].encode() for w in ${JSON.stringify(wanted)}]
+counts = [0] * len(wanted)
+with open("/proc/self/maps") as maps:
+    for line in maps:
+        f = line.split()
+        if "r" not in f[1] or (len(f) > 5 and f[5].startswith("[v")):
+            continue
+        a, b = (int(x, 16) for x in f[0].split("-"))
+        chunk = ctypes.string_at(a, b - a)
+        for i, w in enumerate(wanted):
+            counts[i] += chunk.count(w)
+return counts`
+      const r = await run(runtime, scan)
+      expect(r.error).toBeUndefined()
+      const controlCount = r.value.at(-1)
+      expect(controlCount).toBeGreaterThan(0)
+      expect(r.value).toEqual(wanted.map(() => controlCount))
+    } finally {
+      await fiber.dispose()
+    }
+  })
+
   it('a run can neither see nor signal its template', async () => {
     const before = new Set(pythonTemplates())
     const { runtime, fiber } = await load(PythonCodeRuntime, { graceMs: 300 })

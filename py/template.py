@@ -9,8 +9,10 @@ which then runs the bootstrap exactly as a spawned child would. The template rea
 forked and writes how it ended to that child's exit pipe, whose read end the host holds.
 
 Its frames are the `PythonTemplate` channel's in src/channel/table (docs/protocol.md#frames): a
-`fork` request comes with its descriptors (stdin, stdout, stderr, the run's channel, the helper's
-report, and the lifeline when there are six); `template-ready` says how much address space the
+`fork` request is an id and its descriptors (the plan pipe, then stdin, stdout, stderr, the run's
+channel, the helper's report, and the lifeline when there are seven); only the forked child reads
+the `plan` frame from the plan pipe, so nothing of a run's (its paths) is ever in this process,
+whose memory every later run's copy starts from. `template-ready` says how much address space the
 addon's mappings take (the host adds it to each child's RLIMIT_AS); `forked` comes with the read
 end of the child's exit pipe.
 """
@@ -77,43 +79,61 @@ def _mapped_bytes(path):
 ADDON_BYTES = _mapped_bytes(sys.argv[1])
 
 
-def child(request, fds):
-    """The forked child: the run's descriptors in place, its layers, then the bootstrap."""
+def child(fds):
+    """The forked child: its plan read from the plan pipe (the first descriptor, which the
+    template never reads), the run's descriptors in place, its layers, then the bootstrap."""
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    plan = read_plan(fds[0])
+    os.close(fds[0])
+    fds = fds[1:]
     # Moved above every target first, so no dup2 clobbers a descriptor still to be placed.
     high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 16) for fd in fds]
     for target, fd in enumerate(high):
         os.dup2(fd, target)
     # Nothing of the template's stays on a slot the run's plan does not fill.
     os.closerange(len(high), 16)
-    args = b"".join(os.fsencode(a) + b"\0" for a in request["args"])
-    limits = (ctypes.c_uint64 * 6)(*request["limits"])
+    args = b"".join(os.fsencode(a) + b"\0" for a in plan["args"])
+    limits = (ctypes.c_uint64 * 6)(*plan["limits"])
     code = ENTER(args, len(args), limits)
     if code != 0:
         os._exit(code)
     # The run's program process: every layer holds and only fds 0-3 are open.
     AFTER_FORK()
-    become_bootstrap(request)
+    become_bootstrap(plan)
     MAIN()
     os._exit(0)
 
 
-def become_bootstrap(request):
+def read_plan(fd):
+    """The whole of the plan pipe (the host wrote it all and closed its end)."""
+    chunks = []
+    while True:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    plan = json.loads(b"".join(chunks))
+    if plan.get("type") != "plan":
+        raise ValueError("not a plan")
+    return plan
+
+
+def become_bootstrap(plan):
     """What a spawned child would be: the plan's environment over what the interpreter started
     with (the host starts the template with none; a wrapper script may add its own, as it would
     for a spawned child), `__main__` and `argv` naming the run's own bootstrap, and nothing
     random shared with the template or another run."""
-    os.environ.update(dict(request["env"]))
+    os.environ.update(dict(plan["env"]))
     if "tempfile" in sys.modules:
         sys.modules["tempfile"].tempdir = None
     if "random" in sys.modules:
         sys.modules["random"].seed()
     main = types.ModuleType("__main__")
-    main.__file__ = request["bootstrap"]
+    main.__file__ = plan["bootstrap"]
     main.__builtins__ = builtins
     sys.modules["__main__"] = main
-    sys.argv = [request["bootstrap"]]
+    sys.argv = [plan["bootstrap"]]
     signal.signal(signal.SIGXCPU, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGXCPU})
 
@@ -148,7 +168,7 @@ def fork(chan, message, fds, exits):
     try:
         request = json.loads(message)
         ident = request["id"]
-        if request.get("type") != "fork":
+        if request.get("type") != "fork" or request.get("fds") != len(fds) or len(fds) < 6:
             raise ValueError(request.get("type"))
     except (ValueError, KeyError, TypeError, AttributeError):
         for fd in fds:
@@ -166,7 +186,7 @@ def fork(chan, message, fds, exits):
         try:
             os.close(exit_r)
             os.close(exit_w)
-            child(request, fds)
+            child(fds)
         finally:
             os._exit(125)
     for fd in fds:

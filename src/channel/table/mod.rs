@@ -218,15 +218,14 @@ const EXITED: Shape = Shape {
 };
 
 const PY_TEMPLATE_READY: Shape = Shape { name: "PythonTemplateReady", fields: &[req("addonBytes", Json::Count)] };
-const PY_FORK: Shape = Shape {
-    name: "PythonFork",
+const PY_FORK: Shape = Shape { name: "PythonFork", fields: &[req("id", Json::Count), req("fds", Json::Count)] };
+const PY_PLAN: Shape = Shape {
+    name: "PythonChildPlan",
     fields: &[
-        req("id", Json::Count),
         req("args", Json::List(&Json::Str)),
         req("env", Json::List(&Json::List(&Json::Str))),
         req("bootstrap", Json::Str),
         req("limits", Json::List(&Json::Count)),
-        req("fds", Json::Count),
     ],
 };
 const PY_FORKED: Shape = Shape { name: "PythonForked", fields: &[req("id", Json::Count), req("pid", Json::Count)] };
@@ -273,7 +272,8 @@ pub const FRAMES: &[Frame] = &[
     frame(Template, ToHost, "fork-failed", &FORK_FAILED, &[], "the fork's errno"),
     frame(Template, ToHost, "exited", &EXITED, &[], "a child was reaped"),
     frame(PythonTemplate, ToHost, "template-ready", &PY_TEMPLATE_READY, &[], "once, when it can fork; `addonBytes`: the address space the addon's mappings take"),
-    frame(PythonTemplate, ToChild, "fork", &PY_FORK, &[], "with `fds` descriptors (0–3, the report, the lifeline): the helper's plan as `args`, its environment, the run's bootstrap and its six limits (soft, hard: CPU, address space, file size)"),
+    frame(PythonTemplate, ToChild, "fork", &PY_FORK, &[], "with `fds` descriptors: the plan pipe, then the child's 0–3, the report and the lifeline; nothing of the run's reaches the template"),
+    frame(PythonTemplate, ToChild, "plan", &PY_PLAN, &[], "in the plan pipe, read by the forked child alone: the helper's plan as `args`, its environment, the run's bootstrap and its six limits (soft, hard: CPU, address space, file size)"),
     frame(PythonTemplate, ToHost, "forked", &PY_FORKED, &[], "with the read end of the child's exit pipe"),
     frame(PythonTemplate, ToHost, "fork-failed", &PY_FORK_FAILED, &[], "the fork's error"),
 ];

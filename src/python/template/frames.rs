@@ -26,9 +26,18 @@ pub fn decode_reply(bytes: &[u8]) -> Option<Reply> {
     }
 }
 
-/// The run's child, as the template forks it.
-pub struct ForkRequest<'a> {
-    pub id: u64,
+/// `{"type":"fork","id":…,"fds":…}`: all the template learns of a run (its plan comes in the
+/// first descriptor, a pipe only the forked child reads).
+pub fn fork_request(id: u64, fds: usize) -> String {
+    let mut fields = Map::new();
+    fields.insert("type".into(), json!("fork"));
+    fields.insert("id".into(), json!(id));
+    fields.insert("fds".into(), json!(fds));
+    Value::Object(fields).to_string()
+}
+
+/// The run's plan, as the forked child reads it from its plan pipe.
+pub struct ChildPlan<'a> {
     /// The helper's plan, as its arguments.
     pub args: &'a [String],
     pub env: &'a [[String; 2]],
@@ -36,20 +45,16 @@ pub struct ForkRequest<'a> {
     pub bootstrap: &'a str,
     /// CPU, address space and file size, each soft then hard.
     pub limits: [u64; 6],
-    /// How many descriptors come with it.
-    pub fds: usize,
 }
 
-/// `{"type":"fork",…}`, one message.
-pub fn fork_request(request: &ForkRequest) -> String {
+/// `{"type":"plan",…}`, written whole into the plan pipe.
+pub fn child_plan(plan: &ChildPlan) -> String {
     let mut fields = Map::new();
-    fields.insert("type".into(), json!("fork"));
-    fields.insert("id".into(), json!(request.id));
-    fields.insert("args".into(), json!(request.args));
-    fields.insert("env".into(), json!(request.env));
-    fields.insert("bootstrap".into(), json!(request.bootstrap));
-    fields.insert("limits".into(), json!(request.limits));
-    fields.insert("fds".into(), json!(request.fds));
+    fields.insert("type".into(), json!("plan"));
+    fields.insert("args".into(), json!(plan.args));
+    fields.insert("env".into(), json!(plan.env));
+    fields.insert("bootstrap".into(), json!(plan.bootstrap));
+    fields.insert("limits".into(), json!(plan.limits));
     Value::Object(fields).to_string()
 }
 
@@ -71,20 +76,19 @@ mod tests {
     }
 
     #[test]
-    fn the_fork_request_is_the_tables() {
+    fn the_fork_request_and_the_plan_are_the_tables() {
         let args = ["exec".to_string(), "--ns".to_string()];
         let env = [["TMPDIR".to_string(), "/tmp/x/tmp".to_string()]];
-        let request = ForkRequest {
-            id: 9,
+        let plan = ChildPlan {
             args: &args,
             env: &env,
             bootstrap: "/tmp/x/bootstrap.py",
             limits: [60, 61, u64::MAX, u64::MAX, 1 << 26, 1 << 26],
-            fds: 6,
         };
-        let line = fork_request(&request) + "\n";
-        writes_exactly(PythonTemplate, ToChild, &[&line], &[]);
+        let fork = fork_request(9, 7) + "\n";
+        let plan = child_plan(&plan) + "\n";
+        writes_exactly(PythonTemplate, ToChild, &[&fork, &plan], &[]);
         // RLIM_INFINITY travels exactly (Python reads any integer).
-        assert!(line.contains("18446744073709551615"));
+        assert!(plan.contains("18446744073709551615"));
     }
 }

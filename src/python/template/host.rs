@@ -18,7 +18,7 @@ use nix::sys::socket::{
     recvmsg, sendmsg, socketpair, AddressFamily, ControlMessage, ControlMessageOwned, MsgFlags, SockFlag, SockType,
 };
 
-use super::frames::{decode_reply, fork_request, ForkRequest, Reply};
+use super::frames::{child_plan, decode_reply, fork_request, ChildPlan, Reply};
 use crate::python::process::limits::LimitPlan;
 use crate::sandbox::exit::Exit;
 use crate::sandbox::Plan;
@@ -99,11 +99,9 @@ impl PyTemplate {
         let env: Vec<[String; 2]> =
             plan.env.iter().map(|(k, v)| Ok([utf8(k)?, utf8(v)?])).collect::<Result<_, &str>>()?;
         let bootstrap = plan.argv.last().map(|a| utf8(a)).transpose()?.unwrap_or_default();
-        let id = self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let more = |v: u64| if v == u64::MAX { v } else { v.saturating_add(self.addon_bytes) };
         let address_space = limits.address_space.map_or((u64::MAX, u64::MAX), |(soft, hard)| (more(soft), more(hard)));
-        let request = fork_request(&ForkRequest {
-            id,
+        let text = child_plan(&ChildPlan {
             args: &args,
             env: &env,
             bootstrap: &bootstrap,
@@ -115,12 +113,17 @@ impl PyTemplate {
                 limits.file_size.0,
                 limits.file_size.1,
             ],
-            fds: fds.len(),
         });
+        let plan_pipe = plan_pipe(text.as_bytes())?;
+        let id = self.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut all = vec![plan_pipe.as_raw_fd()];
+        all.extend_from_slice(fds);
+        let request = fork_request(id, all.len());
         let channel = self.channel.lock().unwrap_or_else(|p| p.into_inner());
-        let rights = [ControlMessage::ScmRights(fds)];
+        let rights = [ControlMessage::ScmRights(&all)];
         sendmsg::<()>(channel.as_raw_fd(), &[IoSlice::new(request.as_bytes())], &rights, MsgFlags::MSG_NOSIGNAL, None)
             .map_err(|e| format!("the python template's channel: {e}"))?;
+        drop(plan_pipe);
         let (reply, text, mut received) = receive(&channel, Instant::now() + FORK_DEADLINE)?;
         match reply {
             Some(Reply::Forked { id: answered, pid }) if answered == id && received.len() == 1 => {
@@ -150,6 +153,22 @@ impl Drop for PyTemplate {
         self.kill();
         crate::sandbox::exit::reap(self.pid);
     }
+}
+
+/// A pipe holding `plan` whole, closed for writing: its read end, which only the forked child
+/// reads (so the template never holds a run's paths, which the next run's copy of it would).
+fn plan_pipe(plan: &[u8]) -> Result<OwnedFd, String> {
+    let failed = |e: nix::Error| format!("the plan pipe: {e}");
+    let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(failed)?;
+    if plan.len() > 65536 {
+        // Room for all of it, so writing never waits for the child (at most /proc/sys/fs/pipe-max-size).
+        nix::fcntl::fcntl(&write, nix::fcntl::FcntlArg::F_SETPIPE_SZ(plan.len() as i32)).map_err(failed)?;
+    }
+    let mut written = 0;
+    while written < plan.len() {
+        written += nix::unistd::write(&write, &plan[written..]).map_err(failed)?;
+    }
+    Ok(read)
 }
 
 /// The parent of `pid` (field 4 of its stat line).
