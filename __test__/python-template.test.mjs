@@ -76,13 +76,16 @@ return {
 `
 
 describe('one template per runtime', () => {
-  it('starts at load as a single-threaded child of the host, keeps no staging directory, and is gone at dispose', async () => {
+  it('starts at load as a single-threaded child of the host in a session of its own, keeps no staging directory, and is gone at dispose', async () => {
     const before = new Set(pythonTemplates())
     const { runtime, fiber } = await load(PythonCodeRuntime, { graceMs: 300 })
     const started = pythonTemplates().filter((pid) => !before.has(pid))
     expect(started).toHaveLength(1)
     const [template] = started
     expect(fs.readdirSync(`/proc/${template}/task`)).toHaveLength(1)
+    // A session of its own: a terminal's signals to the host's group do not reach it.
+    const stat = fs.readFileSync(`/proc/${template}/stat`, 'utf8')
+    expect(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[3])).toBe(template)
     // Its staging directory went once it had imported what it needs; the command line keeps the name.
     const script = fs.readFileSync(`/proc/${template}/cmdline`, 'utf8').split('\0')[3]
     expect(script).toMatch(/\/template\.py$/)

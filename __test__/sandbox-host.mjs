@@ -179,7 +179,9 @@ import os, subprocess
 # A process of the run's that names a marker (the program's own command line is its
 # interpreter's, which a run forked from the template shares with the host's trusted processes).
 marker = os.path.join(os.environ["TMPDIR"], "uid-marker")
-child = subprocess.Popen(["/bin/sh", "-c", "sleep 30; :", marker])
+child = subprocess.Popen(["/bin/sh", "-c", "echo up; sleep 30; :", marker], stdout=subprocess.PIPE)
+# The shell runs (under its own command line) once it has said so.
+child.stdout.readline()
 try:
     return await tools.uids({"marker": marker})
 finally:

@@ -69,6 +69,9 @@ impl PyTemplate {
         // SAFETY: async-signal-safe calls only, between fork and exec.
         unsafe {
             cmd.pre_exec(move || {
+                // A session of its own: a terminal's Ctrl-C to the host's group (which a host may
+                // catch to cancel a turn) never reaches it.
+                libc::setsid();
                 crate::sandbox::fds::place_fd(theirs_raw, 3)?;
                 crate::sandbox::fds::close_from(4, true);
                 Ok(())
