@@ -221,4 +221,10 @@ def reap(exits):
         os.close(exit_w)
 
 
+
+# Every object made so far is the template's for good: a child's collector never walks them, so
+# their pages stay shared with the template instead of being copied into each run.
+import gc  # noqa: E402
+
+gc.freeze()
 serve()
