@@ -64,6 +64,21 @@ impl LimitPlan {
         }
     }
 
+    /// Applies the plan, then makes SIGXCPU (the CPU timeout) able to kill: an inherited ignore
+    /// or block would defeat it. For a forked, single-threaded child (async-signal-safe calls).
+    pub fn apply_to_child(&self) -> nix::Result<()> {
+        self.apply()?;
+        // SAFETY: signal-disposition and mask calls on this single-threaded process.
+        unsafe {
+            libc::signal(libc::SIGXCPU, libc::SIG_DFL);
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGXCPU);
+            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        }
+        Ok(())
+    }
+
     /// Applies the plan in the child between fork and exec (async-signal-safe: setrlimit only).
     pub fn apply(&self) -> nix::Result<()> {
         setrlimit(Resource::RLIMIT_CORE, 0, 0)?;

@@ -372,19 +372,7 @@ pub fn spawn(
         stderr: Stdio::from(err_w),
         lifeline,
     };
-    let launched = launch_child(launch, move || {
-        plan.apply()?;
-        // SIGXCPU must kill (it is the CPU timeout); an inherited ignore or block would defeat it.
-        // SAFETY: signal-mask calls on this (forked, single-threaded) child.
-        unsafe {
-            libc::signal(libc::SIGXCPU, libc::SIG_DFL);
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            libc::sigaddset(&mut set, libc::SIGXCPU);
-            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-        }
-        Ok(())
-    });
+    let launched = launch_child(launch, move || Ok(plan.apply_to_child()?));
     drop(stdin_w); // the child reads EOF on fd 0
     let Launched { pid, pidfd, channel, layers, init, lifeline } = launched.map_err(|e| match e {
         LaunchError::Setup(_, e) => SpawnError::Failed(errors::syscall("spawn", &e)),

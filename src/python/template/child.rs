@@ -50,15 +50,7 @@ pub unsafe extern "C" fn crn_python_enter(args: *const u8, args_len: usize, limi
 /// able to kill, and nothing inherited beyond the run's descriptors.
 fn prepare(limits: &LimitPlan) -> nix::Result<()> {
     nix::unistd::setsid()?;
-    limits.apply()?;
-    // SAFETY: signal-mask calls on this single-threaded process.
-    unsafe {
-        libc::signal(libc::SIGXCPU, libc::SIG_DFL);
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGXCPU);
-        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-    }
+    limits.apply_to_child()?;
     crate::sandbox::fds::close_from(LIFELINE_FD + 1, false);
     Ok(())
 }
