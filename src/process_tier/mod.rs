@@ -14,3 +14,4 @@
 
 mod child;
 pub mod host;
+pub mod watch;

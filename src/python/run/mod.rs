@@ -1,16 +1,17 @@
 //! One run, from staging to a confirmed-empty process group (docs/python.md, docs/protocol.md).
 //!
-//! Each run owns a thread that polls the child's fd 3, stdout, stderr and exit (a pidfd on Linux),
-//! plus a waker for commands from JavaScript (binding replies, aborts). It decides the outcome on
-//! the first terminal event, tears the group down (SIGTERM → grace → SIGKILL, with the pid-reuse
-//! guard), settles when the child has closed (or at the close deadline), waits for the group to be
-//! gone, and only then emits the result — so a run never resolves while its substrate is alive.
+//! Each run owns a thread that watches the child through the loop both languages share
+//! (`crate::process_tier::watch`): its fd 3, stdout, stderr and exit (a pidfd on Linux, or the
+//! template's exit pipe), plus a waker for commands from JavaScript (binding replies, aborts). It
+//! decides the outcome on the first terminal event, tears the group down (SIGTERM → grace →
+//! SIGKILL, with the pid-reuse guard), settles when the child has closed (or at the close
+//! deadline), waits for the group to be gone, and only then emits the result — so a run never
+//! resolves while its substrate is alive.
 
 pub mod handle;
 
 use std::collections::VecDeque;
-use std::io::Read;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::sync::mpsc::{Receiver, TryRecvError};
 use std::time::{Duration, Instant};
@@ -24,6 +25,7 @@ use crate::channel::wire::{cap_message, unknown_binding};
 use crate::ledger::byte_meter::number_to_string;
 use crate::ledger::json;
 use crate::outcome::{self, FailureKind, RunEnd};
+use crate::process_tier::watch::{self, Deadlines, Found, Interests, Monotonic, Watch};
 use crate::python::process::limits::LimitPlan;
 use crate::python::process::spare::{boot, memory_cap, BootError, Booted, Cgroups, ChildSpec};
 use crate::python::process::spawn::{exit_record, Spawned, Staging};
@@ -139,9 +141,12 @@ pub struct Run {
     end: RunEnd,
     /// The outcome came from the child's own `done`: the kernel's CPU accounting still overrules it.
     child_decided: bool,
-    wall_deadline: Option<Instant>,
-    grace_deadline: Option<Instant>,
-    close_deadline: Option<Instant>,
+    /// The wall ceiling, then the decided end's grace before the kill and the wait for pipes.
+    deadlines: Deadlines,
+    /// Where each read lands.
+    buf: Vec<u8>,
+    /// The end was a failed `boot` or `run` write: the child's own exit says why (`settle`).
+    boot_write_failed: bool,
 }
 
 impl Run {
@@ -233,9 +238,9 @@ impl Run {
             decided: None,
             end,
             child_decided: false,
-            wall_deadline: Some(began + wall),
-            grace_deadline: None,
-            close_deadline: None,
+            deadlines: Deadlines::new(Some(began + wall)),
+            buf: vec![0u8; CHUNK],
+            boot_write_failed: false,
         };
         run.event_loop();
     }
@@ -258,14 +263,11 @@ impl Run {
         self.decided = Some(decided);
         self.end.decide();
         self.held.clear();
-        self.wall_deadline = None;
         let committed = self.ledger.commit_held().into_iter().collect();
         self.emit_logs(committed);
         signal_group(self.pid, self.spawned_at, Signal::SIGTERM);
         let grace = Duration::from_secs_f64(self.spec.grace_ms / 1000.0);
-        let now = Instant::now();
-        self.grace_deadline = Some(now + grace);
-        self.close_deadline = Some(now + grace + CLOSE_SLACK);
+        self.deadlines.claim(Instant::now(), grace, Some(CLOSE_SLACK));
     }
 
     fn closed(&self) -> bool {
@@ -440,9 +442,8 @@ impl Run {
         }
     }
 
+    /// Takes every command sent so far (the loop drained the waker that said so).
     fn drain_commands(&mut self) {
-        let mut sink = [0u8; 256];
-        while matches!((&self.wake).read(&mut sink), Ok(n) if n > 0) {}
         loop {
             match self.rx.try_recv() {
                 Ok(Command::Reply { id, .. }) if id < 0.0 => self.barrier_passed(),
@@ -460,6 +461,7 @@ impl Run {
         if kind != WriteKind::Reply {
             let message =
                 format!("failed to boot python subprocess: {}", crate::python::process::errors::syscall("write", &err));
+            self.boot_write_failed = self.decided.is_none();
             self.finish(failure(FailureKind::WorkerExit, &message));
         }
         // Reply write errors are swallowed: the close path settles the run.
@@ -509,116 +511,35 @@ impl Run {
         }
     }
 
-    fn next_timeout(&self) -> Option<Duration> {
-        let now = Instant::now();
-        let mut soonest: Option<Duration> = None;
-        for d in [self.wall_deadline, self.grace_deadline, self.close_deadline].into_iter().flatten() {
-            let left = d.saturating_duration_since(now);
-            soonest = Some(soonest.map_or(left, |s| s.min(left)));
+    /// The child exited and every pipe reached EOF (a `done` written before exit was read): the
+    /// outcome, with the kernel's CPU accounting and the memory cgroup's verdict over the child's.
+    fn decide_closed(&mut self) {
+        if self.cpu_exhausted() && (self.decided.is_none() || self.child_decided) {
+            // The kernel's accounting decides, whatever the child reported
+            // (docs/budgets-and-ledger.md#cpu-verdict).
+            self.decided = None;
+            return self.finish(self.cpu_timeout());
         }
-        if self.exit.is_none() && self.pidfd.is_none() {
-            soonest = Some(soonest.map_or(EXIT_POLL, |s| s.min(EXIT_POLL)));
-        }
-        soonest
+        let decided = match &self.exit {
+            Some(_) if self.cgroups.memory.as_ref().is_some_and(|m| m.oom_killed()) => failure(
+                FailureKind::WorkerExit,
+                &format!(
+                    "python run exceeded its memory cap of {} MiB (its processes, their scratch files and the kernel memory they hold); the kernel ended it",
+                    memory_cap(self.spec.child.address_space_bytes) >> 20
+                ),
+            ),
+            Some(exit) => {
+                failure(FailureKind::WorkerExit, &format!("python exited ({}) before completing", exit.describe()))
+            }
+            None => unreachable!("closed implies exited"),
+        };
+        self.finish(decided);
     }
 
     fn event_loop(mut self) {
-        let mut buf = vec![0u8; CHUNK];
-        loop {
-            if self.closed() {
-                // The child exited and every pipe reached EOF: a `done` written before exit was read.
-                if self.cpu_exhausted() && (self.decided.is_none() || self.child_decided) {
-                    // The kernel's accounting decides, whatever the child reported
-                    // (docs/budgets-and-ledger.md#cpu-verdict).
-                    self.decided = None;
-                    self.finish(self.cpu_timeout());
-                    return self.settle();
-                }
-                let decided = match &self.exit {
-                    Some(_) if self.cgroups.memory.as_ref().is_some_and(|m| m.oom_killed()) => failure(
-                        FailureKind::WorkerExit,
-                        &format!(
-                            "python run exceeded its memory cap of {} MiB (its processes, their scratch files and the kernel memory they hold); the kernel ended it",
-                            memory_cap(self.spec.child.address_space_bytes) >> 20
-                        ),
-                    ),
-                    Some(exit) => failure(
-                        FailureKind::WorkerExit,
-                        &format!("python exited ({}) before completing", exit.describe()),
-                    ),
-                    None => unreachable!("closed implies exited"),
-                };
-                self.finish(decided);
-                return self.settle();
-            }
-            let mut fds: Vec<libc::pollfd> = Vec::with_capacity(6);
-            let mut slot = |fd: RawFd, events: libc::c_short| {
-                fds.push(libc::pollfd { fd, events, revents: 0 });
-                fds.len() - 1
-            };
-            let wake_i = slot(self.wake.as_raw_fd(), libc::POLLIN);
-            let fd3_i = self.fd3.as_ref().and_then(|fd| {
-                let paused = self.barrier && self.decided.is_none();
-                let read = if self.fd3_eof || paused { 0 } else { libc::POLLIN };
-                let write = if self.writer.pending() { libc::POLLOUT } else { 0 };
-                (read | write != 0).then(|| slot(fd.as_raw_fd(), read | write))
-            });
-            let out_i = self.stdout.as_ref().map(|fd| slot(fd.as_raw_fd(), libc::POLLIN));
-            let err_i = self.stderr.as_ref().map(|fd| slot(fd.as_raw_fd(), libc::POLLIN));
-            let pid_i = self.pidfd.as_ref().map(|fd| slot(fd.as_raw_fd(), libc::POLLIN));
-            // A millisecond past the deadline's whole milliseconds, so it has passed on wake (and a
-            // deadline just reached still waits a little); a deadline past i32::MAX ms (a run
-            // without an elapsed ceiling) waits the longest poll can, then looks again.
-            let timeout = self.next_timeout().map(|d| Duration::from_millis((d.as_millis() as u64).saturating_add(1)));
-            let n = crate::os::poll::poll(&mut fds, timeout);
-            let ready = |i: Option<usize>| n > 0 && i.is_some_and(|i| fds[i].revents != 0);
-            let writable = |i: Option<usize>| {
-                n > 0 && i.is_some_and(|i| fds[i].revents & (libc::POLLOUT | libc::POLLERR | libc::POLLHUP) != 0)
-            };
-            let (fd3_ready, fd3_writable) = (ready(fd3_i), writable(fd3_i));
-            let (out_ready, err_ready, pid_ready, wake_ready) =
-                (ready(out_i), ready(err_i), ready(pid_i), ready(Some(wake_i)));
-            if fd3_ready {
-                self.read_fd3(&mut buf);
-            }
-            if out_ready {
-                self.read_stray(0, &mut buf);
-            }
-            if err_ready {
-                self.read_stray(1, &mut buf);
-            }
-            if wake_ready {
-                self.drain_commands();
-            }
-            if fd3_writable || (self.fd3.is_some() && self.writer.pending()) {
-                if let Some(fd) = self.fd3.as_ref().map(|f| f.as_raw_fd()) {
-                    if let Err((kind, e)) = self.writer.flush(fd) {
-                        self.on_write_error(kind, e);
-                    }
-                }
-            }
-            if pid_ready || self.pidfd.is_none() {
-                self.reap();
-            }
-            let now = Instant::now();
-            if self.wall_deadline.is_some_and(|d| now >= d) {
-                self.finish(failure(FailureKind::Timeout, &outcome::wall_clock_message(self.spec.max_wall_ms)));
-            }
-            if self.grace_deadline.is_some_and(|d| now >= d) {
-                self.grace_deadline = None;
-                self.kill_hard();
-            }
-            if self.close_deadline.is_some_and(|d| now >= d) {
-                // An escaped descendant keeps the pipes open: flush what they held and let go.
-                let committed = self.stray.flush_all(&mut self.ledger);
-                self.emit_logs(committed);
-                self.fd3 = None;
-                self.fd3_eof = true;
-                self.stdout = None;
-                self.stderr = None;
-                return self.settle();
-            }
-        }
+        let wake = self.wake.as_raw_fd();
+        watch::watch(&mut self, wake, &Monotonic);
+        self.settle();
     }
 
     /// Removes the staging directory, waits for the group to be gone (SIGKILLing it again after
@@ -626,7 +547,7 @@ impl Run {
     fn settle(mut self) {
         self.staging.remove();
         let wall_ms = self.began.elapsed().as_secs_f64() * 1000.0;
-        let decided = self.decided.take().expect("settle after a decision");
+        let mut decided = self.decided.take().expect("settle after a decision");
         let grace = Duration::from_secs_f64(self.spec.grace_ms / 1000.0);
         let started = Instant::now();
         let (kill_at, give_up_at) = (started + grace + CLOSE_SLACK, started + grace + CLOSE_SLACK * 2);
@@ -651,6 +572,13 @@ impl Run {
             // Still running past the hard bound: reap it off-thread whenever it finally exits.
             crate::sandbox::exit::reap_in_background(self.pid);
         }
+        if let (true, Some(exit), Decided::Failure(_, message)) = (self.boot_write_failed, &self.exit, &mut decided) {
+            // A child that died before it read its frames (the write found its channel closed)
+            // exited on its own, with a code: that is what happened.
+            if exit.code.is_some() {
+                message.extend(format!(": python exited ({})", exit.describe()).encode_utf16());
+            }
+        }
         // From here on the pid may be reused: nothing may signal it any more.
         *self.group.lock().unwrap_or_else(|p| p.into_inner()) = None;
         // Removed once the result is out: the processes are gone, and the kernel takes 5–20 ms
@@ -661,5 +589,79 @@ impl Run {
         let logs = std::mem::replace(&mut self.ledger, LogLedger::new(0)).into_logs();
         emit_settled(&*self.events, &logs, &decided, Some(stats), self.began);
         drop(cgroups);
+    }
+}
+
+impl Watch for Run {
+    /// The run is over for the loop: `settle` waits for the group and emits.
+    type Ended = ();
+
+    fn ended(&mut self, now: Instant) -> Option<()> {
+        let due = self.deadlines.due(now);
+        if due.wall {
+            self.finish(failure(FailureKind::Timeout, &outcome::wall_clock_message(self.spec.max_wall_ms)));
+        }
+        if due.kill {
+            self.kill_hard();
+        }
+        if due.close {
+            // An escaped descendant keeps the pipes open: flush what they held and let go.
+            let committed = self.stray.flush_all(&mut self.ledger);
+            self.emit_logs(committed);
+            self.fd3 = None;
+            self.fd3_eof = true;
+            self.stdout = None;
+            self.stderr = None;
+            return Some(());
+        }
+        if self.closed() {
+            self.decide_closed();
+            return Some(());
+        }
+        None
+    }
+
+    fn interests(&mut self) -> Interests {
+        let channel = self.fd3.as_ref().map(|fd| {
+            let paused = self.barrier && self.decided.is_none();
+            let read = if self.fd3_eof || paused { 0 } else { libc::POLLIN };
+            let write = if self.writer.pending() { libc::POLLOUT } else { 0 };
+            (fd.as_raw_fd(), read | write)
+        });
+        Interests {
+            channel,
+            exit: self.pidfd.as_ref().map(|fd| fd.as_raw_fd()),
+            pipes: [self.stdout.as_ref().map(|fd| fd.as_raw_fd()), self.stderr.as_ref().map(|fd| fd.as_raw_fd())],
+        }
+    }
+
+    fn wake_at(&self) -> Option<Instant> {
+        // Without a pidfd, exit is polled.
+        let poll_exit = (self.exit.is_none() && self.pidfd.is_none()).then(|| Instant::now() + EXIT_POLL);
+        [self.deadlines.next(), poll_exit].into_iter().flatten().min()
+    }
+
+    fn on_ready(&mut self, ready: Found) {
+        let mut buf = std::mem::take(&mut self.buf);
+        if ready.readable {
+            self.read_fd3(&mut buf);
+        }
+        for (which, _) in ready.pipes.iter().enumerate().filter(|(_, ready)| **ready) {
+            self.read_stray(which, &mut buf);
+        }
+        self.buf = buf;
+        if ready.woken {
+            self.drain_commands();
+        }
+        if ready.writable || self.writer.pending() {
+            if let Some(fd) = self.fd3.as_ref().map(|f| f.as_raw_fd()) {
+                if let Err((kind, e)) = self.writer.flush(fd) {
+                    self.on_write_error(kind, e);
+                }
+            }
+        }
+        if ready.exited || self.pidfd.is_none() {
+            self.reap();
+        }
     }
 }

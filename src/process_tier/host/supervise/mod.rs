@@ -1,5 +1,6 @@
-//! One contained run, supervised from a host thread: admission, the `run` frame, then a poll loop
-//! over the process's pidfd, the host's wake pipe and the deadlines. The channel is read by Node's
+//! One contained run, supervised from a host thread: admission, the `run` frame, then the loop
+//! every sandboxed child is watched by (`crate::process_tier::watch`) over the process's pidfd,
+//! the host's wake pipe and the deadlines. The channel is read by Node's
 //! main thread where it can (a libuv poll handle: a binding call reaches the thread that runs it
 //! without a hop through this one), else by the supervisor; either reads under one lock, in
 //! [`Reader`]. Every frame is re-checked
@@ -44,6 +45,8 @@ pub use main_read::SharedReader;
 pub use outbound::Outbound;
 use reader::{Ended, Reader};
 use verdicts::{Sample, Schedule, Verdict};
+
+use crate::process_tier::watch::{self, Deadlines, Found, Interests, Monotonic, Watch};
 
 /// How long an isolate may take to unwind after its end was claimed before its process is killed.
 pub const STOP_GRACE: Duration = Duration::from_millis(50);
@@ -210,11 +213,22 @@ fn supervise_run(
             out.channel = process.channel.try_clone().ok();
             out.push(run_frame(&config, started.elapsed(), pool.is_last_run(&process)));
         }
-        let mut sup = Supervisor { config: &config, shared: &shared, pool: &pool, cpu_start: 0.0, cpu_seen: 0.0 };
+        let mut sup = Supervisor {
+            config: &config,
+            shared: &shared,
+            pool: &pool,
+            process: &mut process,
+            control,
+            schedule: Schedule::new(Instant::now(), config.run.compute_ms, config.memory_cap),
+            deadlines: Deadlines::new(Some(wall_deadline)),
+            abort_seen: false,
+            cpu_start: 0.0,
+            cpu_seen: 0.0,
+        };
         // A bug of the supervisor's loop ends the run as failed and still gives the process back
         // the ordinary way (killed, reaped, its place in the pool freed).
         let ended = crate::panic::guard(
-            || sup.supervise(&mut process, control, &wake, wall_deadline),
+            || sup.supervise(&wake),
             |reason| {
                 let message = Text::new(&outcome::internal_error_message("the isolate's supervisor", &reason));
                 let mut reader = shared.reader.locked();
@@ -229,6 +243,7 @@ fn supervise_run(
                 Ended::Killed(result)
             },
         );
+        let (cpu_start, cpu_seen) = (sup.cpu_start, sup.cpu_seen);
         *control.out.locked() = Outbound::default();
         let (mut stats, next_ready) = {
             let mut reader = shared.reader.locked();
@@ -244,7 +259,7 @@ fn supervise_run(
         // A process that died (V8's fatal path) may be gone from /proc already: the last sample
         // taken while it ran is the floor.
         if stats.cpu_ms.is_none() && !matches!(ended, Ended::Done(..)) {
-            let used = (process.cpu_ms() - sup.cpu_start).max(sup.cpu_seen);
+            let used = (process.cpu_ms() - cpu_start).max(cpu_seen);
             stats.cpu_ms = (used > 0.0).then_some(used);
         }
         match ended {
@@ -318,6 +333,14 @@ struct Supervisor<'a> {
     config: &'a ContainedConfig,
     shared: &'a SharedReader,
     pool: &'a Pool,
+    process: &'a mut SandboxProcess,
+    control: &'a RunControl,
+    /// When the process's memory and CPU are read next.
+    schedule: Schedule,
+    /// The wall ceiling, then the kill a grace after the run's end was claimed.
+    deadlines: Deadlines,
+    /// The host's abort (or a closed pool) was forwarded to the process.
+    abort_seen: bool,
     /// The process's CPU time (all its threads, as the host reads it) when the run began.
     cpu_start: f64,
     /// The run's CPU time as last sampled (every `verdicts::MEMORY_PERIOD`).
@@ -325,129 +348,19 @@ struct Supervisor<'a> {
 }
 
 impl Supervisor<'_> {
-    fn reader(&self) -> std::sync::MutexGuard<'_, Reader> {
-        self.shared.reader.locked()
-    }
-
-    fn supervise(
-        &mut self,
-        process: &mut SandboxProcess,
-        control: &RunControl,
-        wake: &OwnedFd,
-        wall_deadline: Instant,
-    ) -> Ended {
-        let mut abort_seen = false;
-        let run = &self.config.run;
-        let mut schedule = Schedule::new(Instant::now(), wall_deadline, run.compute_ms, self.config.memory_cap);
+    fn supervise(&mut self, wake: &OwnedFd) -> Ended {
         // The compute budget is the sandbox's own verdict (its isolate thread's CPU clock); the
         // host's backstop is the whole process's CPU, with room for V8's GC threads, so a process
         // whose watchdog was subverted still ends.
-        let cpu_start = process.cpu_ms();
-        self.cpu_start = cpu_start;
-        loop {
-            // /proc is read outside the reader's lock: Node's main thread may be waiting for it.
-            let sample = schedule
-                .sample_due(Instant::now())
-                .then(|| Sample { rss_bytes: process.rss_bytes(), cpu_ms: process.cpu_ms() - cpu_start });
-            if let Some(sample) = &sample {
-                self.cpu_seen = self.cpu_seen.max(sample.cpu_ms);
-            }
-            let kill_at = {
-                let mut reader = self.reader();
-                crate::panic::switch::trip(Site::Supervisor);
-                if let Some(ended) = reader.ended.take() {
-                    return ended;
-                }
-                if reader.eof {
-                    drop(reader);
-                    return self.lost(process);
-                }
-                // The host's own verdicts: abort (forwarded, so an isolate that can still
-                // unwind does) and the wall ceiling, which holds even if the process never
-                // reports it.
-                if !abort_seen {
-                    // A pool closed under the run (its env torn down: a Worker's end) ends it as
-                    // the runtime's dispose does.
-                    let closed = || self.pool.is_closed().then(|| (FailureKind::Abort, Text::new(outcome::DISPOSED)));
-                    if let Some((kind, message)) = control.abort.locked().clone().or_else(closed) {
-                        abort_seen = true;
-                        // The process only needs to stop; the result keeps the host's own text
-                        // (the claim below), every code unit of it.
-                        control.out.locked().push(host_frames::abort_frame(&message.to_string_lossy()));
-                        process.ring();
-                        reader.claim(kind, message);
-                    }
-                }
-                let now = Instant::now();
-                for verdict in schedule.verdicts(now, sample) {
-                    match verdict {
-                        Verdict::MemoryCap => {
-                            reader.claim(FailureKind::WorkerExit, Text::new(&heap_limit_message(run.heap_mb)));
-                            return Ended::Killed(reader.claimed_result());
-                        }
-                        Verdict::Wall => reader.claim(FailureKind::Timeout, Text::new(&wall_message(run.max_wall_ms))),
-                        Verdict::CpuBackstop => {
-                            reader.claim(FailureKind::Timeout, Text::new(&outcome::compute_message(run.compute_ms)))
-                        }
-                    }
-                }
-                if let Some(claim) = &reader.claim {
-                    if now >= claim.kill_at {
-                        super::trace!("kill at grace end");
-                        return Ended::Killed(reader.claimed_result());
-                    }
-                }
-                reader.claim.as_ref().map(|c| c.kill_at)
-            };
-            let pending = control.out.locked().flush();
-            let wait = schedule.wake_at(kill_at).saturating_duration_since(Instant::now());
-            let in_events = if self.shared.main_reads.load(Ordering::Acquire) { 0 } else { libc::POLLIN };
-            let out_events = if pending { libc::POLLOUT } else { 0 };
-            let mut fds = vec![
-                libc::pollfd { fd: wake.as_raw_fd(), events: libc::POLLIN, revents: 0 },
-                libc::pollfd { fd: process.channel.as_raw_fd(), events: in_events | out_events, revents: 0 },
-            ];
-            if let Some(pidfd) = process.pidfd() {
-                fds.push(libc::pollfd { fd: pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 });
-            }
-            crate::os::poll::poll(&mut fds, Some(wait.min(Duration::from_secs(1))));
-            if fds[0].revents != 0 {
-                let mut sink = [0u8; 256];
-                // SAFETY: draining our own non-blocking pipe.
-                while unsafe { libc::read(wake.as_raw_fd(), sink.as_mut_ptr().cast(), sink.len()) } > 0 {}
-            }
-            let exited = fds.get(2).is_some_and(|f| f.revents != 0);
-            let readable = fds[1].revents & !libc::POLLOUT != 0;
-            if readable || exited {
-                // Everything the process wrote before it died is still read (by whichever
-                // thread gets the lock first).
-                let mut reader = self.reader();
-                // Once the main thread reads, this thread only reads what a dead process left.
-                if exited || !self.shared.main_reads.load(Ordering::Acquire) {
-                    reader.read_available();
-                }
-                if exited && reader.ended.is_none() {
-                    reader.eof = true;
-                }
-                // Queued under the lock: the main thread, should it take the reading over now,
-                // delivers what it reads only after these (its handle runs after the queue's
-                // current dispatch).
-                let events = std::mem::take(&mut reader.outbox);
-                if let Some(host) = reader.host.as_ref() {
-                    // The threadsafe function asks again when it delivers (`event_sink`).
-                    events
-                        .into_iter()
-                        .filter(|event| event.deliverable(&reader.end))
-                        .for_each(|event| host.send(event));
-                }
-            }
-        }
+        self.cpu_start = self.process.cpu_ms();
+        watch::watch(self, wake.as_raw_fd(), &Monotonic)
     }
 
     /// The process closed its channel or died without `done`.
-    fn lost(&mut self, process: &mut SandboxProcess) -> Ended {
+    fn lost(&mut self) -> Ended {
         super::trace!("lost");
-        let mut reader = self.reader();
+        let process = &mut *self.process;
+        let mut reader = self.shared.reader.locked();
         if reader.claim.is_some() {
             return Ended::Killed(reader.claimed_result());
         }
@@ -474,5 +387,104 @@ impl Supervisor<'_> {
             return Ended::Vanished(result);
         }
         Ended::Killed(result)
+    }
+}
+
+impl Watch for Supervisor<'_> {
+    type Ended = Ended;
+
+    fn ended(&mut self, now: Instant) -> Option<Ended> {
+        let run = &self.config.run;
+        // /proc is read outside the reader's lock: Node's main thread may be waiting for it.
+        let sample = self
+            .schedule
+            .sample_due(now)
+            .then(|| Sample { rss_bytes: self.process.rss_bytes(), cpu_ms: self.process.cpu_ms() - self.cpu_start });
+        if let Some(sample) = &sample {
+            self.cpu_seen = self.cpu_seen.max(sample.cpu_ms);
+        }
+        let due = self.deadlines.due(now);
+        let mut reader = self.shared.reader.locked();
+        crate::panic::switch::trip(Site::Supervisor);
+        if let Some(ended) = reader.ended.take() {
+            return Some(ended);
+        }
+        if reader.eof {
+            drop(reader);
+            return Some(self.lost());
+        }
+        // The host's own verdicts: abort (forwarded, so an isolate that can still unwind does)
+        // and the wall ceiling, which holds even if the process never reports it.
+        if !self.abort_seen {
+            // A pool closed under the run (its env torn down: a Worker's end) ends it as the
+            // runtime's dispose does.
+            let closed = || self.pool.is_closed().then(|| (FailureKind::Abort, Text::new(outcome::DISPOSED)));
+            if let Some((kind, message)) = self.control.abort.locked().clone().or_else(closed) {
+                self.abort_seen = true;
+                // The process only needs to stop; the result keeps the host's own text (the
+                // claim below), every code unit of it.
+                self.control.out.locked().push(host_frames::abort_frame(&message.to_string_lossy()));
+                self.process.ring();
+                reader.claim(kind, message);
+            }
+        }
+        let verdicts = sample.map(|s| self.schedule.verdicts(s)).unwrap_or_default();
+        if verdicts.contains(&Verdict::MemoryCap) {
+            reader.claim(FailureKind::WorkerExit, Text::new(&heap_limit_message(run.heap_mb)));
+            return Some(Ended::Killed(reader.claimed_result()));
+        }
+        if due.wall {
+            reader.claim(FailureKind::Timeout, Text::new(&wall_message(run.max_wall_ms)));
+        }
+        if verdicts.contains(&Verdict::CpuBackstop) {
+            reader.claim(FailureKind::Timeout, Text::new(&outcome::compute_message(run.compute_ms)));
+        }
+        if let Some(claim) = &reader.claim {
+            // The claim may have come from a frame or the main thread: its grace runs from then.
+            self.deadlines.claim(claim.at, STOP_GRACE, None);
+            if due.kill || self.deadlines.due(now).kill {
+                super::trace!("kill at grace end");
+                return Some(Ended::Killed(reader.claimed_result()));
+            }
+        }
+        None
+    }
+
+    fn interests(&mut self) -> Interests {
+        let pending = self.control.out.locked().flush();
+        let read = if self.shared.main_reads.load(Ordering::Acquire) { 0 } else { libc::POLLIN };
+        let write = if pending { libc::POLLOUT } else { 0 };
+        Interests {
+            channel: Some((self.process.channel.as_raw_fd(), read | write)),
+            exit: self.process.pidfd().map(|fd| fd.as_raw_fd()),
+            pipes: [None, None],
+        }
+    }
+
+    fn wake_at(&self) -> Option<Instant> {
+        [Some(self.schedule.next_sample), self.deadlines.next()].into_iter().flatten().min()
+    }
+
+    fn on_ready(&mut self, ready: Found) {
+        if !(ready.readable || ready.exited) {
+            return;
+        }
+        // Everything the process wrote before it died is still read (by whichever thread gets
+        // the lock first).
+        let mut reader = self.shared.reader.locked();
+        // Once the main thread reads, this thread only reads what a dead process left.
+        if ready.exited || !self.shared.main_reads.load(Ordering::Acquire) {
+            reader.read_available();
+        }
+        if ready.exited && reader.ended.is_none() {
+            reader.eof = true;
+        }
+        // Queued under the lock: the main thread, should it take the reading over now, delivers
+        // what it reads only after these (its handle runs after the queue's current dispatch).
+        let events = std::mem::take(&mut reader.outbox);
+        if let Some(host) = reader.host.as_ref() {
+            // The threadsafe function asks again when it delivers (`event_sink`).
+            events.into_iter().filter(|event| event.deliverable(&reader.end)).for_each(|event| host.send(event));
+        }
     }
 }

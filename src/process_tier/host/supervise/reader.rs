@@ -23,7 +23,8 @@ const READ_SLICE: usize = 256 * 1024;
 pub(super) struct Claim {
     pub(super) kind: FailureKind,
     pub(super) message: Text,
-    pub(super) kill_at: Instant,
+    /// When it was claimed (the process is killed a grace later if it has not stopped).
+    pub(super) at: Instant,
 }
 
 /// The run's frames as read so far, and the verdicts on them: shared by the supervisor thread
@@ -155,7 +156,7 @@ impl Reader {
     pub(super) fn claim(&mut self, kind: FailureKind, message: Text) {
         self.end.decide();
         if self.claim.is_none() {
-            self.claim = Some(Claim { kind, message, kill_at: super::verdicts::kill_at(Instant::now()) });
+            self.claim = Some(Claim { kind, message, at: Instant::now() });
         }
     }
 
@@ -438,7 +439,7 @@ mod tests {
         reader.claim(FailureKind::Abort, Text::new("later"));
         let claim = reader.claim.as_ref().expect("claimed");
         assert_eq!((claim.kind, claim.message.to_string_lossy()), (FailureKind::Timeout, "compute budget".into()));
-        assert!(claim.kill_at > Instant::now());
+        assert!(claim.at <= Instant::now());
         assert_eq!(reader.stats.cpu_ms, Some(12.0));
         // A process that ends an aborted run reports `abort`; the claim says which kind it was.
         match reader.frames(b"{\"type\":\"done\",\"error\":{\"kind\":\"abort\",\"message\":\"x\"}}\n") {
