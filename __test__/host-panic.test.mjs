@@ -47,3 +47,29 @@ describe.each([
     expect(report.concurrent).toEqual([6, 7, 8, 9].map(ok))
   })
 })
+
+// The one site in a sandbox process: a Python template's forked child panics as it starts to
+// take its run's layers (`crn_python_enter`). The panic is caught there and the child exits
+// with the code for it (75); each later child is a copy of the same template, so every run
+// trips it. The host lives; the template does too: a run that fell back to spawning an
+// interpreter (the template gone) would not pass the site and would succeed.
+describe('a panic at the python-enter site (a forked Python child)', () => {
+  it('ends each forked run as worker-exit with the code a caught panic exits with; the host and the template live', async () => {
+    const { code, signal, stdout, stderr } = await host('python-enter', 'python')
+    expect({ code, signal }, stderr).toEqual({ code: 0, signal: null })
+    const report = JSON.parse(stdout)
+    for (const result of [report.first, ...report.after, ...report.concurrent]) {
+      // A spare child died before its run wrote the boot frame (the write found its channel
+      // closed); a child forked for the run may still take it. Either way its own exit says why.
+      expect(result.error).toEqual({
+        kind: 'worker-exit',
+        message: expect.stringMatching(
+          /^(failed to boot python subprocess: write EPIPE: python exited \(code=75, signal=null\)|python exited \(code=75, signal=null\) before completing)$/,
+        ),
+      })
+      expect(result).not.toHaveProperty('value')
+      // The panic was printed on the child's stderr, which is the run's.
+      expect(result.logs).toContain('test panic at the python-enter site (CODE_RUNTIME_NATIVE_TEST_PANIC)')
+    }
+  })
+})

@@ -2,11 +2,24 @@
 // naming the site that panics once (src/panic/switch.rs), it runs one program that passes that
 // site, then more programs, sequential and concurrent, and prints every result as one JSON line.
 // A panic that reached a C frame would abort this process instead.
-// `node panic-host.mjs <containment>`.
+// `node panic-host.mjs <containment>`; `python`: Python runs, each forked from the template.
 import { Context } from 'cordis'
-import { IsolateCodeRuntime } from '../lib/index.mjs'
+import { IsolateCodeRuntime, PythonPtcRuntime } from '../lib/index.mjs'
 
 const containment = process.argv[2]
+if (containment === 'python') {
+  const ctx = new Context()
+  const fiber = await ctx.plugin(PythonPtcRuntime, { timeoutMs: 10_000 })
+  const runtime = ctx.ptcRuntime
+  const run = (i) => runtime.run(runtime.resolve({ program: `print('run', ${i})\nreturn ${i}`, bindings: [] }))
+  const first = await run(0)
+  const after = []
+  for (let i = 1; i <= 2; i++) after.push(await run(i))
+  const concurrent = await Promise.all([3, 4].map(run))
+  await fiber.dispose()
+  process.stdout.write(`${JSON.stringify({ containment, first, after, concurrent })}\n`)
+  process.exit(0)
+}
 const ctx = new Context()
 // One sandbox process at most: a panic that lost the pool's count of its process would leave no
 // room for the next run's.

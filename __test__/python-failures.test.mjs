@@ -41,7 +41,7 @@ describe('boot failures', () => {
     const bin = fakePython(BINS, 'exits-at-once', { run: 'exit 0' })
     const before = stagingDirs(TMP).length
     const r = await runWith(bin, 'return 1', [hugeNamespace()])
-    expect(r).toEqual({ logs: [], error: { kind: 'worker-exit', message: 'failed to boot python subprocess: write EPIPE' } })
+    expect(r).toEqual({ logs: [], error: { kind: 'worker-exit', message: 'failed to boot python subprocess: write EPIPE: python exited (code=0, signal=null)' } })
     expect(stagingDirs(TMP).length).toBe(before)
   })
 
@@ -49,7 +49,7 @@ describe('boot failures', () => {
     const child = 'import os\nbuf = b""\nwhile b"\\n" not in buf:\n    buf += os.read(3, 65536)\nos.write(3, b\'{"type":"boot-ack"}\\n\')\nos._exit(0)'
     const bin = fakePython(BINS, 'acks-then-exits', { run: `exec ${PYTHON} -c '${child.replaceAll("'", "'\\''")}'` })
     const r = await runWith(bin, `return ${JSON.stringify('x'.repeat(4 << 20))}`)
-    expect(r).toEqual({ logs: [], error: { kind: 'worker-exit', message: 'failed to boot python subprocess: write EPIPE' } })
+    expect(r).toEqual({ logs: [], error: { kind: 'worker-exit', message: 'failed to boot python subprocess: write EPIPE: python exited (code=0, signal=null)' } })
   })
 
   it('a bootstrap that sees no boot frame raises, sends no done, and the host reports the exit', async () => {

@@ -1,8 +1,9 @@
 //! The suite's panic switch: `CODE_RUNTIME_NATIVE_TEST_PANIC=<site>[,<site>…]` in the host's
 //! environment makes the first pass through each named site panic, so the suite can show that a
 //! panic there reaches no C frame and leaves the host serving runs. Only whoever starts the host
-//! sets its environment; a program never can (a sandbox process's environment is empty, and the
-//! sites are all on the host's side).
+//! sets its environment; a program never can (a sandbox process's environment is empty). One site
+//! is in a sandbox process: the host hands the switch, from its own environment only, to its
+//! Python template, whose forked children (each a copy that never passed the site) all trip it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
@@ -16,15 +17,24 @@ pub enum Site {
     Reader,
     /// A native callback V8 calls on a host isolate thread (a binding call).
     Callback,
+    /// A Python template's forked child taking its run's layers (`crn_python_enter`).
+    PythonEnter,
 }
 
-const SITES: [(&str, Site); 3] =
-    [("supervisor", Site::Supervisor), ("reader", Site::Reader), ("callback", Site::Callback)];
+/// The variable that arms the switch.
+pub const VARIABLE: &str = "CODE_RUNTIME_NATIVE_TEST_PANIC";
 
-fn armed() -> &'static [AtomicBool; 3] {
-    static ARMED: OnceLock<[AtomicBool; 3]> = OnceLock::new();
+const SITES: [(&str, Site); 4] = [
+    ("supervisor", Site::Supervisor),
+    ("reader", Site::Reader),
+    ("callback", Site::Callback),
+    ("python-enter", Site::PythonEnter),
+];
+
+fn armed() -> &'static [AtomicBool; 4] {
+    static ARMED: OnceLock<[AtomicBool; 4]> = OnceLock::new();
     ARMED.get_or_init(|| {
-        let wanted = std::env::var("CODE_RUNTIME_NATIVE_TEST_PANIC").unwrap_or_default();
+        let wanted = std::env::var(VARIABLE).unwrap_or_default();
         let names: Vec<&str> = wanted.split(',').map(str::trim).collect();
         SITES.map(|(name, _)| AtomicBool::new(names.contains(&name)))
     })

@@ -23,6 +23,7 @@ use crate::sandbox::{Plan, LIFELINE_FD};
 pub unsafe extern "C" fn crn_python_enter(args: *const u8, args_len: usize, limits: *const u64) -> i32 {
     crate::panic::guard(
         || {
+            crate::panic::switch::trip(crate::panic::switch::Site::PythonEnter);
             // SAFETY: the caller's promise.
             let bytes = unsafe { std::slice::from_raw_parts(args, args_len) };
             // SAFETY: six numbers, the caller's promise.

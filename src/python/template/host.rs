@@ -59,6 +59,8 @@ impl PyTemplate {
         let mut cmd = Command::new(interpreter);
         cmd.args([OsString::from("-u"), "-I".into(), script.into(), addon.into()])
             .env_clear()
+            // The suite's panic switch (src/panic/switch.rs), from the host's own environment.
+            .envs(std::env::var_os(crate::panic::switch::VARIABLE).map(|v| (crate::panic::switch::VARIABLE, v)))
             .current_dir("/")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
