@@ -269,6 +269,46 @@ while True:
   })
 })
 
+describe('a template that names a process it did not fork and says it has ended', () => {
+  it('is believed only as far as the exit record goes: the named process is never signalled', async () => {
+    // As the liar above, but it writes an exit record first, as a template does for a child that
+    // died at once (reaped before the host could see it as the template's child): the host takes
+    // the child as gone and signals its pid only while no process has it, so the decoy, alive
+    // under that pid, is left alone however the run ends.
+    const decoy = spawn('sleep', ['60'], { detached: true, stdio: 'ignore' })
+    const liar = script(
+      BINS,
+      'liar-ended.py',
+      `import json, os, socket
+c = socket.socket(fileno=3)
+c.send(b'{"type":"template-ready","addonBytes":0}')
+while True:
+    m, fds, _, _ = socket.recv_fds(c, 65536, 8)
+    if not m:
+        raise SystemExit(0)
+    for fd in fds:
+        os.close(fd)
+    r, w = os.pipe()
+    os.write(w, json.dumps({"code": 0, "signal": None, "cpuMs": 0, "maxRssBytes": 0}).encode())
+    os.close(w)
+    socket.send_fds(c, [json.dumps({"type": "forked", "id": json.loads(m)["id"], "pid": ${decoy.pid}}).encode()], [r])
+`,
+    )
+    const bin = fakePython(BINS, 'lying-ended-template', { run: `case "$3" in */template.py) exec ${PYTHON} ${liar};; esac\nexec ${PYTHON} "$@"` })
+    const { runtime, fiber } = await load(PythonCodeRuntime, { pythonBin: bin, graceMs: 300 })
+    try {
+      // One run: the host waits out the decoy's group as it would a run's (the grace, a final
+      // SIGKILL it does not send, two seconds more) before it gives up on it.
+      const r = await run(runtime, 'return 1')
+      expect(r, JSON.stringify(r)).toEqual({ logs: [], error: { kind: 'worker-exit', message: expect.any(String) } })
+      expect(isAlive(decoy.pid)).toBe(true)
+    } finally {
+      await fiber.dispose()
+      decoy.kill('SIGKILL')
+    }
+  })
+})
+
 describe.runIf(process.getuid() === 0)('as an unprivileged user', () => {
   it("a host process of another uid forks its runs from its own template", async () => {
     const dir = fs.mkdtempSync(path.join(TMP, 'unprivileged-'))

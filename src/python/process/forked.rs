@@ -9,9 +9,9 @@ use nix::fcntl::OFlag;
 
 use crate::python::process::limits::LimitPlan;
 use crate::python::process::spawn::{exit_record, Spawned};
+use crate::python::process::teardown::signal_group;
 use crate::python::template::host::PyTemplate;
 use crate::sandbox::fds::{nonblocking, pidfd_open, pipe2};
-use crate::sandbox::procfs::start_time;
 use crate::sandbox::report::{read_report, Report};
 use crate::sandbox::Plan;
 
@@ -55,7 +55,7 @@ pub fn spawn_forked(
     let forked = template.fork(plan, limits, &fds).map_err(|_| ForkError::Unanswered)?;
     drop((stdin_r, out_w, err_w, child_channel, report_w));
     let refused = |error: ForkError| {
-        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(forked.pid), nix::sys::signal::Signal::SIGKILL);
+        signal_group(forked.pid, Some(forked.start_time), nix::sys::signal::Signal::SIGKILL);
         exit_record(&forked.exit, None);
         Err(error)
     };
@@ -76,7 +76,7 @@ pub fn spawn_forked(
     }
     Ok(Spawned {
         pid: forked.pid,
-        start_time: start_time(forked.pid),
+        start_time: Some(forked.start_time),
         fd3,
         stdout: out_r,
         stderr: err_r,

@@ -45,9 +45,19 @@ pub struct PyTemplate {
 pub struct Forked {
     /// In the host's PID namespace (the template's): the keeper, which leads its own session.
     pub pid: i32,
+    /// Its start time while the host saw it as the template's child, for the pid-reuse guard;
+    /// [`GONE`] when the template had already reaped it.
+    pub start_time: u64,
     /// The exit record's pipe.
     pub exit: OwnedFd,
 }
+
+/// The start time of a child that ended before the host could look at it: no process /proc shows
+/// has it, so the pid is never signalled while another process holds it.
+pub const GONE: u64 = u64::MAX;
+
+/// How long an honest template takes to write a child's exit record after reaping it.
+const EXIT_RECORD_WAIT: Duration = Duration::from_millis(200);
 
 impl PyTemplate {
     /// Starts `<interpreter> -u -I <script> <addon>` with its channel on fd 3 and waits until it
@@ -132,10 +142,18 @@ impl PyTemplate {
         let (reply, text, mut received) = receive(&channel, Instant::now() + FORK_DEADLINE)?;
         match reply {
             Some(Reply::Forked { id: answered, pid }) if answered == id && received.len() == 1 => {
-                // The host signals this pid's group later: it must be the template's own child.
-                let pid = i32::try_from(pid).ok().filter(|&p| p > 1 && parent_of(p) == Some(self.pid));
-                let pid = pid.ok_or_else(|| format!("the python template named a process it did not fork: {text}"))?;
-                Ok(Forked { pid, exit: received.remove(0) })
+                // The host signals this pid's group later: it must be the template's own child
+                // (alive or a zombie), or one the template reaped already (a child that died at
+                // once), whose exit record says so; that one is signalled only while no process
+                // has its pid.
+                let exit = received.remove(0);
+                let lied = || format!("the python template named a process it did not fork: {text}");
+                let pid = i32::try_from(pid).ok().filter(|&p| p > 1).ok_or_else(lied)?;
+                match child_start(pid, self.pid) {
+                    Some(start_time) => Ok(Forked { pid, start_time, exit }),
+                    None if readable(&exit, EXIT_RECORD_WAIT) => Ok(Forked { pid, start_time: GONE, exit }),
+                    None => Err(lied()),
+                }
             }
             Some(Reply::ForkFailed { id: answered, message }) if answered == id => {
                 Err(format!("the python template could not fork: {message}"))
@@ -177,8 +195,16 @@ fn plan_pipe(plan: &[u8]) -> Result<OwnedFd, String> {
 }
 
 /// The parent of `pid` (field 4 of its stat line).
-fn parent_of(pid: i32) -> Option<i32> {
-    crate::sandbox::procfs::stat_fields(pid)?.get(1)?.parse().ok()
+/// `pid`'s start time, if /proc shows it as `parent`'s child (read in one look).
+fn child_start(pid: i32, parent: i32) -> Option<u64> {
+    let fields = crate::sandbox::procfs::stat_fields(pid)?;
+    let ppid: i32 = fields.get(1)?.parse().ok()?;
+    (ppid == parent).then(|| fields.get(19)?.parse().ok()).flatten()
+}
+
+/// Whether `fd` has bytes (or its end) within `wait`.
+fn readable(fd: &OwnedFd, wait: Duration) -> bool {
+    crate::os::poll::wait_for(fd.as_raw_fd(), libc::POLLIN, Some(wait))
 }
 
 /// One message from the template by `deadline`: what it is (`None`: no frame of the table), its
