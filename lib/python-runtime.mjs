@@ -366,7 +366,7 @@ function startPython(state, plan, session) {
       ...(plan.filePolicy === undefined ? {} : { filePolicy: plan.filePolicy }),
     },
     pycache,
-    takeSpare(state),
+    takeSpare(state, plan),
     state.template,
     onEvent,
   )
@@ -374,8 +374,14 @@ function startPython(state, plan, session) {
   return handle
 }
 
-/** The spare booted after the previous run started, if any (the run checks it still fits). */
-function takeSpare(state) {
+/**
+ * The spare booted after the previous run started, if any (the run checks it still fits). Spares
+ * are booted without a file policy, so a run under one leaves it for the next run without: taken,
+ * it would be killed on this run's path (the caller's thread waits for its namespaces to go) and
+ * booted again after it.
+ */
+function takeSpare(state, plan) {
+  if (plan.filePolicy !== undefined) return undefined
   const spare = state.spare
   state.spare = undefined
   return spare
