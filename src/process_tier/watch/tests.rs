@@ -25,13 +25,13 @@ struct Script {
     wake_at: Option<Instant>,
     turns: usize,
     seen: Vec<Found>,
-    settled_at: Vec<Instant>,
+    asked_at: Vec<Instant>,
 }
 
 impl Watch for Script {
     type Ended = usize;
     fn ended(&mut self, now: Instant) -> Option<usize> {
-        self.settled_at.push(now);
+        self.asked_at.push(now);
         (self.seen.len() == self.turns).then_some(self.seen.len())
     }
     fn interests(&mut self) -> Interests {
@@ -60,7 +60,7 @@ fn pair() -> (UnixStream, UnixStream) {
 fn script(turns: usize, read: bool, wake_at: Option<Instant>) -> (Script, UnixStream, UnixStream) {
     let (channel, child) = pair();
     let (exit, exit_writer) = pair();
-    let script = Script { channel, exit, read, wake_at, turns, seen: Vec::new(), settled_at: Vec::new() };
+    let script = Script { channel, exit, read, wake_at, turns, seen: Vec::new(), asked_at: Vec::new() };
     (script, child, exit_writer)
 }
 
@@ -91,7 +91,7 @@ fn a_channel_not_asked_for_is_not_reported_and_a_past_deadline_does_not_wait() {
     assert_eq!(watch(&mut s, wake.as_raw_fd(), &clock), 2);
     assert!(started.elapsed() < Duration::from_millis(500));
     assert_eq!(s.seen, vec![Found::default(); 2]);
-    assert_eq!(s.settled_at, vec![t0; 3]);
+    assert_eq!(s.asked_at, vec![t0; 3]);
 }
 
 #[test]
