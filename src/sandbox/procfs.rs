@@ -14,8 +14,19 @@ pub fn stat_fields(pid: i32) -> Option<Vec<String>> {
 /// The process's start time (field 22), in clock ticks since boot.
 #[cfg(target_os = "linux")]
 pub fn start_time(pid: i32) -> Option<u64> {
-    stat_fields(pid)?.get(19)?.parse().ok()
+    stat_fields(pid)?.get(START_TIME)?.parse().ok()
 }
+
+/// The process's parent (field 4) and start time, read in one look: a process seen as some
+/// parent's child is known by when it started, whatever later takes its pid.
+pub fn parent_and_start(pid: i32) -> Option<(i32, u64)> {
+    let fields = stat_fields(pid)?;
+    Some((fields.get(PARENT)?.parse().ok()?, fields.get(START_TIME)?.parse().ok()?))
+}
+
+/// Fields of the stat line after the command's closing parenthesis (field 3 is index 0).
+const PARENT: usize = 1;
+const START_TIME: usize = 19;
 
 #[cfg(not(target_os = "linux"))]
 pub fn start_time(_pid: i32) -> Option<u64> {

@@ -227,9 +227,7 @@ impl Spawned {
 
 /// Whether `fd` is readable within `wait` (`None`: no descriptor).
 fn readable(fd: Option<&OwnedFd>, wait: Duration) -> bool {
-    let Some(fd) = fd else { return false };
-    let mut fds = [libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 }];
-    crate::os::poll::poll(&mut fds, Some(wait)) > 0
+    fd.is_some_and(|fd| crate::os::poll::wait_for(fd.as_raw_fd(), libc::POLLIN, Some(wait)))
 }
 
 /// The template's exit record on `fd` once readable within `wait` (`None`: forever). A template

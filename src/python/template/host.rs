@@ -19,8 +19,10 @@ use nix::sys::socket::{
 };
 
 use super::frames::{child_plan, decode_reply, fork_request, ChildPlan, Reply};
+use crate::os::poll::wait_for;
 use crate::python::process::limits::LimitPlan;
 use crate::sandbox::exit::Exit;
+use crate::sandbox::procfs::parent_and_start;
 use crate::sandbox::Plan;
 
 /// How long a template may take to import what runs need and say it is ready.
@@ -149,10 +151,11 @@ impl PyTemplate {
                 let exit = received.remove(0);
                 let lied = || format!("the python template named a process it did not fork: {text}");
                 let pid = i32::try_from(pid).ok().filter(|&p| p > 1).ok_or_else(lied)?;
-                match child_start(pid, self.pid) {
-                    Some(start_time) => Ok(Forked { pid, start_time, exit }),
-                    None if readable(&exit, EXIT_RECORD_WAIT) => Ok(Forked { pid, start_time: GONE, exit }),
-                    None => Err(lied()),
+                let ended = || wait_for(exit.as_raw_fd(), libc::POLLIN, Some(EXIT_RECORD_WAIT));
+                match parent_and_start(pid) {
+                    Some((parent, start_time)) if parent == self.pid => Ok(Forked { pid, start_time, exit }),
+                    _ if ended() => Ok(Forked { pid, start_time: GONE, exit }),
+                    _ => Err(lied()),
                 }
             }
             Some(Reply::ForkFailed { id: answered, message }) if answered == id => {
@@ -192,19 +195,6 @@ fn plan_pipe(plan: &[u8]) -> Result<OwnedFd, String> {
         written += nix::unistd::write(&write, &plan[written..]).map_err(failed)?;
     }
     Ok(read)
-}
-
-/// The parent of `pid` (field 4 of its stat line).
-/// `pid`'s start time, if /proc shows it as `parent`'s child (read in one look).
-fn child_start(pid: i32, parent: i32) -> Option<u64> {
-    let fields = crate::sandbox::procfs::stat_fields(pid)?;
-    let ppid: i32 = fields.get(1)?.parse().ok()?;
-    (ppid == parent).then(|| fields.get(19)?.parse().ok()).flatten()
-}
-
-/// Whether `fd` has bytes (or its end) within `wait`.
-fn readable(fd: &OwnedFd, wait: Duration) -> bool {
-    crate::os::poll::wait_for(fd.as_raw_fd(), libc::POLLIN, Some(wait))
 }
 
 /// One message from the template by `deadline`: what it is (`None`: no frame of the table), its

@@ -403,7 +403,6 @@ impl Watch for Supervisor<'_> {
         if let Some(sample) = &sample {
             self.cpu_seen = self.cpu_seen.max(sample.cpu_ms);
         }
-        let due = self.deadlines.due(now);
         let mut reader = self.shared.reader.locked();
         crate::panic::switch::trip(Site::Supervisor);
         if let Some(ended) = reader.ended.take() {
@@ -413,6 +412,11 @@ impl Watch for Supervisor<'_> {
             drop(reader);
             return Some(self.lost());
         }
+        // A claim a frame or the main thread made since the last turn: its grace runs from then.
+        if let Some(claim) = &reader.claim {
+            self.deadlines.claim(claim.at, STOP_GRACE, None);
+        }
+        let due = self.deadlines.due(now);
         // The host's own verdicts: abort (forwarded, so an isolate that can still unwind does)
         // and the wall ceiling, which holds even if the process never reports it.
         if !self.abort_seen {
@@ -439,13 +443,13 @@ impl Watch for Supervisor<'_> {
         if verdicts.contains(&Verdict::CpuBackstop) {
             reader.claim(FailureKind::Timeout, Text::new(&outcome::compute_message(run.compute_ms)));
         }
+        if due.kill {
+            super::trace!("kill at grace end");
+            return Some(Ended::Killed(reader.claimed_result()));
+        }
+        // A claim made in this turn: killed a grace from now unless the process stops.
         if let Some(claim) = &reader.claim {
-            // The claim may have come from a frame or the main thread: its grace runs from then.
             self.deadlines.claim(claim.at, STOP_GRACE, None);
-            if due.kill || self.deadlines.due(now).kill {
-                super::trace!("kill at grace end");
-                return Some(Ended::Killed(reader.claimed_result()));
-            }
         }
         None
     }
