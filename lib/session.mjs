@@ -269,27 +269,32 @@ class Session {
         if (!this.settled && !this.aborting()) reply(ok, json)
       })
     }
-    const fail = (message) => {
-      if (this.settled) return
+    const failure = (message) => {
       const cap = this.backend.messageCap(this.state)
-      send(false, JSONStringify(message.length > cap ? message.slice(0, cap) : message))
+      return JSONStringify(message.length > cap ? message.slice(0, cap) : message)
+    }
+    const fail = (message) => {
+      if (!this.settled) send(false, failure(message))
+    }
+    // A resolution is encoded as its reply goes out, not as it settles: calls answered in one
+    // tick (a burst) would otherwise each hold their reply's JSON until the tick ends, long enough
+    // for V8 to move it to the old generation, where garbage waits for a full collection.
+    const resolve = (value) => {
+      if (this.settled) return
+      release()
+      nextTick(() => this.guard(() => {
+        if (this.settled || this.aborting()) return
+        const json = losslessJson(value, this.backend.numberText)
+        if (json === undefined) reply(false, failure('binding resolution must be lossless JSON'))
+        else if (exceeds(json, this.messageCap)) this.overflow(`a binding's reply is ${byteLength(json)} bytes of JSON`)
+        else reply(true, json)
+      }))
     }
     const arg = JSONParse(payload)
     const namespace = this.namespaces[ns]
     const invoke = async () => namespace.call(index, arg)
     invoke()
-      .then(
-        (value) => {
-          if (this.settled) return
-          const json = losslessJson(value, this.backend.numberText)
-          if (json === undefined) fail('binding resolution must be lossless JSON')
-          else if (exceeds(json, this.messageCap)) {
-            release()
-            this.overflow(`a binding's reply is ${byteLength(json)} bytes of JSON`)
-          } else send(true, json)
-        },
-        (error) => fail(isBindingMissing(error) ? error.message : renderRejection(error)),
-      )
+      .then(resolve, (error) => fail(isBindingMissing(error) ? error.message : renderRejection(error)))
       .catch((error) => {
         try {
           fail(renderRejection(error))
