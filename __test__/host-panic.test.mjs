@@ -48,6 +48,34 @@ describe.each([
   })
 })
 
+// Node's main thread reads a Python run's fd 3 too (src/python/run/shared.rs): a panic there ends
+// that run alone. Which run passes the site first is the first one whose frames the main thread
+// read (it takes the reading over as the child comes up), so exactly one fails, whichever it is.
+describe('a panic at the reader site (python)', () => {
+  it('ends only the run that passed it; the host lives and serves every other run', async () => {
+    const { code, signal, stdout, stderr } = await host('reader', 'python')
+    expect({ code, signal }, stderr).toEqual({ code: 0, signal: null })
+    const report = JSON.parse(stdout)
+    const results = [report.first, ...report.after, ...report.concurrent]
+    const failed = results.filter((r) => r.error)
+    expect(failed).toEqual([
+      {
+        logs: [],
+        error: {
+          kind: 'worker-exit',
+          message: expect.stringMatching(
+            /^code-runtime-native: internal error: the host's reader of the Python child's channel failed \(test panic at the reader site \(CODE_RUNTIME_NATIVE_TEST_PANIC\)\); the run was ended\./,
+          ),
+        },
+      },
+    ])
+    results.forEach((r, i) => {
+      if (!r.error) expect(r).toEqual({ logs: [`run ${i}`], value: i })
+    })
+    expect(stderr).toContain('test panic at the reader site')
+  })
+})
+
 // The one site in a sandbox process: a Python template's forked child panics as it starts to
 // take its run's layers (`crn_python_enter`). The panic is caught there and the child exits
 // with the code for it (75); each later child is a copy of the same template, so every run

@@ -11,7 +11,9 @@ if (containment === 'python') {
   const ctx = new Context()
   const fiber = await ctx.plugin(PythonPtcRuntime, { timeoutMs: 10_000 })
   const runtime = ctx.ptcRuntime
-  const run = (i) => runtime.run(runtime.resolve({ program: `print('run', ${i})\nreturn ${i}`, bindings: [] }))
+  const tools = { global: 'tools', functions: { echo: async (x) => x } }
+  const program = (i) => `got = await tools.echo(${i})\nprint('run', got)\nreturn got`
+  const run = (i) => runtime.run(runtime.resolve({ program: program(i), bindings: [tools] }))
   const first = await run(0)
   const after = []
   for (let i = 1; i <= 2; i++) after.push(await run(i))

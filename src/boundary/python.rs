@@ -2,7 +2,7 @@
 //! a run and its typed events (src/python).
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -14,13 +14,16 @@ use crate::channel::table::python_roster;
 use crate::ledger::logbook::LogBook;
 use crate::ledger::text::Text;
 use crate::outcome::{FailureKind, RunEnd};
+use crate::process_tier::host::main_call::MainCallback;
+use crate::process_tier::host::uv::{self, MainReader};
 use crate::python::process::interp::{self, CachedFile};
 use crate::python::process::policy::FilePolicy;
 use crate::python::process::spare::{ChildSpec, Spare};
 use crate::python::protocol::events::{Events, PythonEvent};
 use crate::python::protocol::logs::log_truncation_marker;
 use crate::python::run::handle::{self, Command, Control};
-use crate::python::run::RunSpec;
+use crate::python::run::shared::Shared;
+use crate::python::run::{Attach, RunSpec};
 
 #[napi(object)]
 pub struct PythonInterpreter {
@@ -354,6 +357,50 @@ pub fn python_file_policy_available() -> bool {
 
 type EventFn = ThreadsafeFunction<PythonEvent, (), EventArgs<PythonReport>, Status, false>;
 
+/// Node's main thread reading a run's fd 3 (src/python/run/shared.rs) and calling `onEvent` with
+/// what it read, directly.
+struct MainPython {
+    shared: Arc<Shared>,
+    end: RunEnd,
+}
+
+impl MainReader for MainPython {
+    fn on_readable(&self, _fd: std::os::fd::RawFd, callback: &MainCallback) -> bool {
+        let (more, events) = self.shared.read_on_main();
+        deliver(events, callback, &self.end);
+        more
+    }
+
+    fn failed(&self, reason: &str) {
+        self.shared.fail(reason);
+    }
+}
+
+/// Calls `onEvent` with each event, in order, on Node's main thread (no JavaScript on the stack).
+fn deliver(events: Vec<PythonEvent>, callback: &MainCallback, end: &RunEnd) {
+    for event in events {
+        // A call the run made before its end was decided is not delivered after it.
+        if matches!(event, PythonEvent::Call { .. }) && end.is_decided() {
+            continue;
+        }
+        callback.call(event.into_args());
+    }
+}
+
+/// What has Node's main thread read a run's fd 3, once its child is up: the work travels through
+/// the run's event queue and runs there with its `env`.
+fn attach_on_main(callback: Weak<MainCallback>, end: RunEnd) -> Attach {
+    Box::new(move |fd, shared| {
+        Box::new(move |env| {
+            // The run's object holds the callback while the run is in flight.
+            let Some(callback) = callback.upgrade() else { return };
+            if uv::read_on_main(env, fd, Arc::new(MainPython { shared: shared.clone(), end }), callback) {
+                shared.read_by_main();
+            }
+        })
+    })
+}
+
 struct JsEvents {
     tsfn: EventFn,
 }
@@ -368,6 +415,9 @@ impl Events for JsEvents {
 #[napi]
 pub struct PythonRun {
     control: Control,
+    /// Keeps the main thread's callback alive while the run may still hand it fd 3 (released
+    /// when `Done` is delivered).
+    _on_main: Option<Arc<MainCallback>>,
 }
 
 #[napi]
@@ -398,6 +448,7 @@ impl PythonRun {
     ts_args_type = "options: PythonRunOptions, pycache: PythonPycache | null | undefined, spare: PythonSpare | null | undefined, template: PythonTemplate | null | undefined, onEvent: (kind: RunEventKind, id: number, ns: number, name: number, payload: string | string[] | PythonReport | undefined) => void"
 )]
 pub fn python_start_run(
+    env: Env,
     options: PythonRunOptions,
     pycache: Option<&PythonPycache>,
     spare: Option<&PythonSpare>,
@@ -445,6 +496,10 @@ pub fn python_start_run(
     spec.spare = spare.and_then(|s| s.inner.take(&spec.child));
     let end = RunEnd::default();
     let delivered_end = end.clone();
+    // Node's main thread reads fd 3 and calls `onEvent` directly with what it reads.
+    let on_main = MainCallback::new(env.raw(), on_event.value().value).map(Arc::new);
+    let released = on_main.as_ref().map(Arc::downgrade);
+    let attach = on_main.as_ref().map(|callback| attach_on_main(Arc::downgrade(callback), end.clone()));
     let tsfn: EventFn = on_event
         .build_threadsafe_function::<PythonEvent>()
         .callee_handled::<false>()
@@ -456,15 +511,35 @@ pub fn python_start_run(
                     if matches!(ctx.value, PythonEvent::Call { .. }) && delivered_end.is_decided() {
                         return Ok(events::event(RunEventKind::None, Payload::Nothing));
                     }
-                    Ok(ctx.value.into_args())
+                    match ctx.value {
+                        PythonEvent::OnMain(work) => {
+                            work(ctx.env.raw());
+                            Ok(events::event(RunEventKind::None, Payload::Nothing))
+                        }
+                        PythonEvent::Flush(shared) => {
+                            if let Some(callback) = released.as_ref().and_then(Weak::upgrade) {
+                                deliver(shared.take_queued(), &callback, &delivered_end);
+                            }
+                            Ok(events::event(RunEventKind::None, Payload::Nothing))
+                        }
+                        PythonEvent::Settled(report) => {
+                            // The last event: nothing calls `onEvent` directly any more (its
+                            // strong reference would keep this run's objects alive).
+                            if let Some(callback) = released.as_ref().and_then(Weak::upgrade) {
+                                callback.release();
+                            }
+                            Ok(PythonEvent::Settled(report).into_args())
+                        }
+                        event => Ok(event.into_args()),
+                    }
                 },
                 |_| Ok(events::event(RunEventKind::None, Payload::Nothing)),
             )
         })?;
     let events = JsEvents { tsfn };
-    let control = handle::start(spec, Box::new(events), end)
+    let control = handle::start(spec, Box::new(events), end, attach)
         .map_err(|e| Error::from_reason(format!("{}could not start a run thread: {e}", crate::outcome::PREFIX)))?;
-    Ok(PythonRun { control })
+    Ok(PythonRun { control, _on_main: on_main })
 }
 
 /// `cpuMs` is absent when the kernel's accounting could not be read; `maxRssBytes` too.
@@ -496,6 +571,7 @@ impl PythonEvent {
             }
             PythonEvent::Barrier => events::event(RunEventKind::Barrier, Payload::Nothing),
             PythonEvent::Settled(report) => events::event(RunEventKind::Done, Payload::Report(*report)),
+            PythonEvent::OnMain(_) | PythonEvent::Flush(_) => events::event(RunEventKind::None, Payload::Nothing),
         }
     }
 }

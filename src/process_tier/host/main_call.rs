@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use napi::bindgen_prelude::{FnArgs, ToNapiValue};
 use napi::sys;
 
-use crate::isolate::host::HostEvent;
+use crate::boundary::events::EventArgs;
 
 /// The callback and its async context, shared by the run and each poll handle that reads for
 /// it; used only on the thread that owns `env` (checked), and released there.
@@ -89,15 +89,15 @@ impl MainCallback {
         }
     }
 
-    /// Calls `onEvent(kind, id, ns, name, payload)`. Only from a libuv callback on env's thread
-    /// (no JavaScript on the stack), which is where the poll handle runs it.
-    pub fn call(&self, event: HostEvent) {
+    /// Calls `onEvent(kind, id, ns, name, payload)` (either backend's events). Only from a libuv
+    /// callback on env's thread (no JavaScript on the stack), which is where the poll handle runs it.
+    pub fn call<R: ToNapiValue>(&self, args: EventArgs<R>) {
         if !self.usable() {
             return;
         }
         let env = self.env;
         let ok = |status| status == sys::Status::napi_ok;
-        let FnArgs { data: (kind, id, ns, name, payload) } = event.into_args();
+        let FnArgs { data: (kind, id, ns, name, payload) } = args;
         // SAFETY: on env's thread, inside a handle scope opened here; every napi_value used is
         // created in that scope.
         unsafe {

@@ -11,7 +11,6 @@ use std::sync::{Arc, OnceLock};
 use napi::sys;
 
 use super::main_call::MainCallback;
-use crate::isolate::host::HostEvent;
 
 /// libuv's `UV_POLL` handle type and `UV_READABLE` event (stable across libuv 1.x).
 const UV_POLL: c_int = 8;
@@ -59,12 +58,12 @@ fn uv() -> Option<&'static Uv> {
     .as_ref()
 }
 
-/// What the main thread does when the channel is readable: reads it, hands each event it
-/// decoded to `deliver` (with no lock held), and returns false once the run no longer wants it
-/// to read (the handle then closes itself).
+/// What the main thread does when the channel is readable: reads it, calls `callback` with each
+/// event it decoded (with no lock held), and returns false once the run no longer wants it to
+/// read (the handle then closes itself). Both backends' runs are read this way.
 pub trait MainReader: Send + Sync {
     /// `fd` is the handle's own duplicate of the channel, open for the call's duration.
-    fn on_readable(&self, fd: RawFd, deliver: &mut dyn FnMut(HostEvent)) -> bool;
+    fn on_readable(&self, fd: RawFd, callback: &MainCallback) -> bool;
     /// `on_readable` panicked with `reason`: the run must end, and nobody reads for it again.
     fn failed(&self, reason: &str);
 }
@@ -156,9 +155,11 @@ unsafe extern "C" fn readable(handle: *mut c_void, status: c_int, _events: c_int
         return;
     }
     let fd = watch.fd.as_raw_fd();
-    // A panic while reading ends the run (its supervisor kills the process) and this handle.
+    // A panic while reading ends the run (its supervisor kills the process) and this handle. An
+    // error status (the socket's peer closed it with bytes unread: POLLERR) is read as well, so
+    // the reader learns of the end from the read; the handle then closes.
     let more = crate::panic::guard(
-        || status == 0 && watch.reader.on_readable(fd, &mut |event| watch.callback.call(event)),
+        || watch.reader.on_readable(fd, &watch.callback) && status == 0,
         |reason| {
             crate::panic::guard(|| watch.reader.failed(&reason), |_| ());
             false

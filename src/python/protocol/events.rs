@@ -21,6 +21,12 @@ pub enum PythonEvent {
     Barrier,
     /// The final event.
     Settled(Box<PythonReport>),
+    /// Work for Node's main thread, with its env (having it read the run's fd 3); nothing for
+    /// the callback.
+    OnMain(Box<dyn FnOnce(napi::sys::napi_env) + Send>),
+    /// Node's main thread reads fd 3, so every event waits in the run's one queue, in order:
+    /// deliver what it holds (src/python/run/shared.rs).
+    Flush(std::sync::Arc<crate::python::run::shared::Shared>),
 }
 
 /// Where a run's events go (a threadsafe function into JavaScript).

@@ -13,9 +13,11 @@ use std::time::Instant;
 use nix::sys::signal::Signal;
 
 use crate::outcome::{FailureKind, RunEnd};
+use crate::panic::Lock;
 use crate::python::process::teardown::signal_group;
 use crate::python::protocol::events::{emit_settled, failure, Events, Tracked};
-use crate::python::run::{Run, RunSpec};
+use crate::python::run::shared::Shared;
+use crate::python::run::{Attach, Run, RunSpec};
 
 /// Commands from JavaScript.
 pub enum Command {
@@ -43,17 +45,28 @@ pub struct Control {
     group: Group,
     /// An abort was sent: replies sent after it are dropped (abort wins).
     aborted: AtomicBool,
+    /// The run as its thread and Node's main thread share it: replies are written from here.
+    shared: Arc<Shared>,
 }
 
 impl Control {
     /// Never fails: after the run ends, commands are dropped, and so are replies after an abort.
     pub fn send(&self, cmd: Command) {
-        match cmd {
-            Command::Abort { .. } => self.aborted.store(true, Ordering::SeqCst),
+        let cmd = match cmd {
+            Command::Abort { kind, message } => {
+                self.aborted.store(true, Ordering::SeqCst);
+                Command::Abort { kind, message }
+            }
             // The call-backlog barrier (id -1) is not a settlement: it still passes.
             Command::Reply { id, .. } if id >= 0.0 && self.aborted.load(Ordering::SeqCst) => return,
-            Command::Reply { .. } => {}
-        }
+            // A binding's reply is written from this thread (`shared.rs`); one the run no longer
+            // takes (its end is being settled) goes to the run's thread, which drops it.
+            Command::Reply { id, ok, payload } if id >= 0.0 => match self.shared.reply(id, ok, payload) {
+                None => return,
+                Some(payload) => Command::Reply { id, ok, payload },
+            },
+            cmd => cmd,
+        };
         if self.tx.send(cmd).is_ok() {
             if let Some(wake) = self.wake.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
                 let _ = (&*wake).write(&[1]);
@@ -73,7 +86,8 @@ impl Control {
 
 /// Starts a run on its own thread.
 /// `end` is decided with the run's outcome; the host delivers no call of the run after it.
-pub fn start(spec: RunSpec, events: Box<dyn Events>, end: RunEnd) -> std::io::Result<Control> {
+/// `attach` has Node's main thread read the run's fd 3 once its child is up.
+pub fn start(spec: RunSpec, events: Box<dyn Events>, end: RunEnd, attach: Option<Attach>) -> std::io::Result<Control> {
     let group: Group = Arc::new(Mutex::new(None));
     let run_group = group.clone();
     let (tx, rx) = mpsc::channel();
@@ -82,23 +96,38 @@ pub fn start(spec: RunSpec, events: Box<dyn Events>, end: RunEnd) -> std::io::Re
     wake_rx.set_nonblocking(true)?;
     let wake = Arc::new(Mutex::new(Some(wake)));
     let run_wake = wake.clone();
+    let shared = Arc::new(Shared::new(wake.clone()));
+    let run_shared = shared.clone();
     std::thread::Builder::new().name("crn-python-run".into()).stack_size(1 << 20).spawn(move || {
-        guarded(spec, events, rx, wake_rx, run_group, end);
+        guarded(spec, events, rx, wake_rx, run_group, end, (run_shared, attach));
         *run_wake.lock().unwrap_or_else(|p| p.into_inner()) = None;
     })?;
-    Ok(Control { tx, wake, group, aborted: AtomicBool::new(false) })
+    Ok(Control { tx, wake, group, aborted: AtomicBool::new(false), shared })
 }
 
 /// Runs one run; should it ever panic (a bug), the group is killed, the staging directory removed
 /// and the run still resolves, so neither a child nor a pending promise outlives the failure.
-fn guarded(spec: RunSpec, events: Box<dyn Events>, rx: Receiver<Command>, wake: UnixStream, group: Group, end: RunEnd) {
+fn guarded(
+    spec: RunSpec,
+    events: Box<dyn Events>,
+    rx: Receiver<Command>,
+    wake: UnixStream,
+    group: Group,
+    end: RunEnd,
+    (run, attach): (Arc<Shared>, Option<Attach>),
+) {
     let began = Instant::now();
     let shared: Arc<dyn Events> = Arc::from(events);
     let settled = Arc::new(AtomicBool::new(false));
     let tracked = Box::new(Tracked { inner: shared.clone(), settled: settled.clone() });
-    let outcome = catch_unwind(AssertUnwindSafe(|| Run::execute(spec, tracked, rx, wake, group.clone(), end.clone())));
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        Run::execute(spec, tracked, rx, wake, group.clone(), end.clone(), (run.clone(), attach))
+    }));
     let Err(panic) = outcome else { return };
     end.decide();
+    // Nobody reads for the run any more; its descriptors close with it.
+    run.main.reads.store(false, Ordering::Release);
+    drop(run.run.locked().take());
     if let Some((pid, start, dir)) = group.lock().unwrap_or_else(|p| p.into_inner()).take() {
         signal_group(pid, start, Signal::SIGKILL);
         let _ = std::fs::remove_dir_all(dir);

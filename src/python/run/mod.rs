@@ -9,11 +9,14 @@
 //! resolves while its substrate is alive.
 
 pub mod handle;
+pub mod shared;
 
 use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, TryRecvError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
@@ -25,6 +28,7 @@ use crate::channel::wire::{cap_message, unknown_binding};
 use crate::ledger::byte_meter::number_to_string;
 use crate::ledger::json;
 use crate::outcome::{self, FailureKind, RunEnd};
+use crate::panic::Lock;
 use crate::process_tier::watch::{self, Deadlines, Found, Interests, Monotonic, Watch};
 use crate::python::process::limits::LimitPlan;
 use crate::python::process::spare::{boot, memory_cap, BootError, Booted, Cgroups, ChildSpec};
@@ -36,6 +40,7 @@ use crate::python::protocol::logs::LogLedger;
 use crate::python::protocol::stray::Stray;
 use crate::python::protocol::writer::{WriteKind, Writer};
 use crate::python::run::handle::{Command, Group};
+use crate::python::run::shared::{MainFlags, Shared};
 use crate::sandbox::exit::{try_reap, Exit};
 
 const CHUNK: usize = 64 * 1024;
@@ -147,7 +152,17 @@ pub struct Run {
     buf: Vec<u8>,
     /// The end was a failed `boot` or `run` write: the child's own exit says why (`settle`).
     boot_write_failed: bool,
+    /// Who reads fd 3 and delivers the run's events (`shared.rs`).
+    main: Arc<MainFlags>,
+    /// The run is being acted on from Node's main thread: events wait in `outbox`.
+    on_main: bool,
+    /// Events for Node's main thread to deliver, in the order the run made them.
+    outbox: Vec<PythonEvent>,
 }
+
+/// Has Node's main thread read fd 3 (a duplicate): the work to run there, which the run's event
+/// queue takes to it.
+pub type Attach = Box<dyn FnOnce(OwnedFd, Arc<Shared>) -> Box<dyn FnOnce(napi::sys::napi_env) + Send> + Send>;
 
 impl Run {
     pub fn execute(
@@ -157,6 +172,7 @@ impl Run {
         wake: UnixStream,
         group: Group,
         end: RunEnd,
+        (shared, attach): (Arc<Shared>, Option<Attach>),
     ) {
         let began = Instant::now();
         let booted = match spec.spare.take() {
@@ -241,17 +257,69 @@ impl Run {
             deadlines: Deadlines::new(Some(began + wall)),
             buf: vec![0u8; CHUNK],
             boot_write_failed: false,
+            main: shared.main.clone(),
+            on_main: false,
+            outbox: Vec::new(),
         };
-        run.event_loop();
+        run.event_loop(shared, attach);
     }
 
-    fn emit_logs(&self, committed: Vec<usize>) {
+    fn emit_logs(&mut self, committed: Vec<usize>) {
         if !self.spec.stream_logs {
             return;
         }
         for i in committed {
-            self.events.emit(PythonEvent::Log(self.ledger.logs()[i].clone()));
+            let text = self.ledger.logs()[i].clone();
+            self.emit(PythonEvent::Log(text));
         }
+    }
+
+    /// An event to JavaScript: on Node's main thread, kept for it to deliver once it has let go
+    /// of the run; from the run's thread, through the run's threadsafe function.
+    fn emit(&mut self, event: PythonEvent) {
+        match self.on_main || self.main.queued.load(Ordering::Acquire) {
+            true => self.outbox.push(event),
+            false => self.events.emit(event),
+        }
+    }
+
+    /// Reads fd 3 on Node's main thread (its events wait in `outbox`).
+    fn read_fd3_on_main(&mut self) {
+        self.on_main = true;
+        let mut buf = std::mem::take(&mut self.buf);
+        self.read_fd3(&mut buf);
+        self.buf = buf;
+        self.on_main = false;
+    }
+
+    /// Whether Node's main thread may (still) read fd 3: not once the run is decided, fd 3 is at
+    /// its end or discarded, or paused behind the call-backlog barrier (the run's thread then
+    /// reads, which keeps the main thread's level-triggered handle from firing on unread bytes).
+    fn main_may_read(&self) -> bool {
+        self.decided.is_none() && !self.fd3_eof && !self.discard_fd3 && !self.barrier && self.held.is_empty()
+    }
+
+    /// Whether the run's thread must look again: a decided end, or a frame the socket did not
+    /// take at once.
+    fn wants_thread(&self) -> bool {
+        self.decided.is_some() || self.writer.pending() || !self.outbox.is_empty()
+    }
+
+    /// A binding's reply, from whichever thread has it: queued and written now if the socket
+    /// takes it.
+    fn reply_now(&mut self, id: f64, ok: bool, payload: String) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        self.queue_reply(id, ok, payload);
+        if let Some(fd) = self.fd3.as_ref().map(|f| f.as_raw_fd()) {
+            if let Err((kind, e)) = self.writer.flush(fd) {
+                self.on_write_error(kind, e);
+            }
+        }
+    }
+
+    /// Ends the run as failed with `message` (a bug of the host's own reading).
+    fn fail_now(&mut self, message: &str) {
+        self.finish(failure(FailureKind::WorkerExit, message));
     }
 
     /// First terminal event wins: record it, stop the wall timer, commit a held log prefix, and
@@ -325,12 +393,12 @@ impl Run {
                         }
                         self.held.push_front(Inbound::Call { id, global, name, args });
                         self.barrier = true;
-                        self.events.emit(PythonEvent::Barrier);
+                        self.emit(PythonEvent::Barrier);
                     }
                     Some((ni, fi)) => {
                         self.barrier_passed = false;
                         self.in_flight += 1;
-                        self.events.emit(PythonEvent::Call { id, ns: ni as u32, function: fi as u32, args });
+                        self.emit(PythonEvent::Call { id, ns: ni as u32, function: fi as u32, args });
                     }
                     None => {
                         let message = unknown_binding(&global, &name, self.spec.max_value_bytes);
@@ -536,10 +604,29 @@ impl Run {
         self.finish(decided);
     }
 
-    fn event_loop(mut self) {
+    /// Watches the run from its thread (Node's main thread reads fd 3 once `attach` has it),
+    /// then settles it.
+    fn event_loop(self, shared: Arc<Shared>, attach: Option<Attach>) {
         let wake = self.wake.as_raw_fd();
-        watch::watch(&mut self, wake, &Monotonic);
-        self.settle();
+        let channel = self.fd3.as_ref().and_then(|fd| fd.try_clone().ok());
+        *shared.run.locked() = Some(self);
+        if let (Some(attach), Some(channel)) = (attach, channel) {
+            let work = attach(channel, shared.clone());
+            if let Some(run) = shared.run.locked().as_ref() {
+                run.events.emit(PythonEvent::OnMain(work));
+            }
+        }
+        watch::watch(&mut Locked(&shared), wake, &Monotonic);
+        shared.main.reads.store(false, Ordering::Release);
+        let run = shared.run.locked().take();
+        if let Some(mut run) = run {
+            // Nobody takes the queue from here on: what it holds goes out before the result,
+            // after any `Flush` on its way (which finds the queue gone).
+            for event in std::mem::take(&mut run.outbox) {
+                run.events.emit(event);
+            }
+            run.settle();
+        }
     }
 
     /// Removes the staging directory, waits for the group to be gone (SIGKILLing it again after
@@ -624,7 +711,8 @@ impl Watch for Run {
     fn interests(&mut self) -> Interests {
         let channel = self.fd3.as_ref().map(|fd| {
             let paused = self.barrier && self.decided.is_none();
-            let read = if self.fd3_eof || paused { 0 } else { libc::POLLIN };
+            let main_reads = self.main.reads.load(Ordering::Acquire);
+            let read = if self.fd3_eof || paused || main_reads { 0 } else { libc::POLLIN };
             let write = if self.writer.pending() { libc::POLLOUT } else { 0 };
             (fd.as_raw_fd(), read | write)
         });
@@ -643,7 +731,12 @@ impl Watch for Run {
 
     fn on_ready(&mut self, ready: Found) {
         let mut buf = std::mem::take(&mut self.buf);
-        if ready.readable {
+        // While Node's main thread reads fd 3, this thread reads it too before a stray pipe (a
+        // frame written before stray bytes is recorded first) and once the child exited (its
+        // last frames, whatever became of the main thread's handle).
+        let main_reads = self.main.reads.load(Ordering::Acquire);
+        let before_stray = main_reads && ready.pipes.contains(&true) && !self.barrier;
+        if ready.readable || before_stray || (main_reads && ready.exited) {
             self.read_fd3(&mut buf);
         }
         for (which, _) in ready.pipes.iter().enumerate().filter(|(_, ready)| **ready) {
@@ -662,6 +755,36 @@ impl Watch for Run {
         }
         if ready.exited || self.pidfd.is_none() {
             self.reap();
+        }
+    }
+}
+
+/// The run's thread's side of the loop over the run both threads share: each step under its lock.
+struct Locked<'a>(&'a Arc<Shared>);
+
+impl Watch for Locked<'_> {
+    type Ended = ();
+
+    fn ended(&mut self, now: Instant) -> Option<()> {
+        let mut guard = self.0.run.locked();
+        let Some(run) = guard.as_mut() else { return Some(()) };
+        let ended = run.ended(now);
+        self.0.flush_from_thread(run);
+        ended
+    }
+
+    fn interests(&mut self) -> Interests {
+        self.0.run.locked().as_mut().map(Run::interests).unwrap_or_default()
+    }
+
+    fn wake_at(&self) -> Option<Instant> {
+        self.0.run.locked().as_ref().and_then(Run::wake_at)
+    }
+
+    fn on_ready(&mut self, found: Found) {
+        if let Some(run) = self.0.run.locked().as_mut() {
+            run.on_ready(found);
+            self.0.flush_from_thread(run);
         }
     }
 }

@@ -13,6 +13,7 @@ use crate::ledger::text::Text;
 use crate::outcome::{self, FailureKind};
 use crate::panic::switch::Site;
 use crate::panic::Lock;
+use crate::process_tier::host::main_call::MainCallback;
 use crate::process_tier::host::uv::MainReader;
 
 /// The longest the main thread waits for a program's next call after one.
@@ -108,7 +109,7 @@ impl MainReader for SharedReader {
         self.fail(reason);
     }
 
-    fn on_readable(&self, fd: RawFd, deliver: &mut dyn FnMut(HostEvent)) -> bool {
+    fn on_readable(&self, fd: RawFd, callback: &MainCallback) -> bool {
         let started = Instant::now();
         {
             let mut spin = self.spin.locked();
@@ -128,7 +129,7 @@ impl MainReader for SharedReader {
             // event ran may have aborted it, or the supervisor claimed its end meanwhile.
             for event in events {
                 if event.deliverable(&self.control.end) {
-                    deliver(event);
+                    callback.call(event.into_args());
                 }
             }
             if !open {
