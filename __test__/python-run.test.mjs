@@ -6,7 +6,7 @@ import path from 'node:path'
 import vm from 'node:vm'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { PythonCodeRuntime } from '../lib/index.mjs'
-import { REPO, TOOLS, liveProcesses, load, privateTmpdir, stagingDirs, unreapedChildren } from './python-helpers.mjs'
+import { PYTHON, REPO, TOOLS, fakePython, liveProcesses, probeAnswer, load, privateTmpdir, stagingDirs, unreapedChildren } from './python-helpers.mjs'
 
 vi.setConfig({ testTimeout: 20_000, hookTimeout: 20_000 })
 const TMP = privateTmpdir('py-run')
@@ -171,13 +171,29 @@ describe('staging', () => {
     expect(r).toEqual({ logs: [], value: 'absent' })
   })
 
-  it('stages the sources and the modules precompiled at load', async () => {
-    const r = await run('import sys, os\nd = os.path.dirname(sys.modules["__main__"].__file__)\nreturn [sorted(os.listdir(d)), sorted(os.listdir(os.path.join(d, "__pycache__")))]')
-    const tag = R.interpreter.version.split(' ').slice(1, 3).join('')
-    expect(r.value).toEqual([
-      ['__pycache__', 'bootstrap.py', 'protocol.py', 'runner.py', 'tmp'],
-      [`protocol.cpython-${tag}.pyc`, `runner.cpython-${tag}.pyc`],
-    ])
+  it('a forked run stages only its scratch directory: the template imported the bootstrap before it forked', async () => {
+    const r = await run('import sys, os\nreturn sorted(os.listdir(os.path.dirname(sys.modules["__main__"].__file__)))')
+    expect(r).toEqual({ logs: [], value: ['tmp'] })
+  })
+
+  it('a spawned run stages the sources and the modules precompiled at load', async () => {
+    // An interpreter that refuses to be a template (python-helpers' fakePython), so its runs
+    // spawn, and that precompiles the modules as the real one does.
+    const precompiles = `case "$3" in *py_compile*) exec ${PYTHON} "$@";; esac\n${probeAnswer(R.interpreter.version)}; exit 0`
+    const bin = fakePython(TMP, 'spawning-python', { probe: precompiles, run: `exec ${PYTHON} "$@"`, template: false })
+    const spawning = await load(PythonCodeRuntime, { pythonBin: bin })
+    try {
+      const program = 'import sys, os\nd = os.path.dirname(sys.modules["__main__"].__file__)\nreturn [sorted(os.listdir(d)), sorted(os.listdir(os.path.join(d, "__pycache__")))]'
+      const r = await spawning.runtime.run({ program, bindings: [] })
+      const tag = R.interpreter.version.split(' ').slice(1, 3).join('')
+      expect(r.error).toBeUndefined()
+      expect(r.value).toEqual([
+        ['__pycache__', 'bootstrap.py', 'protocol.py', 'runner.py', 'tmp'],
+        [`protocol.cpython-${tag}.pyc`, `runner.cpython-${tag}.pyc`],
+      ])
+    } finally {
+      await spawning.fiber.dispose()
+    }
   })
 
   it('the program cannot import the protocol module by name', async () => {

@@ -169,7 +169,11 @@ fn hex_decode(s: &str) -> Option<Vec<u8>> {
 /// Best effort: `None` when the interpreter cannot produce the cache (runs then compile from source).
 pub fn precompile(executable: &Path, tmpdir: &str) -> Option<Vec<CachedFile>> {
     // The sources are the addon's own copies, written out once for the compiler.
-    let sources = crate::python::process::spawn::Staging::create(tmpdir, &[], None).ok()?;
+    let mut sources = crate::python::process::spawn::Staging::create(tmpdir, None).ok()?;
+    if sources.stage_bootstrap(&[]).is_err() {
+        sources.remove();
+        return None;
+    }
     let out = run_capture(executable, PRECOMPILE, &[sources.dir.to_str()?], tmpdir, 4 << 20);
     sources.remove();
     let out = out.ok()?;

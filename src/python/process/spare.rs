@@ -109,7 +109,7 @@ impl BootError {
 
 /// Stages and spawns one child.
 pub fn boot(spec: &ChildSpec) -> Result<Booted, BootError> {
-    let staging = Staging::create(&spec.tmpdir, &spec.pycache, spec.run_as).map_err(BootError::Stage)?;
+    let mut staging = Staging::create(&spec.tmpdir, spec.run_as).map_err(BootError::Stage)?;
     let plan = LimitPlan::for_host(spec.cpu_seconds as u64, spec.address_space_bytes as u64, SCRATCH_BYTES);
     let cgroups = Cgroups::for_child(spec.address_space_bytes);
     let confine = Confinement {
@@ -122,11 +122,12 @@ pub fn boot(spec: &ChildSpec) -> Result<Booted, BootError> {
         #[cfg(target_os = "linux")]
         template: spec.template.as_deref(),
     };
-    match spawn(&spec.executable, &staging, plan, &confine) {
+    match spawn(&spec.executable, &mut staging, &spec.pycache, plan, &confine) {
         Ok(spawned) => Ok(Booted { staging, cgroups, spawned }),
         Err(e) => {
             staging.remove();
             Err(match e {
+                SpawnError::Stage(m) => BootError::Stage(m),
                 SpawnError::Failed(m) => BootError::Spawn(m),
                 SpawnError::PolicyRefused(m) => BootError::PolicyRefused(m),
             })

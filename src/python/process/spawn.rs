@@ -39,7 +39,8 @@ const SCRATCH: &str = "tmp";
 /// Size cap of the scratch tmpfs, and `RLIMIT_FSIZE` of the child.
 pub const SCRATCH_BYTES: u64 = 64 << 20;
 
-/// A run's private copy of the bootstrap and its scratch directory, removed at settlement.
+/// A run's own directory: its scratch directory, and for a child the helper spawns its private
+/// copy of the bootstrap; removed at settlement.
 pub struct Staging {
     pub dir: PathBuf,
     /// Everything staging made inside `dir`, in order.
@@ -47,34 +48,22 @@ pub struct Staging {
 }
 
 impl Staging {
-    /// `mkdtemp(<tmpdir>/code-runtime-native-python-<owner>-)`, the scripts written from the
-    /// addon, the precompiled modules when the load produced them, and the scratch directory.
-    /// Everything is readable by the run's ids (a root host's runs are `nobody`), and the scratch
-    /// directory is theirs.
-    pub fn create(tmpdir: &str, cache: &[CachedFile], run_as: Option<(u32, u32)>) -> Result<Staging, String> {
+    /// `mkdtemp(<tmpdir>/code-runtime-native-python-<owner>-)` and the scratch directory, which is
+    /// the run's ids'. That is all a child forked from the template needs (it imported the
+    /// bootstrap before it forked); a spawned one needs `stage_bootstrap` too.
+    pub fn create(tmpdir: &str, run_as: Option<(u32, u32)>) -> Result<Staging, String> {
         let template = format!("{}/{STAGING_PREFIX}{}-XXXXXX", tmpdir.trim_end_matches('/'), owner_tag());
         let dir = mkdtemp(&template).map_err(|e| errors::fs("mkdtemp", &template, &e))?;
         let mut staging = Staging { created: Vec::new(), dir };
-        let result = staging.fill(cache, run_as);
+        let result = staging.make_scratch(run_as);
         if result.is_err() {
             staging.remove();
         }
         result.map(|()| staging)
     }
 
-    fn fill(&mut self, cache: &[CachedFile], run_as: Option<(u32, u32)>) -> Result<(), String> {
-        use std::os::unix::fs::PermissionsExt;
-        let readable = |path: &Path, mode: u32| {
-            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-                .map_err(|e| errors::fs("chmod", &path.to_string_lossy(), &e))
-        };
-        readable(&self.dir, 0o755)?;
-        for (name, text) in BOOTSTRAP_FILES {
-            let dst = self.dir.join(name);
-            self.created.push(dst.clone());
-            std::fs::write(&dst, text).map_err(|e| errors::fs("write", &dst.to_string_lossy(), &e))?;
-            readable(&dst, 0o644)?;
-        }
+    fn make_scratch(&mut self, run_as: Option<(u32, u32)>) -> Result<(), String> {
+        set_mode(&self.dir, 0o755)?;
         let scratch = self.scratch();
         self.created.push(scratch.clone());
         std::fs::create_dir(&scratch).map_err(|e| errors::fs("mkdir", &scratch.to_string_lossy(), &e))?;
@@ -82,16 +71,29 @@ impl Staging {
             std::os::unix::fs::chown(&scratch, Some(uid), Some(gid))
                 .map_err(|e| errors::fs("chown", &scratch.to_string_lossy(), &e))?;
         }
+        Ok(())
+    }
+
+    /// The scripts written from the addon and the modules precompiled at load when there are
+    /// any, readable by the run's ids (a root host's runs are `nobody`). The caller removes the
+    /// directory when this fails.
+    pub fn stage_bootstrap(&mut self, cache: &[CachedFile]) -> Result<(), String> {
+        for (name, text) in BOOTSTRAP_FILES {
+            let dst = self.dir.join(name);
+            self.created.push(dst.clone());
+            std::fs::write(&dst, text).map_err(|e| errors::fs("write", &dst.to_string_lossy(), &e))?;
+            set_mode(&dst, 0o644)?;
+        }
         if !cache.is_empty() {
             let pycache = self.dir.join("__pycache__");
             self.created.push(pycache.clone());
             std::fs::create_dir(&pycache).map_err(|e| errors::fs("mkdir", &pycache.to_string_lossy(), &e))?;
-            readable(&pycache, 0o755)?;
+            set_mode(&pycache, 0o755)?;
             for (rel, bytes) in cache {
                 let dst = self.dir.join(rel);
                 self.created.push(dst.clone());
                 std::fs::write(&dst, bytes).map_err(|e| errors::fs("open", &dst.to_string_lossy(), &e))?;
-                readable(&dst, 0o644)?;
+                set_mode(&dst, 0o644)?;
             }
         }
         Ok(())
@@ -117,6 +119,12 @@ impl Staging {
         }
         let _ = std::fs::remove_dir(&self.dir);
     }
+}
+
+fn set_mode(path: &Path, mode: u32) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| errors::fs("chmod", &path.to_string_lossy(), &e))
 }
 
 /// Staging directories are named `<prefix><pid>-<start time>-XXXXXX` after the host process that
@@ -323,7 +331,8 @@ fn sandbox_plan(confine: &Confinement, helper: &Path, interpreter: &Path, stagin
 /// applied pre-exec; through the sandbox helper when there is one.
 pub fn spawn(
     interpreter: &Path,
-    staging: &Staging,
+    staging: &mut Staging,
+    cache: &[CachedFile],
     plan: LimitPlan,
     confine: &Confinement,
 ) -> Result<Spawned, SpawnError> {
@@ -348,6 +357,7 @@ pub fn spawn(
             }
         }
     }
+    staging.stage_bootstrap(cache).map_err(SpawnError::Stage)?;
     let lifeline = confine.helper.and_then(|_| crate::sandbox::lifeline::hold());
     let plan_of_helper =
         confine.helper.map(|helper| sandbox_plan(confine, helper, interpreter, staging, lifeline.is_some()));
@@ -404,6 +414,8 @@ pub fn spawn(
 
 /// Why a child was not started.
 pub enum SpawnError {
+    /// The bootstrap could not be written into the staging directory.
+    Stage(String),
     /// The plumbing failed (the run's `worker-exit` message).
     Failed(String),
     /// The sandbox helper refused the run's file policy: one of its paths is no longer what
@@ -436,7 +448,7 @@ pub fn probe_layers(
     run_as: Option<(u32, u32)>,
 ) -> (Option<Layers>, bool) {
     let Some(helper) = crate::sandbox::helper::path() else { return (None, false) };
-    let Ok(staging) = Staging::create(tmpdir, &[], run_as) else { return (None, false) };
+    let Ok(mut staging) = Staging::create(tmpdir, run_as) else { return (None, false) };
     let plan = LimitPlan::for_host(10, 1 << 30, SCRATCH_BYTES);
     let cgroups = crate::python::process::spare::Cgroups::for_child((1u64 << 30) as f64);
     let confine = Confinement {
@@ -449,7 +461,7 @@ pub fn probe_layers(
         #[cfg(target_os = "linux")]
         template: None,
     };
-    let spawned = spawn(interpreter, &staging, plan, &confine);
+    let spawned = spawn(interpreter, &mut staging, &[], plan, &confine);
     if let Ok(child) = &spawned {
         match &child.init {
             Some(init) => kill_init(init),

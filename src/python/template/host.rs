@@ -306,8 +306,9 @@ impl RuntimeTemplate {
 /// Starts a template from a staging directory of its own, removed once it has imported what it
 /// needs (it never reads the directory again).
 fn start_staged(interpreter: &Path, tmpdir: &str, run_as: Option<(u32, u32)>) -> Result<PyTemplate, String> {
-    let staging = crate::python::process::spawn::Staging::create(tmpdir, &[], run_as)?;
+    let mut staging = crate::python::process::spawn::Staging::create(tmpdir, run_as)?;
     let started = (|| {
+        staging.stage_bootstrap(&[])?;
         let script = staging.dir.join("template.py");
         std::fs::write(&script, TEMPLATE_SCRIPT).map_err(|e| e.to_string())?;
         let addon = crate::sandbox::helper::own_file().ok_or("the addon's own path is unknown")?;
