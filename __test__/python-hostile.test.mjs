@@ -207,6 +207,24 @@ await asyncio.sleep(10)`
     })
   })
 
+  it('a child that returns with replies it never read: its last frames are read all the same', async () => {
+    // The child exits with replies unread in its socket, and fd 3 may report an error to the
+    // host rather than a plain end: the frames it wrote before (its log, its done) are read all
+    // the same, whichever of the host's threads reads fd 3 then.
+    const functions = { blob: async () => 'r'.repeat(65536) }
+    const program = `
+import asyncio
+asyncio.get_running_loop().remove_reader(3)
+for i in range(12):
+    asyncio.ensure_future(tools.blob(i))
+await asyncio.sleep(0.3)
+print("leaving")
+return "finished"`
+    for (let i = 0; i < 5; i++) {
+      expect(await run(program, [TOOLS(functions)])).toEqual({ logs: ['leaving'], value: 'finished' })
+    }
+  })
+
   it('fd 3 torn down while replies are backed up: nothing hangs, the wall clock settles it (23)', async () => {
     const { runtime, fiber: f } = await load(PythonCodeRuntime, { maxWallMs: 3000, graceMs: 300 })
     const functions = { blob: async () => 'r'.repeat(65536) }
