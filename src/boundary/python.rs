@@ -374,6 +374,10 @@ impl MainReader for MainPython {
     fn failed(&self, reason: &str) {
         self.shared.fail(reason);
     }
+
+    fn released(&self) {
+        self.shared.read_by_thread();
+    }
 }
 
 /// Calls `onEvent` with each event, in order, on Node's main thread (no JavaScript on the stack).

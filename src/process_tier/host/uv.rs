@@ -66,6 +66,9 @@ pub trait MainReader: Send + Sync {
     fn on_readable(&self, fd: RawFd, callback: &MainCallback) -> bool;
     /// `on_readable` panicked with `reason`: the run must end, and nobody reads for it again.
     fn failed(&self, reason: &str);
+    /// The handle closes on an error status (a socket whose peer closed it with bytes unread
+    /// reports POLLERR) without having read: whoever else watches the run reads what is left.
+    fn released(&self) {}
 }
 
 /// A poll handle's `data`: the reader, the run's JavaScript callback and the descriptor it
@@ -155,11 +158,16 @@ unsafe extern "C" fn readable(handle: *mut c_void, status: c_int, _events: c_int
         return;
     }
     let fd = watch.fd.as_raw_fd();
-    // A panic while reading ends the run (its supervisor kills the process) and this handle. An
-    // error status (the socket's peer closed it with bytes unread: POLLERR) is read as well, so
-    // the reader learns of the end from the read; the handle then closes.
+    // A panic while reading ends the run (its supervisor kills the process) and this handle. On
+    // an error status the handle closes unread and hands the reading back.
     let more = crate::panic::guard(
-        || watch.reader.on_readable(fd, &watch.callback) && status == 0,
+        || match status {
+            0 => watch.reader.on_readable(fd, &watch.callback),
+            _ => {
+                watch.reader.released();
+                false
+            }
+        },
         |reason| {
             crate::panic::guard(|| watch.reader.failed(&reason), |_| ());
             false

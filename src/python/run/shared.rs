@@ -94,6 +94,15 @@ impl Shared {
         self.run.locked().as_mut().map(|run| std::mem::take(&mut run.outbox)).unwrap_or_default()
     }
 
+    /// Node's main thread stopped reading fd 3 (its handle saw an error): the run's thread reads
+    /// what is left.
+    pub fn read_by_thread(&self) {
+        let guard = self.run.locked();
+        self.main.reads.store(false, Ordering::Release);
+        drop(guard);
+        self.nudge();
+    }
+
     /// Reading on Node's main thread panicked: the run ends as failed (its thread tears it down).
     pub fn fail(&self, reason: &str) {
         let mut guard = self.run.locked();
