@@ -263,6 +263,11 @@ export declare class PythonRun {
  * program before it. Dropping or disposing it kills it.
  */
 export declare class PythonSpare {
+  /**
+   * How many milliseconds the spare took to boot, once it has (none while it boots, or if it
+   * failed): how soon before a run one must be started to be ready for it.
+   */
+  get bootMs(): number | null
   /** Kills the spare and removes its directory; returns once it is gone. */
   dispose(): void
 }

@@ -202,6 +202,117 @@ return counts`
   })
 })
 
+/** The children of `pid` (the kernel's list; empty once it has gone). */
+function childrenOf(pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ').filter(Boolean).map(Number)
+  } catch {
+    return []
+  }
+}
+
+/** `field:` of /proc/<pid>/status, trimmed. */
+const statusOf = (pid, field) => new RegExp(`^${field}:\\s+(.*)$`, 'm').exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]
+
+const HELPER = fs.realpathSync(path.join(REPO, 'code-runtime-native-sandbox'))
+const exe = (pid) => {
+  try {
+    return fs.readlinkSync(`/proc/${pid}/exe`)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The spare booted for the next run once it waits in its layers (a child booted on its run's own
+ * path keeps its keeper and init as they are): the template's child is its keeper, whose child
+ * is the namespace's init, whose child is the program.
+ */
+async function slimSpare(template) {
+  for (let i = 0; i < 500; i++) {
+    const keeper = childrenOf(template).find((pid) => exe(pid) === HELPER)
+    const init = keeper && childrenOf(keeper)[0]
+    const program = init && exe(init) === HELPER && childrenOf(init)[0]
+    if (program) return { keeper, init, program }
+    await sleep(10)
+  }
+  throw new Error('no spare with a slimmed keeper and init within 5 s')
+}
+
+describe("a forked run's keeper and init", () => {
+  it('become the helper once a spare has forked: nothing of the interpreter stays in them, init keeps CAP_KILL alone and is not dumpable', async () => {
+    const before = new Set(pythonTemplates())
+    const { runtime, fiber } = await load(PythonCodeRuntime, { graceMs: 300 })
+    try {
+      const [template] = pythonTemplates().filter((pid) => !before.has(pid))
+      expect(await run(runtime, 'return 1')).toEqual({ logs: [], value: 1 })
+      const { keeper, init, program } = await slimSpare(template)
+      expect([exe(keeper), exe(init), exe(program)]).toEqual([HELPER, HELPER, fs.realpathSync(PYTHON)])
+      // Their command lines name the run they serve (its scratch directory): the roles' arguments.
+      const cmdline = (pid) => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, -1)
+      expect(cmdline(keeper)).toEqual(['code-runtime-native-sandbox', 'keeper', String(init), expect.stringMatching(/^\d+$/), expect.stringMatching(/^\d+$/), '0', expect.stringMatching(/\/tmp$/)])
+      expect(cmdline(init)).toEqual(['code-runtime-native-sandbox', 'init', '2', expect.stringMatching(/^\d+$/), cmdline(keeper)[6]])
+      // Neither maps the interpreter or the addon any more, and each holds a fraction of its memory.
+      for (const pid of [keeper, init]) {
+        const maps = fs.readFileSync(`/proc/${pid}/maps`, 'utf8')
+        expect(maps).not.toMatch(/python|\.node/)
+        expect(Number(statusOf(pid, 'VmRSS').split(' ')[0])).toBeLessThan(Number(statusOf(program, 'VmRSS').split(' ')[0]) / 3)
+      }
+      // Their descriptors: /dev/null on 0-2, then only the relay pipe (and the keeper's lifeline,
+      // and the pidfd it watches init's exit through).
+      const fds = (pid) => fs.readdirSync(`/proc/${pid}/fd`).map((fd) => [Number(fd), fs.readlinkSync(`/proc/${pid}/fd/${fd}`).replace(/:\[\d+\]$/, '')])
+      expect(fds(init).sort((a, b) => a[0] - b[0])).toEqual([[0, '/dev/null'], [1, '/dev/null'], [2, '/dev/null'], [Number(cmdline(init)[3]), 'pipe']])
+      expect(fds(keeper).map(([, what]) => what).sort()).toEqual(['/dev/null', '/dev/null', '/dev/null', 'anon_inode:[pidfd]', 'pipe', 'pipe'])
+      // Init may signal the program (which runs as other ids under a root host) and nothing more;
+      // its group is the program's; it is not dumpable, so the program cannot read its memory
+      // (/proc/<pid> then belongs to root).
+      expect(statusOf(init, 'CapEff')).toBe('0000000000000020')
+      expect(statusOf(init, 'CapAmb')).toBe('0000000000000020')
+      expect(statusOf(init, 'Gid')).toBe(statusOf(program, 'Gid'))
+      expect(fs.statSync(`/proc/${init}`).uid).toBe(0)
+      // The spare still serves its run, and the run's end takes the three of them.
+      expect(await run(runtime, 'import os\nreturn [os.getpid(), os.getppid()]')).toEqual({ logs: [], value: [2, 1] })
+      for (const pid of [keeper, init, program]) expect(isAlive(pid)).toBe(false)
+    } finally {
+      await fiber.dispose()
+    }
+  })
+
+  it("forward SIGTERM to the program: the host's signal to the run's group ends it", async () => {
+    const before = new Set(pythonTemplates())
+    const { runtime, fiber } = await load(PythonCodeRuntime, { graceMs: 300 })
+    try {
+      const [template] = pythonTemplates().filter((pid) => !before.has(pid))
+      expect(await run(runtime, 'return 1')).toEqual({ logs: [], value: 1 })
+      await slimSpare(template)
+      // The program names its run (its scratch directory, on its keeper's command line); the
+      // binding signals that keeper's group as the host's teardown does, and the program sleeps on.
+      const signalled = []
+      const tools = {
+        global: 'tools',
+        functions: {
+          async term(scratch) {
+            for (const name of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+              const words = fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0')
+              if (words[1] === 'keeper' && words[6] === scratch) {
+                process.kill(-Number(name), 'SIGTERM')
+                signalled.push(Number(name))
+              }
+            }
+            return signalled.length
+          },
+        },
+      }
+      const program = 'import os, time\nawait tools.term(os.environ["TMPDIR"])\ntime.sleep(30)\nreturn "slept"'
+      const r = await runtime.run({ program, bindings: [tools] })
+      expect(signalled).toHaveLength(1)
+      expect(r).toEqual({ logs: [], error: { kind: 'worker-exit', message: 'python exited (code=null, signal=SIGTERM) before completing' } })
+    } finally {
+      await fiber.dispose()
+    }
+  })
+})
+
 describe('a template that dies', () => {
   it('between runs: the next run forks from a new one', async () => {
     const before = new Set(pythonTemplates())

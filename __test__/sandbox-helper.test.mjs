@@ -215,6 +215,27 @@ describe.runIf(linux)('a helper the loading user may not execute', () => {
   })
 })
 
+describe.runIf(linux)('the roles a forked interpreter hands the helper (keeper, init)', () => {
+  it('refuses, with 125, arguments the addon would not have written', () => {
+    const wrong = [
+      ['keeper'],
+      ['keeper', '1', '-1', '-1'],
+      ['keeper', '0', '-1', '-1', '0'],
+      ['keeper', '1', '-1', '-1', '2'],
+      ['keeper', 'x', '-1', '-1', '0'],
+      ['keeper', '1', '-1', '-1', '0', 'label', 'extra'],
+      ['init', '5'],
+      ['init', '0', '3'],
+      ['init', '5', '-1'],
+      ['init', '5', '3', 'label', 'extra'],
+    ]
+    for (const args of wrong) {
+      const r = spawnSync(path.join(REPO, HELPER), args, { encoding: 'utf8', timeout: 10_000 })
+      expect([args, r.status, r.stderr]).toEqual([args, 125, 'code-runtime-native-sandbox: keeper|init: arguments the addon would not have written\n'])
+    }
+  })
+})
+
 describe.runIf(!linux)('a platform that ships no helper', () => {
   it('loads both runtimes without one, with no error (Windows: no Python backend at all)', () => {
     // This checkout's own addon: off Linux none is placed beside it.

@@ -11,7 +11,8 @@
 //! - without them (the kernel refused), the program replaces this process.
 //!
 //! Either way the program starts with its limits, no_new_privs, Landlock and the seccomp filter
-//! already applied. This binary links no V8 and holds no program state; it is trusted code that
+//! already applied. `keeper …` and `init …` are those two roles taken over from a Python spare's
+//! own keeper and init, which exec this helper once they have forked (src/sandbox/harden/enter.rs). This binary links no V8 and holds no program state; it is trusted code that
 //! the program cannot reach (another PID namespace, outside its Landlock domain).
 
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
@@ -66,6 +67,12 @@ fn main() {
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     if args.first().is_some_and(|a| a == "isolate" || a == "isolate-probe" || a == "isolate-forge") {
         linux::serve_isolate(&args[0], &args[1..]);
+    }
+    // The roles a forked interpreter's keeper and init hand over (src/sandbox/harden/enter.rs).
+    if args.first().is_some_and(|a| a == "keeper" || a == "init") {
+        enter::resume_role(&args);
+        eprintln!("code-runtime-native-sandbox: keeper|init: arguments the addon would not have written");
+        std::process::exit(abi::EXIT_USAGE);
     }
     match plan::Plan::from_args(&args) {
         Some(plan) => {

@@ -209,6 +209,13 @@ pub struct PythonSpare {
 
 #[napi]
 impl PythonSpare {
+    /// How many milliseconds the spare took to boot, once it has (none while it boots, or if it
+    /// failed): how soon before a run one must be started to be ready for it.
+    #[napi(catch_unwind, getter)]
+    pub fn boot_ms(&self) -> Option<f64> {
+        self.inner.boot_time().map(|d| d.as_secs_f64() * 1000.0)
+    }
+
     /// Kills the spare and removes its directory; returns once it is gone.
     #[napi(catch_unwind)]
     pub fn dispose(&self) {

@@ -90,6 +90,11 @@ pub struct Plan {
     pub memory_cgroup: Option<PathBuf>,
     /// The program's whole environment.
     pub env: Vec<(OsString, OsString)>,
+    /// The helper executable a forked interpreter's keeper and init replace themselves with once
+    /// they have forked (`Ending::Return`; src/sandbox/harden/enter.rs#slim): their exits, on
+    /// every run's way to its result, then tear down a small process, not a copy of the
+    /// interpreter. Ignored by the helper itself, whose keeper and init are already that small.
+    pub slim: Option<PathBuf>,
     /// The descriptor the helper writes its layer report to (closed before the program starts).
     pub status_fd: i32,
     /// The program and its arguments.
@@ -150,6 +155,9 @@ impl Plan {
         if let Some(dir) = &self.memory_cgroup {
             push(&["--memory-cgroup".into(), path_arg(dir)]);
         }
+        if let Some(helper) = &self.slim {
+            push(&["--slim".into(), path_arg(helper)]);
+        }
         for (k, v) in &self.env {
             let mut kv = k.clone();
             kv.push("=");
@@ -195,6 +203,7 @@ impl Plan {
                 }
                 b"--cgroup" => plan.cgroup = Some(PathBuf::from(it.next()?)),
                 b"--memory-cgroup" => plan.memory_cgroup = Some(PathBuf::from(it.next()?)),
+                b"--slim" => plan.slim = Some(PathBuf::from(it.next()?)),
                 b"--env" => {
                     let kv = it.next()?.as_bytes();
                     let eq = kv.iter().position(|b| *b == b'=')?;
@@ -312,6 +321,7 @@ mod tests {
             rlimits: vec![(RlimitKind::Nproc, 1, 2), (RlimitKind::Fsize, 5, 5), (RlimitKind::Nofile, 64, 64)],
             cgroup: Some("/sys/fs/cgroup/pids/crn-1".into()),
             memory_cgroup: Some("/sys/fs/cgroup/memory/crn-1".into()),
+            slim: Some("/opt/crn/code-runtime-native-sandbox".into()),
             env: vec![("TMPDIR".into(), "/tmp/x/tmp".into())],
             status_fd: 4,
             argv: vec!["/usr/bin/python3".into(), "-u".into(), "--".into()],

@@ -114,6 +114,8 @@ fn plan(
         ],
         cgroup: cgroup.map(Path::to_path_buf),
         memory_cgroup: memory.map(Path::to_path_buf),
+        // The helper's own keeper and init are already small.
+        slim: None,
         env: Vec::new(),
         status_fd: STATUS_FD,
         argv: [spec.helper.clone().into_os_string(), mode[0].into(), spec.addon.clone().into_os_string()]

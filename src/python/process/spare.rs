@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use crate::python::process::interp::CachedFile;
 use crate::python::process::limits::LimitPlan;
@@ -107,8 +108,8 @@ impl BootError {
     }
 }
 
-/// Stages and spawns one child.
-pub fn boot(spec: &ChildSpec) -> Result<Booted, BootError> {
+/// Stages and spawns one child, for a spare (`ahead`) or for the run at hand.
+pub fn boot(spec: &ChildSpec, ahead: bool) -> Result<Booted, BootError> {
     let mut staging = Staging::create(&spec.tmpdir, spec.run_as).map_err(BootError::Stage)?;
     let plan = LimitPlan::for_host(spec.cpu_seconds as u64, spec.address_space_bytes as u64, SCRATCH_BYTES);
     let cgroups = Cgroups::for_child(spec.address_space_bytes);
@@ -121,6 +122,7 @@ pub fn boot(spec: &ChildSpec) -> Result<Booted, BootError> {
         policy: spec.policy.as_ref(),
         #[cfg(target_os = "linux")]
         template: spec.template.as_deref(),
+        ahead,
     };
     match spawn(&spec.executable, &mut staging, &spec.pycache, plan, &confine) {
         Ok(spawned) => Ok(Booted { staging, cgroups, spawned }),
@@ -162,7 +164,10 @@ pub struct Spare {
 
 enum SpareSlot {
     Booting,
-    Ready(Booted),
+    /// The child, and how long its boot took.
+    Ready(Booted, Duration),
+    /// Taken by a run, after a boot that took this long.
+    Taken(Duration),
     Gone,
 }
 
@@ -173,11 +178,12 @@ impl Spare {
         let (thread_slot, thread_spec) = (slot.clone(), spec.clone());
         let started =
             std::thread::Builder::new().name("crn-python-spare".into()).stack_size(256 << 10).spawn(move || {
-                let booted = boot(&thread_spec).ok();
+                let started = Instant::now();
+                let booted = boot(&thread_spec, true).ok();
                 let (lock, ready) = &*thread_slot;
                 let mut slot = lock.lock().unwrap_or_else(|p| p.into_inner());
                 match (booted, &*slot) {
-                    (Some(b), SpareSlot::Booting) => *slot = SpareSlot::Ready(b),
+                    (Some(b), SpareSlot::Booting) => *slot = SpareSlot::Ready(b, started.elapsed()),
                     (Some(b), _) => b.discard(), // disposed while booting
                     (None, _) => *slot = SpareSlot::Gone,
                 }
@@ -204,11 +210,22 @@ impl Spare {
             slot = ready.wait(slot).unwrap_or_else(|p| p.into_inner());
         }
         match std::mem::replace(&mut *slot, SpareSlot::Gone) {
-            SpareSlot::Ready(b) if same && b.alive() => Some(b),
-            SpareSlot::Ready(b) => {
+            SpareSlot::Ready(b, took) if same && b.alive() => {
+                *slot = SpareSlot::Taken(took);
+                Some(b)
+            }
+            SpareSlot::Ready(b, _) => {
                 b.discard();
                 None
             }
+            SpareSlot::Booting | SpareSlot::Taken(_) | SpareSlot::Gone => None,
+        }
+    }
+
+    /// How long the spare took to boot, once it has (`None` while it boots, or if it failed).
+    pub fn boot_time(&self) -> Option<Duration> {
+        match &*self.slot.0.lock().unwrap_or_else(|p| p.into_inner()) {
+            SpareSlot::Ready(_, took) | SpareSlot::Taken(took) => Some(*took),
             SpareSlot::Booting | SpareSlot::Gone => None,
         }
     }
@@ -217,7 +234,7 @@ impl Spare {
     pub fn dispose(&self) {
         {
             let mut slot = self.slot.0.lock().unwrap_or_else(|p| p.into_inner());
-            if let SpareSlot::Ready(b) = std::mem::replace(&mut *slot, SpareSlot::Gone) {
+            if let SpareSlot::Ready(b, _) = std::mem::replace(&mut *slot, SpareSlot::Gone) {
                 b.discard();
             }
         }

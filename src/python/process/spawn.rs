@@ -272,6 +272,11 @@ pub struct Confinement<'a> {
     /// The runtime's Python template to fork the child from (with the helper's plan), if any.
     #[cfg(target_os = "linux")]
     pub template: Option<&'a RuntimeTemplate>,
+    /// Booted ahead of its run (a spare): a forked child's keeper and init become the helper
+    /// (`Plan::slim`), moving the teardown of their copies of the interpreter from the run's end
+    /// to now. A child booted on its run's path does without: there that move saves the run
+    /// nothing and costs a burst of runs two execs each.
+    pub ahead: bool,
 }
 
 /// System files every dynamically linked interpreter reads, read-only, and `/bin` (where
@@ -320,6 +325,7 @@ fn sandbox_plan(confine: &Confinement, helper: &Path, interpreter: &Path, stagin
         rlimits: vec![(RlimitKind::Nproc, PROCESS_CAP, PROCESS_CAP), (RlimitKind::Nofile, OPEN_FILES, OPEN_FILES)],
         cgroup: confine.cgroup.map(Path::to_path_buf),
         memory_cgroup: confine.memory_cgroup.map(Path::to_path_buf),
+        slim: confine.ahead.then(|| helper.to_path_buf()),
         env: vec![("TMPDIR".into(), scratch.into_os_string())],
         status_fd: STATUS_FD,
         argv: vec![interpreter.as_os_str().to_os_string(), "-u".into(), "-I".into(), staging.bootstrap().into()],
@@ -460,6 +466,7 @@ pub fn probe_layers(
         policy: None,
         #[cfg(target_os = "linux")]
         template: None,
+        ahead: false,
     };
     let spawned = spawn(interpreter, &mut staging, &[], plan, &confine);
     if let Ok(child) = &spawned {

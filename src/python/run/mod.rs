@@ -177,7 +177,7 @@ impl Run {
         let began = Instant::now();
         let booted = match spec.spare.take() {
             Some(spare) => Ok(spare),
-            None => boot(&spec.child),
+            None => boot(&spec.child, false),
         };
         let Booted { staging, cgroups, spawned } = match booted {
             Ok(b) => b,

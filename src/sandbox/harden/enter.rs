@@ -10,10 +10,14 @@
 //! program starts with its limits, no_new_privs, Landlock and the seccomp filter applied.
 //!
 //! The keeper and init end with `_exit`: in a forked interpreter, `exit` would run its handlers.
+//! A spare forked from the Python template (`Plan::slim`) has its keeper and init exec the helper
+//! in the same role once they have forked (`become_helper`, `resume_role`): each is otherwise a
+//! copy of the interpreter, and the teardown of two such copies sat on every run's way to its
+//! result; the exec does it while the spare waits.
 
 use super::abi;
 use std::ffi::CString;
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicI32, Ordering};
 
@@ -96,14 +100,19 @@ pub fn start(plan: Plan, ending: Ending) {
     // and the keeper then exits as the program did.
     // SAFETY: installing SIG_IGN is always sound.
     unsafe { signal(Signal::SIGTERM, SigHandler::SigIgn) }.ok();
+    let slim = match ending {
+        Ending::Return => plan.slim.as_deref().and_then(open_helper),
+        Ending::Exec => None,
+    };
+    let slim = slim.as_ref();
     let (status, lifeline) = match plan.namespaces {
-        true => match with_namespaces(&plan, status, lifeline, setup, &exact, ending) {
+        true => match with_namespaces(&plan, status, lifeline, setup, &exact, (ending, slim)) {
             Some(refused) => refused,
             None => return,
         },
         false => (status, lifeline),
     };
-    without_namespaces(&plan, status, lifeline, setup, &exact, ending)
+    without_namespaces(&plan, status, lifeline, setup, &exact, (ending, slim))
 }
 
 /// Opens each `--as-host` path with no symbolic link followed (src/sandbox/exact.rs), as the
@@ -132,7 +141,7 @@ fn with_namespaces(
     lifeline: Option<OwnedFd>,
     mut setup: Setup,
     exact: &Exact,
-    ending: Ending,
+    (ending, slim): (Ending, Option<&OwnedFd>),
 ) -> Option<(OwnedFd, Option<OwnedFd>)> {
     let (relay_r, relay_w) = pipe();
     let (go_r, go_w) = pipe();
@@ -147,7 +156,7 @@ fn with_namespaces(
             }
             drop(go_r);
             setup.namespaces = true;
-            init(plan, status, relay_w, setup, &trees, exact, ending);
+            init(plan, status, relay_w, setup, &trees, exact, (ending, slim));
             None
         }
         Ok(Cloned::Parent(child)) => {
@@ -162,6 +171,10 @@ fn with_namespaces(
             write_all(&status, format!("init {}\n", child.as_raw()).as_bytes());
             drop(status);
             close_program_fds(Some(&relay_r));
+            if let Some(helper) = slim {
+                let fds = [relay_r.as_raw_fd(), lifeline.as_ref().map_or(-1, |l| l.as_raw_fd())];
+                become_helper(helper, "keeper", &[child.as_raw(), fds[0], fds[1], 0], &fds, label(plan));
+            }
             keep(child, Some(relay_r), lifeline, false)
         }
     }
@@ -215,7 +228,7 @@ fn without_namespaces(
     lifeline: Option<OwnedFd>,
     setup: Setup,
     exact: &Exact,
-    ending: Ending,
+    (ending, slim): (Ending, Option<&OwnedFd>),
 ) {
     // SAFETY: single-threaded process; the child only runs this crate's code until exec.
     match unsafe { fork() } {
@@ -227,6 +240,10 @@ fn without_namespaces(
         Ok(ForkResult::Parent { child }) => {
             drop(status);
             close_program_fds(None);
+            if let Some(helper) = slim {
+                let fd = lifeline.as_ref().map_or(-1, |l| l.as_raw_fd());
+                become_helper(helper, "keeper", &[child.as_raw(), -1, fd, 1], &[fd], label(plan));
+            }
             keep(child, None, lifeline, true)
         }
     }
@@ -270,7 +287,6 @@ fn keep(child: Pid, relay: Option<OwnedFd>, lifeline: Option<OwnedFd>, whole_gro
 /// Blocks until `child` has exited (false) or the host's lifeline shows the host gone (true).
 /// The host never writes to it: any event on it is its end.
 fn host_died(child: Pid, lifeline: &OwnedFd) -> bool {
-    use std::os::fd::AsRawFd;
     let pidfd = namespaces::pidfd(child);
     loop {
         let mut fds = [
@@ -313,7 +329,7 @@ fn init(
     mut setup: Setup,
     trees: &[(std::path::PathBuf, OwnedFd)],
     exact: &Exact,
-    ending: Ending,
+    (ending, slim): (Ending, Option<&OwnedFd>),
 ) {
     // SAFETY: plain prctl calls. Dying with the keeper takes the namespace down with it (had
     // the keeper died before this, the maps would never have come); not dumpable keeps the
@@ -348,11 +364,143 @@ fn init(
         Ok(ForkResult::Parent { child }) => {
             drop(status);
             close_program_fds(Some(&relay));
-            PROGRAM.store(child.as_raw(), Ordering::Relaxed);
-            // SAFETY: the handler only calls kill.
-            unsafe { signal(Signal::SIGTERM, SigHandler::Handler(forward_term)) }.ok();
-            reap(child, relay)
+            // The program runs as other ids than init under a root host: init keeps the right to
+            // signal it across the exec (an ambient capability, in the run's user namespace only).
+            if let Some(helper) = slim.filter(|_| keep_kill_across_exec()) {
+                let (program, fd) = (child.as_raw(), relay.as_raw_fd());
+                become_helper(helper, "init", &[program, fd], &[fd], label(plan));
+            }
+            serve_as_init(child, relay)
         }
+    }
+}
+
+/// Init's part once the program is forked: forward SIGTERM to it, reap, relay its status.
+fn serve_as_init(program: Pid, relay: OwnedFd) -> ! {
+    PROGRAM.store(program.as_raw(), Ordering::Relaxed);
+    // SAFETY: the handler only calls kill.
+    unsafe { signal(Signal::SIGTERM, SigHandler::Handler(forward_term)) }.ok();
+    reap(program, relay)
+}
+
+/// Opens the helper executable a forked interpreter's keeper and init become (`Plan::slim`);
+/// `None` (they then keep their roles as they are) when it cannot be opened.
+fn open_helper(path: &std::path::Path) -> Option<OwnedFd> {
+    use nix::fcntl::OFlag;
+    nix::fcntl::open(path, OFlag::O_PATH | OFlag::O_CLOEXEC, nix::sys::stat::Mode::empty()).ok()
+}
+
+/// Replaces this process (the keeper or init of a run forked from the Python template) with
+/// the helper executable in the same `role`, holding only the `inherit` descriptors: what its
+/// exit tears down on the run's way to its result is then a small process, not a copy of the
+/// interpreter. Returns only if the kernel refused; the caller then keeps the role itself.
+fn become_helper(helper: &OwnedFd, role: &str, numbers: &[i32], inherit: &[i32], label: Option<&std::path::Path>) {
+    // SAFETY: marks every descriptor close-on-exec (Linux 5.11), then clears it on those the
+    // role reads; nothing else of this process reaches the helper. Its standard descriptors are
+    // `/dev/null` (the root binds it): the dynamic loader, in secure mode under init's ambient
+    // capability, would otherwise try to open `/dev/full` there, which a root does not hold.
+    unsafe {
+        if libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, libc::CLOSE_RANGE_CLOEXEC) != 0 {
+            return;
+        }
+        for fd in inherit.iter().filter(|fd| **fd >= 0) {
+            libc::fcntl(*fd, libc::F_SETFD, 0);
+        }
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+        if null < 0 || (0..=2).any(|fd| fd != null && libc::dup2(null, fd) != fd) {
+            return;
+        }
+        if null > 2 {
+            libc::close(null);
+        }
+    }
+    let words = ["code-runtime-native-sandbox".as_bytes(), role.as_bytes()]
+        .into_iter()
+        .map(<[u8]>::to_vec)
+        .chain(numbers.iter().map(|n| n.to_string().into_bytes()))
+        .chain(label.map(|l| l.as_os_str().as_bytes().to_vec()))
+        .filter_map(|w| CString::new(w).ok())
+        .collect::<Vec<_>>();
+    let mut argv: Vec<*const libc::c_char> = words.iter().map(|w| w.as_ptr()).collect();
+    argv.push(std::ptr::null());
+    let envp: [*const libc::c_char; 1] = [std::ptr::null()];
+    // SAFETY: execveat(2) of the descriptor itself (`AT_EMPTY_PATH`), with NUL-terminated
+    // argument and environment vectors that outlive the call.
+    unsafe {
+        libc::syscall(
+            libc::SYS_execveat,
+            helper.as_raw_fd(),
+            c"".as_ptr(),
+            argv.as_ptr(),
+            envp.as_ptr(),
+            libc::AT_EMPTY_PATH,
+        )
+    };
+}
+
+/// The run's scratch directory, last on a slimmed keeper's and init's command line: which run
+/// they serve, for `ps` and for the host's own checks that nothing of a run outlives it.
+fn label(plan: &Plan) -> Option<&std::path::Path> {
+    plan.tmpfs.as_ref().map(|(dir, _)| dir.as_path())
+}
+
+/// Raises `CAP_KILL` into init's ambient set (it holds every capability in the run's user
+/// namespace, the only one this reaches), so the helper it becomes may still signal a program
+/// that runs as other ids. Its group becomes the program's first: a group that has no mapping in
+/// the namespace (a root host's own) makes the exec a change of ids, which clears the ambient set.
+/// False if the kernel refused: init then keeps its role as it is.
+fn keep_kill_across_exec() -> bool {
+    let inside = nix::unistd::Gid::from_raw(namespaces::INSIDE_ID);
+    if nix::unistd::setresgid(inside, inside, inside).is_err() {
+        return false;
+    }
+    /// capability(7)'s number of `CAP_KILL`.
+    const CAP_KILL: u32 = 5;
+    let mut header = CapHeader { version: CAP_VERSION_3, pid: 0 };
+    let mut data = [CapData::default(); 2];
+    // SAFETY: capget(2)/capset(2) with a version-3 header and its two data words, both live for
+    // the calls; then a plain prctl on this process.
+    unsafe {
+        if libc::syscall(libc::SYS_capget, &mut header as *mut CapHeader, data.as_mut_ptr()) != 0 {
+            return false;
+        }
+        data[0].inheritable |= 1 << CAP_KILL;
+        if libc::syscall(libc::SYS_capset, &mut header as *mut CapHeader, data.as_ptr()) != 0 {
+            return false;
+        }
+        libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_RAISE, CAP_KILL as libc::c_ulong, 0, 0) == 0
+    }
+}
+
+/// `keeper <child> <relay fd|-1> <lifeline fd|-1> <whole group 0|1> [<label>]` and `init
+/// <program> <relay fd> [<label>]`: the roles a forked interpreter's keeper and init hand to this
+/// helper (`become_helper`), which then ends exactly as they would have. `None` for arguments
+/// they would not have written.
+#[allow(dead_code)] // the helper's half (src/bin/sandbox.rs)
+pub fn resume_role(args: &[std::ffi::OsString]) -> Option<std::convert::Infallible> {
+    let (role, rest) = args.split_first()?;
+    let count = match role.to_str()? {
+        "keeper" => 4,
+        "init" => 2,
+        _ => return None,
+    };
+    if rest.len() != count && rest.len() != count + 1 {
+        return None;
+    }
+    let numbers: Vec<i32> = rest[..count].iter().map(|a| a.to_str()?.parse().ok()).collect::<Option<_>>()?;
+    // SAFETY: the descriptors the role's caller left open for it (`become_helper`), owned from
+    // here on; a negative number is none.
+    let owned = |fd: i32| (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) });
+    match (role.to_str()?, numbers.as_slice()) {
+        ("keeper", &[child, relay, lifeline, group @ (0 | 1)]) if child > 0 => {
+            keep(Pid::from_raw(child), owned(relay), owned(lifeline), group == 1)
+        }
+        ("init", &[program, relay]) if program > 0 && relay >= 0 => {
+            // SAFETY: plain prctl on this process: an exec made it dumpable again.
+            unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0) };
+            serve_as_init(Pid::from_raw(program), owned(relay)?)
+        }
+        _ => None,
     }
 }
 
@@ -491,32 +639,36 @@ fn program(plan: &Plan, status: OwnedFd, setup: Setup, exact: &Exact, ending: En
 
 /// Empties this process's effective, permitted, inheritable and ambient capability sets.
 fn drop_capabilities() -> nix::Result<()> {
-    #[repr(C)]
-    struct Header {
-        version: u32,
-        pid: i32,
-    }
-    #[repr(C)]
-    #[derive(Clone, Copy)]
-    struct Data {
-        effective: u32,
-        permitted: u32,
-        inheritable: u32,
-    }
-    const VERSION_3: u32 = 0x2008_0522;
     // SAFETY: plain prctl on this process.
     if unsafe { libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) } != 0 {
         return Err(nix::errno::Errno::last());
     }
-    let mut header = Header { version: VERSION_3, pid: 0 };
-    let data = [Data { effective: 0, permitted: 0, inheritable: 0 }; 2];
+    let mut header = CapHeader { version: CAP_VERSION_3, pid: 0 };
+    let data = [CapData::default(); 2];
     // SAFETY: capset(2) with a version-3 header and its two data words, both live for the call.
-    let r = unsafe { libc::syscall(libc::SYS_capset, &mut header as *mut Header, data.as_ptr()) };
+    let r = unsafe { libc::syscall(libc::SYS_capset, &mut header as *mut CapHeader, data.as_ptr()) };
     if r != 0 {
         return Err(nix::errno::Errno::last());
     }
     Ok(())
 }
+
+/// capget(2)/capset(2)'s header and one of its two data words (`_LINUX_CAPABILITY_VERSION_3`).
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: i32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+const CAP_VERSION_3: u32 = 0x2008_0522;
 
 /// The program's ids: in namespaces the inside id (mapped to the run's ids outside); without
 /// them, a root host's program still drops to the run's ids.
@@ -555,7 +707,6 @@ fn join_cgroup(dir: &std::path::Path) -> bool {
 /// The keeper and init hold none of the program's descriptors, so the host sees the
 /// program's pipes close when the program and its descendants have gone.
 fn close_program_fds(relay: Option<&OwnedFd>) {
-    use std::os::fd::AsRawFd;
     for fd in (0..=3).filter(|fd| Some(*fd) != relay.map(|r| r.as_raw_fd())) {
         // SAFETY: closing descriptors this process no longer uses (never the relay pipe).
         unsafe { libc::close(fd) };
