@@ -331,6 +331,8 @@ function report({ logs, value, error, stats: { cpuMs, wallMs, maxRssBytes } }) {
 
 function startPython(state, plan, session) {
   const { config, frameCap, pycache } = state
+  // Judged as the run arrives: taking a spare still booting below waits for it.
+  const backToBack = runsBackToBack(state)
   let run
   const handle = {
     abort: (message, kind) => run.abort(message, kind),
@@ -340,15 +342,18 @@ function startPython(state, plan, session) {
     done(payload) {
       liveRuns.delete(handle)
       session.settle(report(payload))
+      state.lastEnd = performance.now()
+      prepareSpare(state)
     },
     spawned: () => {
       plan.started?.()
-      prepareSpare(state)
+      if (backToBack) prepareSpare(state)
     },
     // The host's call-backlog barrier: answered (id -1) once every call dispatched before it
     // has run its microtasks, so bindings that settle at once are no longer in flight.
     barrier: () => setImmediate(() => run.reply(-1, true, '')),
   })
+  const spare = takeSpare(state, plan)
   run = native.pythonStartRun(
     {
       ...childOptions(state),
@@ -366,10 +371,12 @@ function startPython(state, plan, session) {
       ...(plan.filePolicy === undefined ? {} : { filePolicy: plan.filePolicy }),
     },
     pycache,
-    takeSpare(state, plan),
+    spare,
     state.template,
     onEvent,
   )
+  // The run waited for a spare still booting: its boot time is known now.
+  state.spareBootMs = spare?.bootMs ?? state.spareBootMs
   trackForExit(handle)
   return handle
 }
@@ -385,6 +392,17 @@ function takeSpare(state, plan) {
   const spare = state.spare
   state.spare = undefined
   return spare
+}
+
+/**
+ * Whether runs come about as fast as a spare boots (the last one ended less than twice the last
+ * spare's boot time before this one started; twice, since a spare booting beside other work takes
+ * longer): the next run's spare then boots beside this run, as one started at its end would not
+ * be ready in time. Otherwise it boots once this run's result is out, so its fork, namespaces and
+ * cgroup joins never compete with a run for the CPU (docs/python.md#spares).
+ */
+function runsBackToBack(state) {
+  return performance.now() - (state.lastEnd ?? -Infinity) < 2 * (state.spareBootMs ?? 0)
 }
 
 /**
