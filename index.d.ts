@@ -270,6 +270,11 @@ export declare class PythonSpare {
   get bootMs(): number | null
   /** Kills the spare and removes its directory; returns once it is gone. */
   dispose(): void
+  /**
+   * Kills the spare and removes its directory and cgroups on a thread of its own (the kernel
+   * may take milliseconds to remove a cgroup); returns at once.
+   */
+  release(): void
 }
 
 /**
@@ -476,7 +481,10 @@ export declare function pythonLogTruncationMarker(maxBytes: number): string
  */
 export declare function pythonPrecompile(executable: string, tmpdir: string): PythonPycache | null
 
-/** Starts booting a spare child on a thread of its own. */
+/**
+ * Starts booting a spare child on a thread of its own (under `filePolicy`, for runs with exactly
+ * that policy; none boots when one of its paths cannot be opened with no link followed).
+ */
 export declare function pythonPrepareSpare(options: PythonSpareOptions, pycache?: PythonPycache | undefined | null, template?: PythonTemplate | undefined | null): PythonSpare
 
 /**
@@ -589,6 +597,8 @@ export interface PythonSpareOptions {
   cpuSeconds: number
   addressSpaceBytes: number
   runAs?: RunAs
+  /** The file policy of the runs it may serve (absent: runs without one). */
+  filePolicy?: PythonFilePolicy
 }
 
 /**

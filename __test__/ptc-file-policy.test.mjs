@@ -110,6 +110,13 @@ describe.each(passes())('a link an earlier run planted $name', (pass) => {
     }
     // Inside W1 the link leads into the run's own root, which holds no host directory.
     expect(out.insideW1.error.message).toMatch(/FileNotFoundError/)
+    // Under a spare booted for the same policy: the path's new directory is what the run reads
+    // (the spare, which holds the old one, does not serve it), and a link there refuses the run.
+    const { first, spareBefore, replaced, spareBetween, linked } = out.underSpare
+    expect([first.value, spareBefore, replaced.value, spareBetween]).toEqual(['first', true, 'second', true])
+    expect(linked.value).toBeUndefined()
+    expect(linked.error.kind).toBe('sandbox-unavailable')
+    expect(linked.error.message).toContain(`the sandbox policy's path ${JSON.stringify(out.paths.w4)} is no longer what resolve() checked: a symbolic link is on its way now`)
     expect(JSON.stringify(out)).not.toContain('host secret')
     expect(hostDir).not.toBe(w2)
   })

@@ -47,6 +47,24 @@ function processesNaming(marker) {
 }
 
 /**
+ * Whether a spare's keeper (a Python spare's keeper runs as the helper in its `keeper` role) is
+ * among this host's grandchildren within 5 s: the policy spare a run under a policy boots at its end.
+ */
+async function policySpareBooted() {
+  const parent = (pid) => Number(/^\S+ \(.*\) \S (\d+)/s.exec(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'))[1])
+  for (let i = 0; i < 500; i++) {
+    for (const name of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+      try {
+        const words = fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0')
+        if (words[0] === 'code-runtime-native-sandbox' && words[1] === 'keeper' && parent(parent(Number(name))) === process.pid) return true
+      } catch {}
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  return false
+}
+
+/**
  * Unix socket servers where hosts usually keep them: /tmp, the host's TMPDIR, /run and /var/tmp
  * (where this user may create one), and the abstract namespace. Each counts the peers it accepted.
  */
@@ -358,7 +376,22 @@ return os.path.islink(${JSON.stringify(path.join(w1, 'src'))})`
     out.rootSwapped = await runtime.run(rootSpec)
     // A run on W1 itself still sees the planted link only inside its own root (no host tree there).
     out.insideW1 = await runtime.run(runtime.resolve({ program: 'return open("src/secret.txt").read()', bindings: [], cwd: w1, sandboxPolicy: { mode: 'read-only', workspaceRoot: w1 } }))
-    out.paths = { w1, w2, w3, hostDir }
+    // A spare booted for a policy (after a run under it) holds the directory its path named then:
+    // another directory, then a link, put at that path before the next run under the same policy.
+    const w4 = fs.mkdtempSync(path.join(base, 'w4-'))
+    fs.writeFileSync(path.join(w4, 'note.txt'), 'first')
+    fs.writeFileSync(path.join(hostDir, 'note.txt'), 'host secret')
+    const noteSpec = runtime.resolve({ program: 'return open("note.txt").read()', bindings: [], cwd: w4, sandboxPolicy: { mode: 'read-only', workspaceRoot: w4 } })
+    out.underSpare = { first: await runtime.run(noteSpec), spareBefore: await policySpareBooted() }
+    fs.renameSync(w4, `${w4}.a`)
+    fs.mkdirSync(w4)
+    fs.writeFileSync(path.join(w4, 'note.txt'), 'second')
+    out.underSpare.replaced = await runtime.run(noteSpec)
+    out.underSpare.spareBetween = await policySpareBooted()
+    fs.renameSync(w4, `${w4}.b`)
+    fs.symlinkSync(hostDir, w4)
+    out.underSpare.linked = await runtime.run(noteSpec)
+    out.paths = { w1, w2, w3, w4, hostDir }
     return out
   },
 

@@ -113,7 +113,7 @@ const PYTHON_STILL_USES_IT = {
 
 /** Live runs of every runtime in this realm: if the process exits under them, their groups die too. */
 const liveRuns = new Set()
-/** Runtime states holding a spare child, killed the same way. */
+/** Runtime states holding spare children, killed the same way. */
 const liveSpares = new Set()
 let exitHooked = false
 function trackForExit(run) {
@@ -123,6 +123,7 @@ function trackForExit(run) {
       for (const run of liveRuns) run.kill()
       for (const state of liveSpares) {
         state.spare?.dispose()
+        state.policySpare?.spare.dispose()
         state.template?.dispose()
       }
     })
@@ -310,10 +311,12 @@ const PYTHON = {
   start: startPython,
 }
 
-/** Dispose to quiescence: the spare is killed, every live run ends as `abort`/`runtime disposed`. */
+/** Dispose to quiescence: the spares are killed, every live run ends as `abort`/`runtime disposed`. */
 function disposeRuns(state) {
   state.spare?.dispose()
   state.spare = undefined
+  state.policySpare?.spare.dispose()
+  state.policySpare = undefined
   state.template?.dispose()
   liveSpares.delete(state)
   return disposeSessions(state)
@@ -343,11 +346,11 @@ function startPython(state, plan, session) {
       liveRuns.delete(handle)
       session.settle(report(payload))
       state.lastEnd = performance.now()
-      prepareSpare(state)
+      prepareSpare(state, plan.filePolicy)
     },
     spawned: () => {
       plan.started?.()
-      if (backToBack) prepareSpare(state)
+      if (backToBack) prepareSpare(state, plan.filePolicy)
     },
     // The host's call-backlog barrier: answered (id -1) once every call dispatched before it
     // has run its microtasks, so bindings that settle at once are no longer in flight.
@@ -382,16 +385,26 @@ function startPython(state, plan, session) {
 }
 
 /**
- * The spare booted after the previous run started, if any (the run checks it still fits). Spares
- * are booted without a file policy, so a run under one leaves it for the next run without: taken,
- * it would be killed on this run's path (the caller's thread waits for its namespaces to go) and
- * booted again after it.
+ * The spare booted for a run like this one, if any (the run checks it still fits). A run without
+ * a file policy takes the spare without one; a run under a policy takes the spare booted for the
+ * same policy (the last one a run had), and leaves the other for the next run without: taken, it
+ * would be killed on this run's path (the caller's thread waits for its namespaces to go).
  */
 function takeSpare(state, plan) {
-  if (plan.filePolicy !== undefined) return undefined
+  if (plan.filePolicy !== undefined) {
+    const held = state.policySpare
+    if (held?.key !== policyKey(plan.filePolicy)) return undefined
+    state.policySpare = undefined
+    return held.spare
+  }
   const spare = state.spare
   state.spare = undefined
   return spare
+}
+
+/** A file policy's identity for the spare that may serve it (`filePolicy` is plain data). */
+function policyKey(filePolicy) {
+  return JSON.stringify(filePolicy)
 }
 
 /**
@@ -409,10 +422,32 @@ function runsBackToBack(state) {
  * Boots the child for the next run now, off the critical path (docs/python.md#spares): it
  * waits for its boot frame inside its namespaces and limits, used by no program until then.
  */
-function prepareSpare(state) {
+function prepareSpare(state, filePolicy) {
+  if (state.disposed) return
+  if (filePolicy !== undefined) return preparePolicySpare(state, filePolicy)
   // One spare at a time: concurrent runs each reach this once their child is up.
-  if (state.disposed || state.spare) return
+  if (state.spare) return
   state.spare = native.pythonPrepareSpare(childOptions(state), state.pycache, state.template)
+  liveSpares.add(state)
+}
+
+/**
+ * Boots the child for the next run under `filePolicy` (hosts keep one workspace and mode for
+ * many runs): one such spare, for the policy the last run had; the one it replaces is killed off
+ * this thread. Its paths are opened as the helper opens them now and again when a run takes it,
+ * so a path that something else has taken over since refuses the run as it would without a spare.
+ */
+function preparePolicySpare(state, filePolicy) {
+  const key = policyKey(filePolicy)
+  if (state.policySpare?.key === key) return
+  state.policySpare?.spare.release()
+  state.policySpare = undefined
+  try {
+    state.policySpare = { key, spare: native.pythonPrepareSpare({ ...childOptions(state), filePolicy }, state.pycache, state.template) }
+  } catch {
+    // A policy the addon refuses refuses its run too: that run boots its own child and says why.
+    return
+  }
   liveSpares.add(state)
 }
 

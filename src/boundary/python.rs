@@ -198,13 +198,15 @@ pub struct PythonSpareOptions {
     pub cpu_seconds: f64,
     pub address_space_bytes: f64,
     pub run_as: Option<RunAs>,
+    /// The file policy of the runs it may serve (absent: runs without one).
+    pub file_policy: Option<PythonFilePolicy>,
 }
 
 /// A child booted ahead of the next run (behind the same sandbox and limits), never used by any
 /// program before it. Dropping or disposing it kills it.
 #[napi]
 pub struct PythonSpare {
-    inner: Spare,
+    inner: Arc<Spare>,
 }
 
 #[napi]
@@ -220,6 +222,20 @@ impl PythonSpare {
     #[napi(catch_unwind)]
     pub fn dispose(&self) {
         self.inner.dispose();
+    }
+
+    /// Kills the spare and removes its directory and cgroups on a thread of its own (the kernel
+    /// may take milliseconds to remove a cgroup); returns at once.
+    #[napi(catch_unwind)]
+    pub fn release(&self) {
+        let spare = self.inner.clone();
+        let spawned = std::thread::Builder::new()
+            .name("crn-python-release".into())
+            .stack_size(256 << 10)
+            .spawn(move || spare.dispose());
+        if spawned.is_err() {
+            self.inner.dispose();
+        }
     }
 }
 
@@ -268,26 +284,39 @@ pub fn python_start_template(executable: String, tmpdir: String, run_as: Option<
     }
 }
 
-/// Starts booting a spare child on a thread of its own.
+/// Starts booting a spare child on a thread of its own (under `filePolicy`, for runs with exactly
+/// that policy; none boots when one of its paths cannot be opened with no link followed).
 #[napi(catch_unwind)]
 pub fn python_prepare_spare(
     options: PythonSpareOptions,
     pycache: Option<&PythonPycache>,
     template: Option<&PythonTemplate>,
-) -> PythonSpare {
-    let PythonSpareOptions { executable, interpreter_paths, tmpdir, cpu_seconds, address_space_bytes, run_as } =
-        options;
-    PythonSpare {
-        inner: Spare::prepare(child_spec(
-            executable,
-            interpreter_paths,
-            tmpdir,
-            (cpu_seconds, address_space_bytes),
-            run_as,
-            pycache,
-            template,
-        )),
-    }
+) -> Result<PythonSpare> {
+    let PythonSpareOptions {
+        executable,
+        interpreter_paths,
+        tmpdir,
+        cpu_seconds,
+        address_space_bytes,
+        run_as,
+        file_policy,
+    } = options;
+    let mut spec = child_spec(
+        executable,
+        interpreter_paths,
+        tmpdir,
+        (cpu_seconds, address_space_bytes),
+        run_as,
+        pycache,
+        template,
+    );
+    spec.policy = file_policy.map(file_policy_of).transpose()?;
+    Ok(PythonSpare { inner: Arc::new(Spare::prepare(spec)) })
+}
+
+/// A run's or a spare's file policy, checked.
+fn file_policy_of(p: PythonFilePolicy) -> Result<FilePolicy> {
+    FilePolicy::new(p.cwd, p.read_only, p.read_write, p.network, p.locks).map_err(Error::from_reason)
 }
 
 /// A child's start-up, from the options JavaScript passed (a run's or a spare's).
@@ -471,12 +500,7 @@ pub fn python_start_run(
         let (global, names) = row.split_first().ok_or_else(|| Error::from_reason("empty dispatch row"))?;
         namespaces.push((global.to_vec(), names.iter().map(|n| n.to_vec()).collect::<Vec<_>>()));
     }
-    let policy = match options.file_policy {
-        Some(p) => {
-            Some(FilePolicy::new(p.cwd, p.read_only, p.read_write, p.network, p.locks).map_err(Error::from_reason)?)
-        }
-        None => None,
-    };
+    let policy = options.file_policy.map(file_policy_of).transpose()?;
     let mut child = child_spec(
         options.executable,
         options.interpreter_paths,

@@ -45,6 +45,30 @@ impl FilePolicy {
         let read_write = read_write.into_iter().map(|p| check("readWrite", p)).collect::<Result<_, _>>()?;
         Ok(FilePolicy { cwd, read_only, read_write, network, locks })
     }
+
+    /// The granted paths that are the host's own files, which the helper opens with no link
+    /// followed (`Plan::as_host`): the workspace is the host's; devices are not, and `/` (no file
+    /// rules) is no grant.
+    pub fn host_paths(&self) -> Vec<PathBuf> {
+        (self.read_only.iter().chain(&self.read_write))
+            .filter(|p| !p.starts_with("/dev") && p.as_path() != std::path::Path::new("/"))
+            .cloned()
+            .collect()
+    }
+
+    /// What each of `host_paths` is now, opened as the helper opens it (`None` if one cannot be
+    /// opened so): a spare booted for this policy serves a run only while this is unchanged.
+    #[cfg(target_os = "linux")]
+    pub fn host_objects(&self) -> Option<Vec<(u64, u64)>> {
+        use crate::sandbox::exact;
+        self.host_paths().iter().map(|p| exact::open(p).and_then(|fd| exact::identity(&fd)).ok()).collect()
+    }
+
+    /// No helper opens them on this platform (and no spare is booted under a policy).
+    #[cfg(not(target_os = "linux"))]
+    pub fn host_objects(&self) -> Option<Vec<(u64, u64)>> {
+        None
+    }
 }
 
 #[cfg(test)]

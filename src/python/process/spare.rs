@@ -160,6 +160,10 @@ pub struct Spare {
     slot: Arc<(Mutex<SpareSlot>, Condvar)>,
     spec: ChildSpec,
     booting: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Under a file policy: the objects its host paths named when the spare was prepared
+    /// (`FilePolicy::host_objects`). It serves a run only if they still do, so a path that a link
+    /// or another directory took over since refuses the run as it would have without a spare.
+    policy_objects: Option<Vec<(u64, u64)>>,
 }
 
 enum SpareSlot {
@@ -174,7 +178,13 @@ enum SpareSlot {
 impl Spare {
     /// Starts booting a spare off the caller's thread.
     pub fn prepare(spec: ChildSpec) -> Spare {
+        let policy_objects = spec.policy.as_ref().and_then(FilePolicy::host_objects);
         let slot = Arc::new((Mutex::new(SpareSlot::Booting), Condvar::new()));
+        if spec.policy.is_some() && policy_objects.is_none() {
+            // A path of the policy cannot be opened as the helper would: no spare serves it.
+            *slot.0.lock().unwrap_or_else(|p| p.into_inner()) = SpareSlot::Gone;
+            return Spare { slot, spec, booting: Mutex::new(None), policy_objects };
+        }
         let (thread_slot, thread_spec) = (slot.clone(), spec.clone());
         let started =
             std::thread::Builder::new().name("crn-python-spare".into()).stack_size(256 << 10).spawn(move || {
@@ -196,12 +206,20 @@ impl Spare {
                 None
             }
         };
-        Spare { slot, spec, booting: Mutex::new(booting) }
+        Spare { slot, spec, booting: Mutex::new(booting), policy_objects }
+    }
+
+    /// Whether the policy's host paths still name the objects they named at `prepare`.
+    fn policy_holds(&self) -> bool {
+        match &self.spec.policy {
+            None => true,
+            Some(policy) => self.policy_objects.is_some() && policy.host_objects() == self.policy_objects,
+        }
     }
 
     /// The booted child, if it is ready, alive, and was started the way `spec` would start one.
     pub fn take(&self, spec: &ChildSpec) -> Option<Booted> {
-        let same = self.spec.serves(spec);
+        let same = self.spec.serves(spec) && self.policy_holds();
         let (lock, ready) = &*self.slot;
         let mut slot = lock.lock().unwrap_or_else(|p| p.into_inner());
         // Still spawning (milliseconds: the spawn returns once the interpreter has started): that

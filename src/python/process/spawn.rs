@@ -301,11 +301,7 @@ fn sandbox_plan(confine: &Confinement, helper: &Path, interpreter: &Path, stagin
     if let Some(policy) = confine.policy {
         read_only.extend(policy.read_only.iter().cloned());
         read_write.extend(policy.read_write.iter().cloned());
-        // The workspace is the host's own; devices are not, and `/` (no file rules) is no grant.
-        as_host = (policy.read_only.iter().chain(&policy.read_write))
-            .filter(|p| !p.starts_with("/dev") && p.as_path() != Path::new("/"))
-            .cloned()
-            .collect();
+        as_host = policy.host_paths();
     }
     Plan {
         namespaces: true,
