@@ -76,6 +76,38 @@ describe('a panic at the reader site (python)', () => {
   })
 })
 
+// Events a Python run's own thread reads (its stdout) reach Node's main thread by a `Flush`
+// (src/python/run/shared.rs): a panic delivering them ends that run alone, which would otherwise
+// wait for events never delivered.
+describe('a panic at the flush site (python)', () => {
+  it('ends only the run that passed it; the host lives and serves every other run', async () => {
+    const { code, signal, stdout, stderr } = await host('flush', 'python-stray')
+    expect({ code, signal }, stderr).toEqual({ code: 0, signal: null })
+    const report = JSON.parse(stdout)
+    const results = [report.first, ...report.after, ...report.concurrent]
+    // The run's line was recorded (the ledger has it) though its delivery failed.
+    const failed = results.flatMap((r, i) => (r.error ? [[i, r]] : []))
+    expect(failed).toEqual([
+      [
+        expect.any(Number),
+        {
+          logs: [`run ${failed[0]?.[0]}`],
+          error: {
+            kind: 'worker-exit',
+            message: expect.stringMatching(
+              /^code-runtime-native: internal error: the host's delivery of the Python child's events failed \(test panic at the flush site \(CODE_RUNTIME_NATIVE_TEST_PANIC\)\); the run was ended\./,
+            ),
+          },
+        },
+      ],
+    ])
+    results.forEach((r, i) => {
+      if (!r.error) expect(r).toEqual({ logs: [`run ${i}`], value: i })
+    })
+    expect(stderr).toContain('test panic at the flush site')
+  })
+})
+
 // The one site in a sandbox process: a Python template's forked child panics as it starts to
 // take its run's layers (`crn_python_enter`). The panic is caught there and the child exits
 // with the code for it (75); each later child is a copy of the same template, so every run

@@ -2,18 +2,30 @@
 // naming the site that panics once (src/panic/switch.rs), it runs one program that passes that
 // site, then more programs, sequential and concurrent, and prints every result as one JSON line.
 // A panic that reached a C frame would abort this process instead.
-// `node panic-host.mjs <containment>`; `python`: Python runs, each forked from the template.
+// `node panic-host.mjs <containment>`; `python`: Python runs, each forked from the template;
+// `python-stray`: the same, each writing its line to stdout itself with its logs streamed, so the
+// run's own thread reads the line and hands it to Node's main thread (a `Flush`).
 import { Context } from 'cordis'
-import { IsolateCodeRuntime, PythonPtcRuntime } from '../lib/index.mjs'
+import { IsolateCodeRuntime, PythonCodeRuntime, PythonPtcRuntime } from '../lib/index.mjs'
 
 const containment = process.argv[2]
-if (containment === 'python') {
+if (containment === 'python' || containment === 'python-stray') {
   const ctx = new Context()
-  const fiber = await ctx.plugin(PythonPtcRuntime, { timeoutMs: 10_000 })
-  const runtime = ctx.ptcRuntime
   const tools = { global: 'tools', functions: { echo: async (x) => x } }
-  const program = (i) => `got = await tools.echo(${i})\nprint('run', got)\nreturn got`
-  const run = (i) => runtime.run(runtime.resolve({ program: program(i), bindings: [tools] }))
+  let fiber, run
+  if (containment === 'python') {
+    fiber = await ctx.plugin(PythonPtcRuntime, { timeoutMs: 10_000 })
+    const runtime = ctx.ptcRuntime
+    const program = (i) => `got = await tools.echo(${i})\nprint('run', got)\nreturn got`
+    run = (i) => runtime.run(runtime.resolve({ program: program(i), bindings: [tools] }))
+  } else {
+    fiber = await ctx.plugin(PythonCodeRuntime, {})
+    const runtime = ctx.get('codeRuntime')
+    // The pause lets the run's thread read the line and hand it over; the call after it waits
+    // until Node's main thread has delivered that (or failed to), so the run is still undecided.
+    const program = (i) => `import os, time\nos.write(1, b'run ${i}\\n')\ntime.sleep(0.05)\nreturn await tools.echo(${i})`
+    run = (i) => runtime.run({ program: program(i), bindings: [tools], onLog: () => {} })
+  }
   const first = await run(0)
   const after = []
   for (let i = 1; i <= 2; i++) after.push(await run(i))

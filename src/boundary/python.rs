@@ -408,7 +408,7 @@ impl MainReader for MainPython {
     }
 
     fn failed(&self, reason: &str) {
-        self.shared.fail(reason);
+        self.shared.fail("the host's reader of the Python child's channel", reason);
     }
 
     fn released(&self) {
@@ -418,13 +418,14 @@ impl MainReader for MainPython {
 
 /// Calls `onEvent` with each event, in order, on Node's main thread (no JavaScript on the stack).
 fn deliver(events: Vec<PythonEvent>, callback: &MainCallback, end: &RunEnd) {
-    for event in events {
-        // A call the run made before its end was decided is not delivered after it.
-        if matches!(event, PythonEvent::Call { .. }) && end.is_decided() {
-            continue;
-        }
+    for event in events.into_iter().filter(|event| !stale(event, end)) {
         callback.call(event.into_args());
     }
+}
+
+/// A call the run made before its end was decided is not delivered after it.
+fn stale(event: &PythonEvent, end: &RunEnd) -> bool {
+    matches!(event, PythonEvent::Call { .. }) && end.is_decided()
 }
 
 /// What has Node's main thread read a run's fd 3, once its child is up: the work travels through
@@ -542,8 +543,7 @@ pub fn python_start_run(
         .build_callback(move |ctx| {
             crate::panic::guard(
                 || {
-                    // A call the run made before its end was decided is not delivered after it.
-                    if matches!(ctx.value, PythonEvent::Call { .. }) && delivered_end.is_decided() {
+                    if stale(&ctx.value, &delivered_end) {
                         return Ok(events::event(RunEventKind::None, Payload::Nothing));
                     }
                     match ctx.value {
@@ -553,7 +553,15 @@ pub fn python_start_run(
                         }
                         PythonEvent::Flush(shared) => {
                             if let Some(callback) = released.as_ref().and_then(Weak::upgrade) {
-                                deliver(shared.take_queued(), &callback, &delivered_end);
+                                // What is lost to a panic here would leave the run waiting on
+                                // events never delivered: it ends instead, as a reader's would.
+                                crate::panic::guard(
+                                    || {
+                                        crate::panic::switch::trip(crate::panic::switch::Site::Flush);
+                                        deliver(shared.take_queued(), &callback, &delivered_end)
+                                    },
+                                    |reason| shared.fail("the host's delivery of the Python child's events", &reason),
+                                );
                             }
                             Ok(events::event(RunEventKind::None, Payload::Nothing))
                         }

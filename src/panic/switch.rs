@@ -19,20 +19,23 @@ pub enum Site {
     Callback,
     /// A Python template's forked child taking its run's layers (`crn_python_enter`).
     PythonEnter,
+    /// Node's main thread delivering the events a Python run's thread queued (a `Flush`).
+    Flush,
 }
 
 /// The variable that arms the switch.
 pub const VARIABLE: &str = "CODE_RUNTIME_NATIVE_TEST_PANIC";
 
-const SITES: [(&str, Site); 4] = [
+const SITES: [(&str, Site); 5] = [
     ("supervisor", Site::Supervisor),
     ("reader", Site::Reader),
     ("callback", Site::Callback),
     ("python-enter", Site::PythonEnter),
+    ("flush", Site::Flush),
 ];
 
-fn armed() -> &'static [AtomicBool; 4] {
-    static ARMED: OnceLock<[AtomicBool; 4]> = OnceLock::new();
+fn armed() -> &'static [AtomicBool; 5] {
+    static ARMED: OnceLock<[AtomicBool; 5]> = OnceLock::new();
     ARMED.get_or_init(|| {
         let wanted = std::env::var(VARIABLE).unwrap_or_default();
         let names: Vec<&str> = wanted.split(',').map(str::trim).collect();

@@ -154,8 +154,6 @@ pub struct Run {
     boot_write_failed: bool,
     /// Who reads fd 3 and delivers the run's events (`shared.rs`).
     main: Arc<MainFlags>,
-    /// The run is being acted on from Node's main thread: events wait in `outbox`.
-    on_main: bool,
     /// Events for Node's main thread to deliver, in the order the run made them.
     outbox: Vec<PythonEvent>,
 }
@@ -258,7 +256,6 @@ impl Run {
             buf: vec![0u8; CHUNK],
             boot_write_failed: false,
             main: shared.main.clone(),
-            on_main: false,
             outbox: Vec::new(),
         };
         run.event_loop(shared, attach);
@@ -274,22 +271,22 @@ impl Run {
         }
     }
 
-    /// An event to JavaScript: on Node's main thread, kept for it to deliver once it has let go
-    /// of the run; from the run's thread, through the run's threadsafe function.
+    /// An event to JavaScript: once Node's main thread reads fd 3, kept for it to deliver in the
+    /// order the run made them (after its own reads, or on a `Flush`); before that, through the
+    /// run's threadsafe function.
     fn emit(&mut self, event: PythonEvent) {
-        match self.on_main || self.main.queued.load(Ordering::Acquire) {
+        match self.main.queued.load(Ordering::Acquire) {
             true => self.outbox.push(event),
             false => self.events.emit(event),
         }
     }
 
-    /// Reads fd 3 on Node's main thread (its events wait in `outbox`).
+    /// Reads fd 3 on Node's main thread (its events wait in `outbox`: `main.queued` is set
+    /// before the main thread first reads).
     fn read_fd3_on_main(&mut self) {
-        self.on_main = true;
         let mut buf = std::mem::take(&mut self.buf);
         self.read_fd3(&mut buf);
         self.buf = buf;
-        self.on_main = false;
     }
 
     /// Whether Node's main thread may (still) read fd 3: not once the run is decided, fd 3 is at

@@ -103,14 +103,13 @@ impl Shared {
         self.nudge();
     }
 
-    /// Reading on Node's main thread panicked: the run ends as failed (its thread tears it down).
-    pub fn fail(&self, reason: &str) {
+    /// `what` panicked on Node's main thread (reading fd 3, or delivering what was read): the
+    /// run ends as failed (its thread tears it down).
+    pub fn fail(&self, what: &str, reason: &str) {
         let mut guard = self.run.locked();
         self.main.reads.store(false, Ordering::Release);
         if let Some(run) = guard.as_mut() {
-            let message =
-                crate::outcome::internal_error_message("the host's reader of the Python child's channel", reason);
-            run.fail_now(&message);
+            run.fail_now(&crate::outcome::internal_error_message(what, reason));
         }
         drop(guard);
         self.nudge();
