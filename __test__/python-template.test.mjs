@@ -240,7 +240,7 @@ async function slimSpare(template) {
 }
 
 describe("a forked run's keeper and init", () => {
-  it('become the helper once a spare has forked: nothing of the interpreter stays in them, init keeps CAP_KILL alone and is not dumpable', async () => {
+  it('become the helper once a spare has forked: nothing of the interpreter stays in them, init has the program\'s ids, no capability, and is not dumpable', async () => {
     const before = new Set(pythonTemplates())
     const { runtime, fiber } = await load(PythonCodeRuntime, { graceMs: 300 })
     try {
@@ -263,16 +263,55 @@ describe("a forked run's keeper and init", () => {
       const fds = (pid) => fs.readdirSync(`/proc/${pid}/fd`).map((fd) => [Number(fd), fs.readlinkSync(`/proc/${pid}/fd/${fd}`).replace(/:\[\d+\]$/, '')])
       expect(fds(init).sort((a, b) => a[0] - b[0])).toEqual([[0, '/dev/null'], [1, '/dev/null'], [2, '/dev/null'], [Number(cmdline(init)[3]), 'pipe']])
       expect(fds(keeper).map(([, what]) => what).sort()).toEqual(['/dev/null', '/dev/null', '/dev/null', 'anon_inode:[pidfd]', 'pipe', 'pipe'])
-      // Init may signal the program (which runs as other ids under a root host) and nothing more;
-      // its group is the program's; it is not dumpable, so the program cannot read its memory
-      // (/proc/<pid> then belongs to root).
-      expect(statusOf(init, 'CapEff')).toBe('0000000000000020')
-      expect(statusOf(init, 'CapAmb')).toBe('0000000000000020')
-      expect(statusOf(init, 'Gid')).toBe(statusOf(program, 'Gid'))
-      expect(fs.statSync(`/proc/${init}`).uid).toBe(0)
+      // Init has the program's ids (so it signals the program) and no capability at all; it is
+      // not dumpable, so the program cannot read its memory (its /proc files then belong to root,
+      // not to the ids it shares with the program).
+      for (const field of ['CapEff', 'CapPrm', 'CapAmb']) expect([field, statusOf(init, field)]).toEqual([field, '0000000000000000'])
+      expect([statusOf(init, 'Uid'), statusOf(init, 'Gid')]).toEqual([statusOf(program, 'Uid'), statusOf(program, 'Gid')])
+      expect([fs.statSync(`/proc/${init}/mem`).uid, fs.statSync(`/proc/${init}/environ`).uid]).toEqual([0, 0])
       // The spare still serves its run, and the run's end takes the three of them.
       expect(await run(runtime, 'import os\nreturn [os.getpid(), os.getppid()]')).toEqual({ logs: [], value: [2, 1] })
       for (const pid of [keeper, init, program]) expect(isAlive(pid)).toBe(false)
+    } finally {
+      await fiber.dispose()
+    }
+  })
+
+  it('take the namespace with them: init and the program die with the keeper', async () => {
+    const before = new Set(pythonTemplates())
+    const { runtime, fiber } = await load(PythonCodeRuntime, { graceMs: 300 })
+    try {
+      const [template] = pythonTemplates().filter((pid) => !before.has(pid))
+      expect(await run(runtime, 'return 1')).toEqual({ logs: [], value: 1 })
+      const { keeper, init, program } = await slimSpare(template)
+      process.kill(keeper, 'SIGKILL')
+      for (let i = 0; i < 200 && (isAlive(init) || isAlive(program)); i++) await sleep(10)
+      expect([isAlive(init), isAlive(program)]).toEqual([false, false])
+      // The spare is gone: the next run boots its own child.
+      expect(await run(runtime, 'return 2')).toEqual({ logs: [], value: 2 })
+    } finally {
+      await fiber.dispose()
+    }
+  })
+
+  it("die with it when a run booted its own child: the run ends with the keeper's death", async () => {
+    const before = new Set(pythonTemplates())
+    const { runtime, fiber } = await load(PythonCodeRuntime, { graceMs: 300 })
+    try {
+      const [template] = pythonTemplates().filter((pid) => !before.has(pid))
+      // The first run has no spare: its keeper and init stay copies of the interpreter.
+      const pending = run(runtime, 'import time\ntime.sleep(20)\nreturn 1')
+      let keeper, init, program
+      for (let i = 0; i < 500 && !program; i++) {
+        await sleep(10)
+        keeper = childrenOf(template)[0]
+        init = keeper && childrenOf(keeper)[0]
+        program = init && childrenOf(init)[0]
+      }
+      expect(exe(init)).toBe(fs.realpathSync(PYTHON))
+      process.kill(keeper, 'SIGKILL')
+      expect(await pending).toEqual({ logs: [], error: { kind: 'worker-exit', message: 'python exited (code=null, signal=SIGKILL) before completing' } })
+      expect([isAlive(init), isAlive(program)]).toEqual([false, false])
     } finally {
       await fiber.dispose()
     }

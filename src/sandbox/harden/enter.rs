@@ -354,6 +354,8 @@ fn init(
         }
         Err(e) => fail("mount", e),
     }
+    // Building the root changed init's filesystem ids, which cleared its parent-death signal.
+    die_with_keeper(&relay);
     // SAFETY: as in `start`.
     match unsafe { fork() } {
         Err(e) => fail("fork", e),
@@ -364,14 +366,27 @@ fn init(
         Ok(ForkResult::Parent { child }) => {
             drop(status);
             close_program_fds(Some(&relay));
-            // The program runs as other ids than init under a root host: init keeps the right to
-            // signal it across the exec (an ambient capability, in the run's user namespace only).
-            if let Some(helper) = slim.filter(|_| keep_kill_across_exec()) {
+            if let Some(helper) = slim.filter(|_| take_program_ids()) {
+                // Taking the program's ids cleared the parent-death signal again.
+                die_with_keeper(&relay);
                 let (program, fd) = (child.as_raw(), relay.as_raw_fd());
                 become_helper(helper, "init", &[program, fd], &[fd], label(plan));
             }
             serve_as_init(child, relay)
         }
+    }
+}
+
+/// Arms init's parent-death signal again (the kernel clears it whenever a process's ids change),
+/// then makes sure the keeper did not die before: the read end of the relay, which only the keeper
+/// holds, is then closed, and the relay reports an error. Either way init does not outlive it.
+fn die_with_keeper(relay: &OwnedFd) {
+    // SAFETY: plain prctl on this process.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+    let mut fds = [libc::pollfd { fd: relay.as_raw_fd(), events: 0, revents: 0 }];
+    super::poll::poll(&mut fds, Some(std::time::Duration::ZERO));
+    if fds[0].revents & libc::POLLERR != 0 {
+        exit_now(abi::EXIT_SETUP);
     }
 }
 
@@ -397,8 +412,8 @@ fn open_helper(path: &std::path::Path) -> Option<OwnedFd> {
 fn become_helper(helper: &OwnedFd, role: &str, numbers: &[i32], inherit: &[i32], label: Option<&std::path::Path>) {
     // SAFETY: marks every descriptor close-on-exec (Linux 5.11), then clears it on those the
     // role reads; nothing else of this process reaches the helper. Its standard descriptors are
-    // `/dev/null` (the root binds it): the dynamic loader, in secure mode under init's ambient
-    // capability, would otherwise try to open `/dev/full` there, which a root does not hold.
+    // `/dev/null` (the root binds it): a loader in secure mode would otherwise open `/dev/full`
+    // for them, which a root does not hold, and Rust's runtime `/dev/null` itself.
     unsafe {
         if libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, libc::CLOSE_RANGE_CLOEXEC) != 0 {
             return;
@@ -444,32 +459,16 @@ fn label(plan: &Plan) -> Option<&std::path::Path> {
     plan.tmpfs.as_ref().map(|(dir, _)| dir.as_path())
 }
 
-/// Raises `CAP_KILL` into init's ambient set (it holds every capability in the run's user
-/// namespace, the only one this reaches), so the helper it becomes may still signal a program
-/// that runs as other ids. Its group becomes the program's first: a group that has no mapping in
-/// the namespace (a root host's own) makes the exec a change of ids, which clears the ambient set.
-/// False if the kernel refused: init then keeps its role as it is.
-fn keep_kill_across_exec() -> bool {
-    let inside = nix::unistd::Gid::from_raw(namespaces::INSIDE_ID);
-    if nix::unistd::setresgid(inside, inside, inside).is_err() {
-        return false;
-    }
-    /// capability(7)'s number of `CAP_KILL`.
-    const CAP_KILL: u32 = 5;
-    let mut header = CapHeader { version: CAP_VERSION_3, pid: 0 };
-    let mut data = [CapData::default(); 2];
-    // SAFETY: capget(2)/capset(2) with a version-3 header and its two data words, both live for
-    // the calls; then a plain prctl on this process.
-    unsafe {
-        if libc::syscall(libc::SYS_capget, &mut header as *mut CapHeader, data.as_mut_ptr()) != 0 {
-            return false;
-        }
-        data[0].inheritable |= 1 << CAP_KILL;
-        if libc::syscall(libc::SYS_capset, &mut header as *mut CapHeader, data.as_ptr()) != 0 {
-            return false;
-        }
-        libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_RAISE, CAP_KILL as libc::c_ulong, 0, 0) == 0
-    }
+/// Init takes the program's ids before it becomes the helper. An exec that changes no id keeps
+/// the parent-death signal (the kernel clears it on any change of ids, and the exec would set
+/// the filesystem ids the root was built with back to ids a root host's init cannot name in the
+/// namespace); with the program's ids init still signals the program, and the exec leaves it no
+/// capability (neither id is the namespace's root). Under a host of another uid init had the
+/// program's ids already. False if the kernel refused: init then keeps its role as it is.
+fn take_program_ids() -> bool {
+    use nix::unistd::{setresgid, setresuid, Gid, Uid};
+    let (uid, gid) = (Uid::from_raw(namespaces::INSIDE_ID), Gid::from_raw(namespaces::INSIDE_ID));
+    setresgid(gid, gid, gid).is_ok() && setresuid(uid, uid, uid).is_ok()
 }
 
 /// `keeper <child> <relay fd|-1> <lifeline fd|-1> <whole group 0|1> [<label>]` and `init
@@ -639,36 +638,32 @@ fn program(plan: &Plan, status: OwnedFd, setup: Setup, exact: &Exact, ending: En
 
 /// Empties this process's effective, permitted, inheritable and ambient capability sets.
 fn drop_capabilities() -> nix::Result<()> {
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const VERSION_3: u32 = 0x2008_0522;
     // SAFETY: plain prctl on this process.
     if unsafe { libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) } != 0 {
         return Err(nix::errno::Errno::last());
     }
-    let mut header = CapHeader { version: CAP_VERSION_3, pid: 0 };
-    let data = [CapData::default(); 2];
+    let mut header = Header { version: VERSION_3, pid: 0 };
+    let data = [Data { effective: 0, permitted: 0, inheritable: 0 }; 2];
     // SAFETY: capset(2) with a version-3 header and its two data words, both live for the call.
-    let r = unsafe { libc::syscall(libc::SYS_capset, &mut header as *mut CapHeader, data.as_ptr()) };
+    let r = unsafe { libc::syscall(libc::SYS_capset, &mut header as *mut Header, data.as_ptr()) };
     if r != 0 {
         return Err(nix::errno::Errno::last());
     }
     Ok(())
 }
-
-/// capget(2)/capset(2)'s header and one of its two data words (`_LINUX_CAPABILITY_VERSION_3`).
-#[repr(C)]
-struct CapHeader {
-    version: u32,
-    pid: i32,
-}
-
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-struct CapData {
-    effective: u32,
-    permitted: u32,
-    inheritable: u32,
-}
-
-const CAP_VERSION_3: u32 = 0x2008_0522;
 
 /// The program's ids: in namespaces the inside id (mapped to the run's ids outside); without
 /// them, a root host's program still drops to the run's ids.
