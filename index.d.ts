@@ -271,8 +271,14 @@ export declare class PythonSpare {
   /** Kills the spare and removes its directory; returns once it is gone. */
   dispose(): void
   /**
+   * Whether nothing of the spare is left to wait for (its child gone or taken by a run, no
+   * boot or dispose under way): a released spare that `dispose` need not wait for any more.
+   */
+  get gone(): boolean
+  /**
    * Kills the spare and removes its directory and cgroups on a thread of its own (the kernel
-   * may take milliseconds to remove a cgroup); returns at once.
+   * may take milliseconds to remove a cgroup); returns at once. A `dispose` meanwhile returns
+   * once that is done.
    */
   release(): void
 }

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, describe, expect, it, vi } from 'vitest'
-import { PythonCodeRuntime } from '../lib/index.mjs'
+import { PythonCodeRuntime, PythonPtcRuntime } from '../lib/index.mjs'
 import { runAs, unprivilegedPackage } from './process-helpers.mjs'
 import {
   PYTHON,
@@ -383,6 +383,29 @@ describe("the next run's spare", () => {
     } finally {
       await fiber.dispose()
     }
+  })
+})
+
+describe('a spare booted for a file policy', () => {
+  it('that a run under another policy replaced is gone, with its directory, once dispose resolves', async () => {
+    const before = new Set(pythonTemplates())
+    const { fiber, ctx } = await load(PythonPtcRuntime, { timeoutMs: 30_000 })
+    const runtime = ctx.ptcRuntime
+    const [template] = pythonTemplates().filter((pid) => !before.has(pid))
+    const [a, b] = ['a', 'b'].map((name) => fs.mkdtempSync(path.join(TMP, `workspace-${name}-`)))
+    // The run under B moves B away while it runs, so no spare boots for B after it: dispose then
+    // has only A's to wait for.
+    const move = { global: 'host', functions: { async move() { fs.renameSync(b, `${b}.moved`); return 0 } } }
+    const under = (workspace, program) =>
+      runtime.run(runtime.resolve({ program, bindings: [move], cwd: workspace, sandboxPolicy: { mode: 'read-only', workspaceRoot: workspace } }))
+    expect((await under(a, 'return 1')).value).toBe(1)
+    const { keeper, init, program } = await slimSpare(template)
+    // The run under B takes no spare; once it is over, A's spare is killed on a thread of its own.
+    expect((await under(b, 'await host.move({})\nreturn 2')).value).toBe(2)
+    await fiber.dispose()
+    expect([isAlive(keeper), isAlive(init), isAlive(program)]).toEqual([false, false, false])
+    expect(stagingDirs(TMP)).toEqual([])
+    expect(liveProcesses(TMP, { templates: false })).toEqual([])
   })
 })
 

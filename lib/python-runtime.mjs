@@ -124,6 +124,7 @@ function trackForExit(run) {
       for (const state of liveSpares) {
         state.spare?.dispose()
         state.policySpare?.spare.dispose()
+        for (const spare of state.released ?? []) spare.dispose()
         state.template?.dispose()
       }
     })
@@ -317,6 +318,9 @@ function disposeRuns(state) {
   state.spare = undefined
   state.policySpare?.spare.dispose()
   state.policySpare = undefined
+  // Spares being killed on threads of their own: each returns once that is done.
+  for (const spare of state.released ?? []) spare.dispose()
+  state.released?.clear()
   state.template?.dispose()
   liveSpares.delete(state)
   return disposeSessions(state)
@@ -440,7 +444,7 @@ function prepareSpare(state, filePolicy) {
 function preparePolicySpare(state, filePolicy) {
   const key = policyKey(filePolicy)
   if (state.policySpare?.key === key) return
-  state.policySpare?.spare.release()
+  if (state.policySpare) release(state, state.policySpare.spare)
   state.policySpare = undefined
   try {
     state.policySpare = { key, spare: native.pythonPrepareSpare({ ...childOptions(state), filePolicy }, state.pycache, state.template) }
@@ -449,6 +453,14 @@ function preparePolicySpare(state, filePolicy) {
     return
   }
   liveSpares.add(state)
+}
+
+/** Kills `spare` off this thread; dispose waits for it (`state.released`, pruned of those gone). */
+function release(state, spare) {
+  state.released ??= new Set()
+  for (const done of [...state.released].filter((s) => s.gone)) state.released.delete(done)
+  state.released.add(spare)
+  spare.release()
 }
 
 /** How a child starts, the same for a run and for the spare that may serve it. */

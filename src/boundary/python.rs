@@ -224,8 +224,16 @@ impl PythonSpare {
         self.inner.dispose();
     }
 
+    /// Whether nothing of the spare is left to wait for (its child gone or taken by a run, no
+    /// boot or dispose under way): a released spare that `dispose` need not wait for any more.
+    #[napi(catch_unwind, getter)]
+    pub fn gone(&self) -> bool {
+        self.inner.gone()
+    }
+
     /// Kills the spare and removes its directory and cgroups on a thread of its own (the kernel
-    /// may take milliseconds to remove a cgroup); returns at once.
+    /// may take milliseconds to remove a cgroup); returns at once. A `dispose` meanwhile returns
+    /// once that is done.
     #[napi(catch_unwind)]
     pub fn release(&self) {
         let spare = self.inner.clone();

@@ -164,6 +164,9 @@ pub struct Spare {
     /// (`FilePolicy::host_objects`). It serves a run only if they still do, so a path that a link
     /// or another directory took over since refuses the run as it would have without a spare.
     policy_objects: Option<Vec<(u64, u64)>>,
+    /// Held for the whole of a dispose: one called while another runs (a release's, on a thread
+    /// of its own) returns only once the spare is gone.
+    disposing: Mutex<()>,
 }
 
 enum SpareSlot {
@@ -183,7 +186,7 @@ impl Spare {
         if spec.policy.is_some() && policy_objects.is_none() {
             // A path of the policy cannot be opened as the helper would: no spare serves it.
             *slot.0.lock().unwrap_or_else(|p| p.into_inner()) = SpareSlot::Gone;
-            return Spare { slot, spec, booting: Mutex::new(None), policy_objects };
+            return Spare { slot, spec, booting: Mutex::new(None), policy_objects, disposing: Mutex::new(()) };
         }
         let (thread_slot, thread_spec) = (slot.clone(), spec.clone());
         let started =
@@ -206,7 +209,7 @@ impl Spare {
                 None
             }
         };
-        Spare { slot, spec, booting: Mutex::new(booting), policy_objects }
+        Spare { slot, spec, booting: Mutex::new(booting), policy_objects, disposing: Mutex::new(()) }
     }
 
     /// Whether the policy's host paths still name the objects they named at `prepare`.
@@ -240,6 +243,17 @@ impl Spare {
         }
     }
 
+    /// Whether nothing of the spare is left to wait for: no child of its own (disposed, taken by a
+    /// run, or never booted), no boot under way and no dispose running.
+    pub fn gone(&self) -> bool {
+        if let Err(std::sync::TryLockError::WouldBlock) = self.disposing.try_lock() {
+            return false;
+        }
+        let settled =
+            matches!(*self.slot.0.lock().unwrap_or_else(|p| p.into_inner()), SpareSlot::Gone | SpareSlot::Taken(_));
+        settled && self.booting.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_none_or(|h| h.is_finished())
+    }
+
     /// How long the spare took to boot, once it has (`None` while it boots, or if it failed).
     pub fn boot_time(&self) -> Option<Duration> {
         match &*self.slot.0.lock().unwrap_or_else(|p| p.into_inner()) {
@@ -250,6 +264,7 @@ impl Spare {
 
     /// Kills the spare (booting or ready) and removes what it staged; returns once it is gone.
     pub fn dispose(&self) {
+        let _whole = self.disposing.lock().unwrap_or_else(|p| p.into_inner());
         {
             let mut slot = self.slot.0.lock().unwrap_or_else(|p| p.into_inner());
             if let SpareSlot::Ready(b, _) = std::mem::replace(&mut *slot, SpareSlot::Gone) {
