@@ -2,7 +2,7 @@
 // cargo invocation) beside the addon, where the addon looks for it. Linux only: elsewhere no helper
 // ships, and the runtimes start children without it. On Linux a runtime refuses to load without a
 // usable helper there (lib/sandbox-helper.mjs) unless its config says `allowUnsandboxed: true`.
-import { copyFileSync, chmodSync } from 'node:fs'
+import { copyFileSync, chmodSync, renameSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { SANDBOX_HELPER, builtFile, cargoTargetDir } from './platform-files.mjs'
@@ -19,6 +19,11 @@ if (process.platform === 'linux') {
     console.error(`${name} was not built (looked in ${candidates.join(', ')}): run the build through \`npm run build\``)
     process.exit(1)
   }
-  copyFileSync(built, join(root, name))
-  chmodSync(join(root, name), mode)
+  // Copied beside the target and renamed over it: a helper that a running host executes (a
+  // template, a spare's keeper) cannot be written in place (ETXTBSY), but can be replaced.
+  const placed = join(root, name)
+  const partial = `${placed}.${process.pid}.partial`
+  copyFileSync(built, partial)
+  chmodSync(partial, mode)
+  renameSync(partial, placed)
 }
