@@ -2,12 +2,17 @@
 // heap after a forced GC and its resident memory sampled every `every` runs, and the growth per
 // run as the least-squares slope over the samples after the warm-up (bytes per run). Cases: both
 // isolate tiers, `return 1` and a run with one binding call, and Python (fewer runs: each is a
-// child process).
+// child process), also under a file policy. RSS includes V8's young generation growing towards its
+// cap (up to tens of MiB, faster the more a run allocates); `--max-semi-space-size=1` takes that out.
 // Usage: node --expose-gc bench/soak.mjs [runs=20000] [case…] [--json]
-//   cases: process-return, process-call, thread-return, thread-call, thread-modules, python-return, python-call
+//   cases: process-return, process-call, thread-return, thread-call, thread-modules, python-return, python-call,
+//          python-policy
 //   --json: one JSON line per case instead (__test__/soak-growth.test.mjs reads them)
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import { Context } from 'cordis'
-import { IsolateCodeRuntime, PythonCodeRuntime } from '../lib/index.mjs'
+import { IsolateCodeRuntime, PythonCodeRuntime, PythonPtcRuntime } from '../lib/index.mjs'
 
 if (typeof globalThis.gc !== 'function') {
   console.error('run with node --expose-gc bench/soak.mjs')
@@ -34,6 +39,9 @@ const CASES = {
   },
   'python-return': { Class: PythonCodeRuntime, config: {}, program: 'return 1', runs: Math.ceil(RUNS / 10) },
   'python-call': { Class: PythonCodeRuntime, config: {}, program: 'return await tools.echo(1)', runs: Math.ceil(RUNS / 10) },
+  // The ptc seam under a read-only file policy whose workspace changes every 3 runs among three:
+  // each run takes a spare booted for its policy, and a change of policy releases one.
+  'python-policy': { Class: PythonPtcRuntime, config: {}, program: 'return 1', runs: Math.ceil(RUNS / 10), workspaces: 3 },
 }
 const chosen = args.slice(1).length > 0 ? args.slice(1) : Object.keys(CASES)
 const tools = { global: 'tools', functions: { echo: async (x) => x } }
@@ -47,6 +55,18 @@ async function settledHeap() {
   return process.memoryUsage().heapUsed
 }
 
+/** Runs of the ptc seam under a read-only policy on one of `count` workspaces, changing every 3 runs. */
+function policyRuns(runtime, program, count) {
+  const root = fs.mkdtempSync(path.join(fs.realpathSync(os.tmpdir()), 'crn-soak-'))
+  const dirs = Array.from({ length: count }, (_, i) => fs.mkdirSync(path.join(root, `ws-${i}`), { recursive: true }))
+  const run = (i) => {
+    const workspaceRoot = dirs[Math.floor(i / 3) % count]
+    return runtime.run(runtime.resolve({ program, bindings: [], cwd: workspaceRoot, sandboxPolicy: { mode: 'read-only', workspaceRoot } }))
+  }
+  run.cleanup = () => fs.rmSync(root, { recursive: true, force: true })
+  return run
+}
+
 /** Least-squares slope of y over x. */
 function slope(points) {
   const n = points.length
@@ -58,14 +78,14 @@ function slope(points) {
 }
 
 /** Runs one case; returns `{ heapPerRun, rssPerRun, heapGrowth, rssGrowth, runs }`. */
-export async function soak({ Class, config, program, runs }, { every = Math.max(1, Math.floor(runs / 20)), warmup = Math.floor(runs / 4) } = {}) {
+export async function soak({ Class, config, program, runs, workspaces }, { every = Math.max(1, Math.floor(runs / 20)), warmup = Math.floor(runs / 4) } = {}) {
   const ctx = new Context()
   const fiber = await ctx.plugin(Class, config)
-  const runtime = ctx.get('codeRuntime')
   const heap = []
   const rss = []
+  const run = workspaces ? policyRuns(ctx.get('ptcRuntime'), program, workspaces) : (runtime => () => runtime.run({ program, bindings: [tools] }))(ctx.get('codeRuntime'))
   for (let i = 1; i <= runs; i++) {
-    const result = await runtime.run({ program, bindings: [tools] })
+    const result = await run(i)
     if (result.value !== 1) throw new Error(`run ${i} returned ${JSON.stringify(result)}`)
     if (i >= warmup && i % every === 0) {
       heap.push({ x: i, y: await settledHeap() })
@@ -73,6 +93,7 @@ export async function soak({ Class, config, program, runs }, { every = Math.max(
     }
   }
   await fiber.dispose()
+  run.cleanup?.()
   return {
     runs,
     heapPerRun: slope(heap),

@@ -159,7 +159,6 @@ impl Booted {
 pub struct Spare {
     slot: Arc<(Mutex<SpareSlot>, Condvar)>,
     spec: ChildSpec,
-    booting: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Under a file policy: the objects its host paths named when the spare was prepared
     /// (`FilePolicy::host_objects`). It serves a run only if they still do, so a path that a link
     /// or another directory took over since refuses the run as it would have without a spare.
@@ -171,6 +170,8 @@ pub struct Spare {
 
 enum SpareSlot {
     Booting,
+    /// Disposed while booting: the boot thread discards the child once its spawn returns.
+    Abandoned,
     /// The child, and how long its boot took.
     Ready(Booted, Duration),
     /// Taken by a run, after a boot that took this long.
@@ -186,30 +187,32 @@ impl Spare {
         if spec.policy.is_some() && policy_objects.is_none() {
             // A path of the policy cannot be opened as the helper would: no spare serves it.
             *slot.0.lock().unwrap_or_else(|p| p.into_inner()) = SpareSlot::Gone;
-            return Spare { slot, spec, booting: Mutex::new(None), policy_objects, disposing: Mutex::new(()) };
+            return Spare { slot, spec, policy_objects, disposing: Mutex::new(()) };
         }
         let (thread_slot, thread_spec) = (slot.clone(), spec.clone());
+        // Detached: a thread kept joinable keeps its stack mapped until its handle is dropped,
+        // which for a spare a run took is whenever the host's collector finalizes the JS object
+        // (a soak of policy runs grew by that). Waiting for the boot is the slot's condvar.
         let started =
             std::thread::Builder::new().name("crn-python-spare".into()).stack_size(256 << 10).spawn(move || {
                 let started = Instant::now();
-                let booted = boot(&thread_spec, true).ok();
+                let booted = std::panic::catch_unwind(|| boot(&thread_spec, true).ok()).ok().flatten();
                 let (lock, ready) = &*thread_slot;
                 let mut slot = lock.lock().unwrap_or_else(|p| p.into_inner());
                 match (booted, &*slot) {
                     (Some(b), SpareSlot::Booting) => *slot = SpareSlot::Ready(b, started.elapsed()),
-                    (Some(b), _) => b.discard(), // disposed while booting
+                    (Some(b), _) => {
+                        b.discard();
+                        *slot = SpareSlot::Gone;
+                    }
                     (None, _) => *slot = SpareSlot::Gone,
                 }
                 ready.notify_all();
             });
-        let booting = match started {
-            Ok(handle) => Some(handle),
-            Err(_) => {
-                *slot.0.lock().unwrap_or_else(|p| p.into_inner()) = SpareSlot::Gone;
-                None
-            }
-        };
-        Spare { slot, spec, booting: Mutex::new(booting), policy_objects, disposing: Mutex::new(()) }
+        if started.is_err() {
+            *slot.0.lock().unwrap_or_else(|p| p.into_inner()) = SpareSlot::Gone;
+        }
+        Spare { slot, spec, policy_objects, disposing: Mutex::new(()) }
     }
 
     /// Whether the policy's host paths still name the objects they named at `prepare`.
@@ -227,7 +230,7 @@ impl Spare {
         let mut slot = lock.lock().unwrap_or_else(|p| p.into_inner());
         // Still spawning (milliseconds: the spawn returns once the interpreter has started): that
         // is sooner than a spawn of the run's own.
-        while matches!(*slot, SpareSlot::Booting) {
+        while matches!(*slot, SpareSlot::Booting | SpareSlot::Abandoned) {
             slot = ready.wait(slot).unwrap_or_else(|p| p.into_inner());
         }
         match std::mem::replace(&mut *slot, SpareSlot::Gone) {
@@ -239,7 +242,7 @@ impl Spare {
                 b.discard();
                 None
             }
-            SpareSlot::Booting | SpareSlot::Taken(_) | SpareSlot::Gone => None,
+            SpareSlot::Booting | SpareSlot::Abandoned | SpareSlot::Taken(_) | SpareSlot::Gone => None,
         }
     }
 
@@ -249,31 +252,33 @@ impl Spare {
         if let Err(std::sync::TryLockError::WouldBlock) = self.disposing.try_lock() {
             return false;
         }
-        let settled =
-            matches!(*self.slot.0.lock().unwrap_or_else(|p| p.into_inner()), SpareSlot::Gone | SpareSlot::Taken(_));
-        settled && self.booting.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_none_or(|h| h.is_finished())
+        matches!(*self.slot.0.lock().unwrap_or_else(|p| p.into_inner()), SpareSlot::Gone | SpareSlot::Taken(_))
     }
 
     /// How long the spare took to boot, once it has (`None` while it boots, or if it failed).
     pub fn boot_time(&self) -> Option<Duration> {
         match &*self.slot.0.lock().unwrap_or_else(|p| p.into_inner()) {
             SpareSlot::Ready(_, took) | SpareSlot::Taken(took) => Some(*took),
-            SpareSlot::Booting | SpareSlot::Gone => None,
+            SpareSlot::Booting | SpareSlot::Abandoned | SpareSlot::Gone => None,
         }
     }
 
     /// Kills the spare (booting or ready) and removes what it staged; returns once it is gone.
     pub fn dispose(&self) {
         let _whole = self.disposing.lock().unwrap_or_else(|p| p.into_inner());
-        {
-            let mut slot = self.slot.0.lock().unwrap_or_else(|p| p.into_inner());
-            if let SpareSlot::Ready(b, _) = std::mem::replace(&mut *slot, SpareSlot::Gone) {
-                b.discard();
+        let (lock, ready) = &*self.slot;
+        let mut slot = lock.lock().unwrap_or_else(|p| p.into_inner());
+        match std::mem::replace(&mut *slot, SpareSlot::Gone) {
+            SpareSlot::Ready(b, _) => b.discard(),
+            SpareSlot::Booting | SpareSlot::Abandoned => {
+                // Its boot thread discards the child once its spawn returns: wait for that.
+                *slot = SpareSlot::Abandoned;
+                while matches!(*slot, SpareSlot::Abandoned) {
+                    slot = ready.wait(slot).unwrap_or_else(|p| p.into_inner());
+                }
             }
-        }
-        // A spare still booting discards itself when its spawn returns: wait for that.
-        if let Some(handle) = self.booting.lock().unwrap_or_else(|p| p.into_inner()).take() {
-            let _ = handle.join();
+            taken @ SpareSlot::Taken(_) => *slot = taken,
+            SpareSlot::Gone => {}
         }
     }
 }
