@@ -4,10 +4,12 @@
 // for trusted workloads), and for isolated-vm 5 (a new ivm.Isolate per run):
 //   paced          `return 1`, runs 10 ms apart (an agent's runs, turns apart): p50 (target ≤ 1 ms)
 //   back to back   `return 1`, each run as soon as the last one settled: p50 (target ≤ 2 ms)
-//   64 concurrent  64 realistic runs at once (two binding calls, some compute, a log line): wall
-//                  time (target: no slower than isolated-vm)
 //   round trip     `await tools.noop({})` 10 000 times in one fresh run: the mean over the whole
 //                  run, its first calls included (target ≤ 20 µs)
+// Bursts of realistic runs are bench/realistic.mjs's: this script once timed 64 runs of a lighter
+// program (two binding calls and an integer loop, which writes few pages in a forked process) with
+// isolated-vm's console a no-op and each backend in a phase of its own, and reported 1.26x
+// isolated-vm where the interleaved comparison of what a host runs measures 0.64-0.76x.
 // isolated-vm needs --no-node-snapshot on Node ≥ 20: this script restarts itself with it. It is
 // installed on demand as bench/isolate-cold-run.mjs does (CRN_BENCH_CACHE).
 // Usage: node bench/fresh-process.mjs [runs=200]
@@ -31,18 +33,7 @@ const CALLS = 10000
 const ivm = process.env.CRN_NO_IVM ? undefined : createRequire(path.join(IVM_DIR, 'package.json'))('isolated-vm')
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
-const REALISTIC = `
-  const found = await tools.search({ q: 'weather in Lisbon' })
-  let score = 0
-  for (let i = 0; i < 20000; i++) score += (i * 31) % 7
-  const detail = await tools.fetch({ id: found.hits[0] })
-  console.log('found', found.hits.length, detail.title)
-  return { hits: found.hits.length, score, title: detail.title }`
-const TOOLS = {
-  search: async () => ({ hits: [7, 8, 9] }),
-  fetch: async ({ id }) => ({ title: `doc ${id}` }),
-  noop: async () => null,
-}
+const TOOLS = { noop: async () => null }
 
 /** Our runtime as one backend of the comparison. */
 async function ours(config) {
@@ -52,7 +43,6 @@ async function ours(config) {
   const bindings = [{ global: 'tools', functions: TOOLS }]
   return {
     returnOne: async () => (await runtime.run({ program: 'return 1', bindings: [] })).value,
-    realistic: async () => (await runtime.run({ program: REALISTIC, bindings })).value,
     roundTrip: async () => {
       const program = `const start = performance.now(); for (let i = 0; i < ${CALLS}; i++) await tools.noop({}); return (performance.now() - start) / ${CALLS}`
       return (await runtime.run({ program, bindings })).value
@@ -81,7 +71,6 @@ function isolatedVm() {
   }
   return {
     returnOne: () => run('return 1'),
-    realistic: () => run(REALISTIC, TOOLS),
     roundTrip: () =>
       // A bare context has no performance.now(): Date.now() over the whole run is precise enough.
       run(`const start = Date.now(); for (let i = 0; i < ${CALLS}; i++) await noop({}); return (Date.now() - start) / ${CALLS}`, { noop: TOOLS.noop }),
@@ -104,18 +93,10 @@ async function measure(backend) {
     await backend.returnOne()
     b2b.push(performance.now() - start)
   }
-  const concurrent = []
-  for (let k = 0; k < 5; k++) {
-    await sleep(200)
-    const start = performance.now()
-    const values = await Promise.all(Array.from({ length: 64 }, () => backend.realistic()))
-    concurrent.push(performance.now() - start)
-    if (values.some((v) => v?.hits !== 3)) throw new Error(`a realistic run failed: ${JSON.stringify(values.find((v) => v?.hits !== 3))}`)
-  }
   const trips = []
   for (let k = 0; k < 5; k++) trips.push((await backend.roundTrip()) * 1000)
   await backend.dispose()
-  return { paced: p50(paced), b2b: p50(b2b), concurrent: p50(concurrent), roundTrip: p50(trips) }
+  return { paced: p50(paced), b2b: p50(b2b), roundTrip: p50(trips) }
 }
 
 const rows = [
@@ -123,19 +104,17 @@ const rows = [
   ["'process', maxRunsPerProcess: 100", () => ours({ maxRunsPerProcess: 100 })],
 ]
 if (ivm) rows.push([`isolated-vm ${createRequire(path.join(IVM_DIR, 'package.json'))('isolated-vm/package.json').version}, fresh isolate`, isolatedVm])
-console.log(`paced and back-to-back: ${RUNS} runs each (p50); 64 concurrent: 5 bursts (p50 wall); round trip: 5 fresh runs of ${CALLS} calls (p50 of each run's mean)`)
+console.log(`paced and back-to-back: ${RUNS} runs each (p50); round trip: 5 fresh runs of ${CALLS} calls (p50 of each run's mean)`)
 const results = []
 for (const [label, make] of rows) {
   const r = await measure(await make())
   results.push([label, r])
   console.log(
-    `${label.padEnd(48)} paced ${r.paced.toFixed(2).padStart(6)} ms   back to back ${r.b2b.toFixed(2).padStart(6)} ms   64 concurrent ${r.concurrent.toFixed(0).padStart(5)} ms   round trip ${r.roundTrip.toFixed(1).padStart(6)} µs`,
+    `${label.padEnd(48)} paced ${r.paced.toFixed(2).padStart(6)} ms   back to back ${r.b2b.toFixed(2).padStart(6)} ms   round trip ${r.roundTrip.toFixed(1).padStart(6)} µs`,
   )
 }
 const [, fresh] = results[0]
-const ivmRow = results.find(([label]) => label.startsWith('isolated-vm'))?.[1]
 console.log(
-  `targets (default): paced ≤ 1 ms ${fresh.paced <= 1 ? 'met' : 'not met'}; back to back ≤ 2 ms ${fresh.b2b <= 2 ? 'met' : 'not met'}; round trip ≤ 20 µs ${fresh.roundTrip <= 20 ? 'met' : 'not met'}` +
-    (ivmRow ? `; 64 concurrent ${(ivmRow.concurrent / fresh.concurrent).toFixed(2)}× isolated-vm's speed (target ≥ 1×: ${fresh.concurrent <= ivmRow.concurrent ? 'met' : 'not met'})` : ''),
+  `targets (default): paced ≤ 1 ms ${fresh.paced <= 1 ? 'met' : 'not met'}; back to back ≤ 2 ms ${fresh.b2b <= 2 ? 'met' : 'not met'}; round trip ≤ 20 µs ${fresh.roundTrip <= 20 ? 'met' : 'not met'}`,
 )
 process.exit(0)

@@ -9,7 +9,7 @@
 //
 // isolated-vm is not a dependency of this package: it is installed on demand into a cache outside
 // the repository (CRN_BENCH_CACHE, default ~/.cache/code-runtime-native/bench) with
-// `npm install --prefix <dir> isolated-vm@5`, building against the Node headers in /usr/include/node
+// `npm install --prefix <dir> isolated-vm@5.0.4`, building against the Node headers in /usr/include/node
 // when they are there (npm_config_nodedir=/usr; prebuilt binaries come from GitHub, which may be
 // unreachable). If that fails the baseline is skipped with the reason. isolated-vm needs
 // `--no-node-snapshot` on Node ≥ 20, which would also slow the Worker baseline, so it is timed in a
