@@ -38,11 +38,21 @@ struct State<P> {
     live: usize,
     /// Spares being started in the background.
     booting: usize,
-    queue: VecDeque<u64>,
+    /// Runs waiting for a process, in FIFO order.
+    queue: VecDeque<Waiter>,
     next_ticket: u64,
     closed: bool,
     /// What the first process reported (or why it could not start).
     layers: Option<Result<Reported, String>>,
+}
+
+/// A run waiting in `acquire`: only the front one can be served, so only it is woken when
+/// something changes (a burst of runs queued behind `maxProcesses` would otherwise all wake, take
+/// the lock and sleep again on every change: measured, 135 futex sleeps of supervisor threads per
+/// run in bursts of 64).
+struct Waiter {
+    ticket: u64,
+    wake: Arc<Condvar>,
 }
 
 impl<P> Default for State<P> {
@@ -129,27 +139,28 @@ impl<S: Source, C: Clock> Pool<S, C> {
         let mut st = self.state.locked();
         let ticket = st.next_ticket;
         st.next_ticket += 1;
-        st.queue.push_back(ticket);
+        let wake = Arc::new(Condvar::new());
+        st.queue.push_back(Waiter { ticket, wake: wake.clone() });
         loop {
             if st.closed {
-                st.queue.retain(|t| *t != ticket);
+                Self::leave(&mut st, ticket);
                 return Err(Denied::Closed);
             }
-            if st.queue.front() == Some(&ticket) {
+            if st.queue.front().map(|w| w.ticket) == Some(ticket) {
                 while let Some(process) = st.idle.pop() {
                     if !process.idle_and_alive() {
                         self.discard(&mut st, process);
                         continue;
                     }
                     st.queue.pop_front();
-                    self.changed.notify_all();
+                    self.notify(&st);
                     return Ok(process);
                 }
                 // A spare on its way serves a waiting run sooner than a process started now.
                 if st.live < self.max_processes && st.booting < st.queue.len() {
                     st.live += 1;
                     st.queue.pop_front();
-                    self.changed.notify_all();
+                    self.notify(&st);
                     drop(st);
                     let started = self.start_process();
                     let mut st = self.state.locked();
@@ -157,16 +168,29 @@ impl<S: Source, C: Clock> Pool<S, C> {
                     if started.is_err() {
                         st.live -= 1;
                     }
-                    self.changed.notify_all();
+                    self.notify(&st);
                     return started.map_err(Denied::Failed);
                 }
             }
             if give_up() {
-                st.queue.retain(|t| *t != ticket);
-                self.changed.notify_all();
+                Self::leave(&mut st, ticket);
+                self.notify(&st);
                 return Err(Denied::Gave);
             }
-            st = self.changed.wait_for(st, Duration::from_millis(5));
+            st = wake.wait_for(st, Duration::from_millis(5));
+        }
+    }
+
+    /// Takes `ticket` out of the queue.
+    fn leave(st: &mut State<S::Process>, ticket: u64) {
+        st.queue.retain(|w| w.ticket != ticket);
+    }
+
+    /// Something changed: wakes `layers` and `close`, and the one run that can be served next.
+    fn notify(&self, st: &State<S::Process>) {
+        self.changed.notify_all();
+        if let Some(front) = st.queue.front() {
+            front.wake.notify_one();
         }
     }
 
@@ -181,7 +205,7 @@ impl<S: Source, C: Clock> Pool<S, C> {
                 self.discard(&mut st, process);
                 continue;
             }
-            self.changed.notify_all();
+            self.notify(&st);
             return Some(process);
         }
         None
@@ -209,7 +233,7 @@ impl<S: Source, C: Clock> Pool<S, C> {
             st = self.state.locked();
             st.live -= 1;
         }
-        self.changed.notify_all();
+        self.notify(&st);
         drop(st);
         self.keep_spare();
     }
@@ -230,8 +254,10 @@ impl<S: Source, C: Clock> Pool<S, C> {
 
     /// Forgets a process its run killed and reaped.
     pub fn release_dead(self: &Arc<Self>) {
-        self.state.locked().live -= 1;
-        self.changed.notify_all();
+        let mut st = self.state.locked();
+        st.live -= 1;
+        self.notify(&st);
+        drop(st);
         self.keep_spare();
     }
 
@@ -257,10 +283,11 @@ impl<S: Source, C: Clock> Pool<S, C> {
                     drop(st);
                     // Killed and reaped before it stops counting.
                     drop(other);
-                    pool.state.locked().live -= 1;
+                    st = pool.state.locked();
+                    st.live -= 1;
                 }
             }
-            pool.changed.notify_all();
+            pool.notify(&st);
         });
         if spawned.is_err() {
             let mut st = self.state.locked();
@@ -290,6 +317,9 @@ impl<S: Source, C: Clock> Pool<S, C> {
             let mut st = self.state.locked();
             st.closed = true;
             self.changed.notify_all();
+            for waiter in &st.queue {
+                waiter.wake.notify_one();
+            }
             std::mem::take(&mut st.idle)
         };
         let killed = idle.len();
