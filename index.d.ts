@@ -242,6 +242,25 @@ export declare class IsolateRun {
   join(): void
 }
 
+/**
+ * An isolate waiting on its thread for the run that takes it. Disposing or dropping it ends
+ * the thread without a run.
+ */
+export declare class IsolateSpare {
+  /** Whether a run took it. */
+  get taken(): boolean
+  /**
+   * How many milliseconds preparing it took, once it is prepared: how soon before a run the
+   * next must be started to be ready for it.
+   */
+  get prepareMs(): number | null
+  /**
+   * Ends the spare's thread and waits for it (its isolate torn down). A taken spare has
+   * nothing left to end.
+   */
+  dispose(): void
+}
+
 /** The child's modules compiled once per load by the chosen interpreter. */
 export declare class PythonPycache {
   /** Relative paths of the cached files, e.g. `__pycache__/protocol.cpython-311.pyc`. */
@@ -431,6 +450,9 @@ export interface PolicyPath {
 
 /** The prefix of every error message the runtime itself writes. */
 export declare const PREFIX: string
+
+/** Starts preparing a spare for runs capped at `heapMb` (returns at once). */
+export declare function prepareIsolateSpare(heapMb: number): IsolateSpare
 
 /**
  * Starts one sandbox process in probe mode: hardened as a serving one, it makes the system calls
@@ -690,8 +712,11 @@ export declare function sandboxHelperPath(): string | null
 /** Starts a contained run; events arrive exactly as `startIsolateRun`'s. */
 export declare function startContainedIsolateRun(pool: IsolatePool, options: IsolateRunOptions, onEvent: (kind: RunEventKind, id: number, ns: number, name: number, payload: string | string[] | IsolateReport | undefined) => void): ContainedIsolateRun
 
-/** Starts a run on a new thread. Events arrive through `onEvent(kind, id, ns, name, payload)`. */
-export declare function startIsolateRun(options: IsolateRunOptions, onEvent: (kind: RunEventKind, id: number, ns: number, name: number, payload: string | string[] | IsolateReport | undefined) => void): IsolateRun
+/**
+ * Starts a run on a new thread, or on `spare`'s when it fits the run (same heap cap, a program
+ * its stack can strip). Events arrive through `onEvent(kind, id, ns, name, payload)`.
+ */
+export declare function startIsolateRun(options: IsolateRunOptions, onEvent: (kind: RunEventKind, id: number, ns: number, name: number, payload: string | string[] | IsolateReport | undefined) => void, spare?: IsolateSpare | undefined | null): IsolateRun
 
 /**
  * Validates binding declarations; returns the exact rejection message, or `null` when usable.

@@ -153,9 +153,42 @@ export function createIsolateState(ctx, config = {}) {
     sandbox: undefined,
     // Contained runs whose supervisor thread was still handing its process back at Done.
     unjoined: new Set(),
+    // The thread tier's next isolate, prepared on its own thread before the run that takes it.
+    spare: undefined,
   })
+  if (!pool) prepareSpare(state)
   ctx?.effect?.(() => () => disposeRuns(state))
   return state
+}
+
+/**
+ * Starts a thread-tier run on the spare's thread when it fits (else on a thread of its own, the
+ * spare kept for the next run). The next spare is prepared once this run is over, unless runs
+ * come about as fast as one is prepared (the last ended less than twice the last preparation's
+ * time before this one arrived): then now, beside this run, so it is ready for the next.
+ */
+function startOnThread(state, options, onEvent, started) {
+  const backToBack = performance.now() - (state.lastEnd ?? -Infinity) < 2 * (state.spareMs ?? 0)
+  const spare = state.spare
+  state.spare = undefined
+  started(native.startIsolateRun(options, onEvent, spare))
+  state.spareMs = spare?.prepareMs ?? state.spareMs
+  if (spare && !spare.taken) state.spare = spare
+  else if (backToBack) prepareSpare(state)
+}
+
+/**
+ * Prepares the thread tier's next isolate off any run's path (at load, and once a run is over),
+ * so a run does not wait for V8 to make one from the snapshot: one per runtime, never used by
+ * more than one run (docs/typescript.md#the-thread-tiers-spare).
+ */
+function prepareSpare(state) {
+  if (state.disposed || state.spare) return
+  try {
+    state.spare = native.prepareIsolateSpare(state.config.maxOldGenerationSizeMb)
+  } catch {
+    // No thread to spare: each run starts its own, as without a spare.
+  }
 }
 
 /** The layers around the isolates (measured by the first sandbox process, once). */
@@ -290,11 +323,14 @@ function startIsolate(state, plan, session) {
       if (state.pool) joinLater(state, run)
       else run.join()
       withLogs(payload, (whole) => session.settle(report(whole)))
+      if (!state.pool) {
+        state.lastEnd = performance.now()
+        prepareSpare(state)
+      }
     },
   })
-  run = state.pool
-    ? native.startContainedIsolateRun(state.pool, options, onEvent)
-    : native.startIsolateRun(options, onEvent)
+  if (state.pool) run = native.startContainedIsolateRun(state.pool, options, onEvent)
+  else startOnThread(state, options, onEvent, (started) => (run = started))
   // The program is in the tier's hands now (a sandbox process parses it, or the run's thread).
   plan.started?.()
   return run
@@ -309,6 +345,8 @@ async function disposeRuns(state) {
   // Every sandbox process killed and reaped, and every supervisor thread joined, before dispose
   // resolves.
   state.pool?.close()
+  state.spare?.dispose()
+  state.spare = undefined
   for (const run of state.unjoined) run.join(true)
   state.unjoined.clear()
 }

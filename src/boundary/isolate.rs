@@ -4,6 +4,7 @@
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::Instant;
 
 use napi::bindgen_prelude::{Function, ToNapiValue, Utf16String};
 use napi::sys;
@@ -12,9 +13,11 @@ use napi::Status;
 use napi_derive::napi;
 
 use super::events::{self, Payload, ReportError, RunEventKind};
+use super::isolate_spare::{IsolateSpare, Parts};
 use super::logs::ReportLogs;
 use crate::isolate::first_terminal::{RunShared, Terminal};
 use crate::isolate::host::{Host, HostEvent, HostSink, RunReport, RunStats};
+use crate::isolate::run::HostStart;
 use crate::isolate::{env_hook, globals, platform, run, source, strip};
 use crate::ledger::output::{fresh_failure, LedgerResult};
 use crate::ledger::text::Text;
@@ -143,35 +146,50 @@ pub fn run_config(options: IsolateRunOptions) -> run::RunConfig {
     }
 }
 
-/// Starts a run on a new thread. Events arrive through `onEvent(kind, id, ns, name, payload)`.
+/// Starts a run on a new thread, or on `spare`'s when it fits the run (same heap cap, a program
+/// its stack can strip). Events arrive through `onEvent(kind, id, ns, name, payload)`.
 #[napi(
     catch_unwind,
-    ts_args_type = "options: IsolateRunOptions, onEvent: (kind: RunEventKind, id: number, ns: number, name: number, payload: string | string[] | IsolateReport | undefined) => void"
+    ts_args_type = "options: IsolateRunOptions, onEvent: (kind: RunEventKind, id: number, ns: number, name: number, payload: string | string[] | IsolateReport | undefined) => void, spare?: IsolateSpare | undefined | null"
 )]
 pub fn start_isolate_run(
     env: napi::Env,
     options: IsolateRunOptions,
     on_event: Function<EventArgs, ()>,
+    spare: Option<&IsolateSpare>,
 ) -> napi::Result<IsolateRun> {
     platform::platform();
-    let (wake, events) = mpsc::channel();
-    let shared = Arc::new(RunShared::new(wake));
-    let host = event_sink(on_event, shared.end())?;
     let config = run_config(options);
-    let thread_shared = shared.clone();
     // The thread's stack is sized for the deepest nesting the program text could hold, so the
     // type strip can never overflow it (programs past the token cap fail in `strip` unparsed).
     let tokens = strip::token_bound(&config.program.text);
+    if let Some(Parts { shared, start, thread }) = spare.and_then(|spare| spare.take(config.heap_mb, tokens)) {
+        let host = event_sink(on_event, shared.end())?;
+        // Its thread waits for this until the spare is dropped: only a thread that died could refuse.
+        start
+            .send(HostStart { config, host, started: Instant::now() })
+            .map_err(|_| napi::Error::from_reason("the spare isolate's thread is gone"))?;
+        return Ok(run_handle(env, shared, thread));
+    }
+    let (wake, events) = mpsc::channel();
+    let shared = Arc::new(RunShared::new(wake));
+    let host = event_sink(on_event, shared.end())?;
+    let thread_shared = shared.clone();
     let stack = strip::stack_for(tokens).unwrap_or_else(|| strip::stack_for(0).unwrap_or(0));
     let thread = std::thread::Builder::new()
         .name("code-runtime-isolate".into())
         .stack_size(stack)
         .spawn(move || run::run_thread(config, thread_shared, events, host))
         .map_err(|e| napi::Error::from_reason(format!("failed to start the isolate thread: {e}")))?;
+    Ok(run_handle(env, shared, thread))
+}
+
+/// The run's handle, its env hook registered: a torn-down env ends it as dispose does.
+fn run_handle(env: napi::Env, shared: Arc<RunShared>, thread: JoinHandle<()>) -> IsolateRun {
     let hook = env_hook::EnvHook::register(env.raw(), &shared, |shared| {
         shared.claim(Terminal::Failed(FailureKind::Abort, Text::new(crate::outcome::DISPOSED)));
     });
-    Ok(IsolateRun { shared, thread: Mutex::new(Some(thread)), hook: Mutex::new(hook) })
+    IsolateRun { shared, thread: Mutex::new(Some(thread)), hook: Mutex::new(hook) }
 }
 
 /// A result decided before any isolate exists (a pre-aborted signal), through a fresh ledger.

@@ -9,6 +9,7 @@ pub mod helper;
 #[cfg(unix)]
 pub mod identity;
 pub mod isolate;
+pub mod isolate_spare;
 pub mod logs;
 pub mod outcome;
 pub mod policy;

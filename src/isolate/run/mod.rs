@@ -71,6 +71,46 @@ pub fn run_thread(config: RunConfig, shared: Arc<RunShared>, events: Receiver<Is
     });
 }
 
+/// What the thread tier's spare waits for: the run, where its events go, and when it began.
+pub struct HostStart {
+    pub config: RunConfig,
+    pub host: Host,
+    pub started: Instant,
+}
+
+/// The thread tier's spare (`boundary::isolate_spare`): prepares an isolate on this host thread
+/// before any run exists, then serves the one run it is given exactly as `run_thread` would
+/// (the program is stripped here; the isolate is torn down before `Done`). Returns without a
+/// run once the spare is dropped. A preparation that panics leaves the run to prepare its own
+/// isolate, inside the run's guard.
+/// `took` gets how long the preparation took.
+pub fn spare_thread(
+    heap_mb: f64,
+    shared: Arc<RunShared>,
+    events: Receiver<IsolateEvent>,
+    start: Receiver<HostStart>,
+    took: &std::sync::OnceLock<std::time::Duration>,
+) {
+    let began = Instant::now();
+    let prepared = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut prepared = Prepared::new(heap_mb, &shared, None);
+        prepared.warm();
+        prepared
+    }))
+    .ok();
+    let _ = took.set(began.elapsed());
+    let Ok(HostStart { config, host, started }) = start.recv() else { return };
+    settle(&config, &shared, &host, started, Teardown::BeforeDone, || {
+        let js = match config.program.strip() {
+            Ok(js) => js,
+            Err(diagnostic) => return strip_failure(&config, diagnostic),
+        };
+        let _watch = budget::watch(shared.clone(), config.compute_ms, config.max_wall_ms, started);
+        let prepared = prepared.unwrap_or_else(|| Prepared::new(config.heap_mb, &shared, None));
+        execute(prepared, &js, &config, &shared, &events, &host)
+    });
+}
+
 /// A sandbox process's isolate thread: prepares an isolate, says so, waits for its one run.
 pub fn prepared_thread(
     heap_mb: f64,
