@@ -153,8 +153,11 @@ export function createIsolateState(ctx, config = {}) {
     sandbox: undefined,
     // Contained runs whose supervisor thread was still handing its process back at Done.
     unjoined: new Set(),
-    // The thread tier's next isolate, prepared on its own thread before the run that takes it.
+    // The thread tier's next isolate, prepared on its own thread before the run that takes it;
+    // when the last thread-tier run ended, and how long the last spare took to prepare (ms).
     spare: undefined,
+    lastEnd: undefined,
+    spareMs: undefined,
   })
   if (!pool) prepareSpare(state)
   ctx?.effect?.(() => () => disposeRuns(state))
