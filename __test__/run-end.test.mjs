@@ -269,23 +269,29 @@ describe("the host's memory, Python", () => {
   })
   afterAll(() => ctx?.registry.delete(PythonCodeRuntime))
 
-  it('800 unawaited calls with 512 KiB replies, then a spin: the pending-calls cap, the host does not grow by the replies', async () => {
-    const reply = 'r'.repeat(512 * 1024)
-    const bindings = [TOOLS({ big: async () => reply })]
-    const program = [
-      'import asyncio',
-      'for i in range(800):',
-      '    asyncio.ensure_future(tools.big(i))',
-      'await asyncio.sleep(0)',
-      'while True: pass',
-    ].join('\n')
+  // Replies come once the program is spinning, so it never takes one. While it is still writing
+  // its calls the child takes in what the host has answered, so a reply sent that early would
+  // leave which cap ends the run (or whether one does) to the race between the two processes.
+  const LATE_MS = 300
+  const late = (reply) => async () => (await new Promise((resolve) => setTimeout(resolve, LATE_MS)), reply)
+  const spinAfter = (calls) =>
+    ['import asyncio', `for i in range(${calls}):`, '    asyncio.ensure_future(tools.big(i))', 'await asyncio.sleep(0)', 'while True: pass'].join('\n')
+
+  it('800 unawaited calls with 512 KiB replies, then a spin: the pending-calls cap ends the run before one reply is held', async () => {
+    const bindings = [TOOLS({ big: late('r'.repeat(512 * 1024)) })]
     const started = Date.now()
-    const { result, growthMb } = await peakGrowthMb(() => runtime.run({ program, bindings }))
-    // Which cap ends it depends on how fast the host answers (its barrier lets answered calls
-    // stop counting): the pending calls, or the replies the spinning child never reads.
-    expect(result.error.kind).toBe('worker-exit')
-    expect(result.error.message).toMatch(/^(more than 128 binding calls were pending at once|reply queue exceeded 67108864 bytes on fd 3)/)
+    const { result, growthMb } = await peakGrowthMb(() => runtime.run({ program: spinAfter(800), bindings }))
+    expect(result.error).toEqual({ kind: 'worker-exit', message: expect.stringMatching(/^more than 128 binding calls were pending at once/) })
     expect(growthMb).toBeLessThan(200)
-    console.log(`python: ${result.error.message.slice(0, 40)}… after ${Date.now() - started} ms, host grew ${growthMb.toFixed(0)} MiB`)
+    console.log(`python: pending-calls cap after ${Date.now() - started} ms, host grew ${growthMb.toFixed(0)} MiB`)
+  })
+
+  it('100 unawaited calls with 1 MiB replies, then a spin: the reply-queue cap, the host does not grow by the replies', async () => {
+    const bindings = [TOOLS({ big: late('r'.repeat(1024 * 1024)) })]
+    const started = Date.now()
+    const { result, growthMb } = await peakGrowthMb(() => runtime.run({ program: spinAfter(100), bindings }))
+    expect(result.error).toEqual({ kind: 'worker-exit', message: expect.stringMatching(/^reply queue exceeded 67108864 bytes on fd 3/) })
+    expect(growthMb).toBeLessThan(200)
+    console.log(`python: reply-queue cap after ${Date.now() - started} ms, host grew ${growthMb.toFixed(0)} MiB`)
   })
 })
