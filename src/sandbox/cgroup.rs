@@ -73,14 +73,39 @@ fn sweep(base: &Path) {
     }
 }
 
-/// One run's cgroup; removed when dropped (after every process in it has gone).
+/// One run's cgroup; removed when dropped (after every process in it has gone) by the value
+/// that owns it.
 pub struct RunCgroup {
     dir: PathBuf,
+    owns: bool,
+}
+
+/// A run's process cap and memory cap (`bytes`), each `None` where the host has no access.
+/// Where both controllers share one hierarchy (cgroup v2) a process is in one cgroup of it only,
+/// so joining a second would move it out of the first: both caps are then one directory, which
+/// the memory value owns.
+pub fn run_cgroups(max_pids: u64, bytes: u64) -> (Option<RunCgroup>, Option<RunCgroup>) {
+    match (base(), memory_base()) {
+        (Some(pids), Some(memory)) if pids == memory => one_for_both(pids, max_pids, bytes),
+        _ => (RunCgroup::create(max_pids), RunCgroup::with_memory_limit(bytes)),
+    }
+}
+
+fn one_for_both(base: &Path, max_pids: u64, bytes: u64) -> (Option<RunCgroup>, Option<RunCgroup>) {
+    let Some(cgroup) = RunCgroup::make(base) else { return (None, None) };
+    let pids = std::fs::write(cgroup.dir.join("pids.max"), max_pids.to_string()).is_ok();
+    let memory = std::fs::write(cgroup.dir.join("memory.max"), bytes.to_string()).is_ok();
+    match (pids, memory) {
+        (true, true) => (Some(RunCgroup { dir: cgroup.dir.clone(), owns: false }), Some(cgroup)),
+        (true, false) => (Some(cgroup), None),
+        (false, true) => (None, Some(cgroup)),
+        (false, false) => (None, None),
+    }
 }
 
 impl RunCgroup {
     /// A fresh cgroup capped at `max_pids` processes, or `None` where the host has no access.
-    pub fn create(max_pids: u64) -> Option<RunCgroup> {
+    fn create(max_pids: u64) -> Option<RunCgroup> {
         let cgroup = RunCgroup::make(base()?)?;
         std::fs::write(cgroup.dir.join("pids.max"), max_pids.to_string()).ok()?;
         Some(cgroup)
@@ -88,7 +113,7 @@ impl RunCgroup {
 
     /// A fresh cgroup whose memory (resident and swap, what the kernel charges) is capped at
     /// `bytes`: past it the kernel's OOM killer ends what is inside. `None` without access.
-    pub fn with_memory_limit(bytes: u64) -> Option<RunCgroup> {
+    fn with_memory_limit(bytes: u64) -> Option<RunCgroup> {
         let cgroup = RunCgroup::make(memory_base()?)?;
         let limited = ["memory.limit_in_bytes", "memory.max"]
             .iter()
@@ -101,7 +126,7 @@ impl RunCgroup {
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let dir = base.join(format!("code-runtime-native-{}-{n}", std::process::id()));
         std::fs::create_dir(&dir).ok()?;
-        Some(RunCgroup { dir })
+        Some(RunCgroup { dir, owns: true })
     }
 
     /// Whether the kernel's OOM killer ended something in this (memory) cgroup.
@@ -165,6 +190,9 @@ impl RunCgroup {
 
 impl Drop for RunCgroup {
     fn drop(&mut self) {
+        if !self.owns {
+            return;
+        }
         // A process that has just died is counted until it is released: wait for the kernel to
         // say the cgroup is empty, then remove it (retrying briefly on EBUSY all the same).
         let deadline = std::time::Instant::now() + std::time::Duration::from_millis(200);
@@ -176,5 +204,30 @@ impl Drop for RunCgroup {
                 _ => return,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_hierarchy_puts_both_caps_in_one_directory_removed_once() {
+        let base = std::env::temp_dir().join(format!("cgroup-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&base).unwrap();
+        let (pids, memory) = one_for_both(&base, 64, 1 << 20);
+        let (pids, memory) = (pids.unwrap(), memory.unwrap());
+        assert_eq!(pids.path(), memory.path());
+        assert_eq!(std::fs::read_to_string(pids.path().join("pids.max")).unwrap(), "64");
+        assert_eq!(std::fs::read_to_string(memory.path().join("memory.max")).unwrap(), "1048576");
+        let dir = memory.path().to_path_buf();
+        // Only the memory value removes it (a plain directory holds its files, so clear them first).
+        std::fs::remove_file(dir.join("pids.max")).unwrap();
+        std::fs::remove_file(dir.join("memory.max")).unwrap();
+        drop(pids);
+        assert!(dir.exists());
+        drop(memory);
+        assert!(!dir.exists());
+        std::fs::remove_dir(&base).unwrap();
     }
 }

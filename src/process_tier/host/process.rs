@@ -14,7 +14,7 @@ use super::template::Template;
 use crate::channel::codec::{decode_js_frame, ChildFrame};
 use crate::channel::lines::LineSplitter;
 use crate::channel::scan::{key_is, scan_js_line, Kind};
-use crate::sandbox::cgroup::RunCgroup;
+use crate::sandbox::cgroup::{run_cgroups, RunCgroup};
 use crate::sandbox::exit::{try_reap, Exit};
 use crate::sandbox::fds::{kill_init, nonblocking, signal_init};
 use crate::sandbox::report::{read_until, ReadEnd, STATUS_FD};
@@ -142,9 +142,8 @@ impl SandboxProcess {
         pidfd: OwnedFd,
     ) -> Result<SandboxProcess, String> {
         let pid = pid_of(&pidfd).ok_or("failed to start the isolate's sandbox process: its pid is unknown")?;
-        let cgroup = RunCgroup::create(THREAD_CAP).filter(|c| c.adopt(pid));
-        let memory =
-            RunCgroup::with_memory_limit(spec.memory_cap.saturating_add(CGROUP_SLACK)).filter(|c| c.adopt(pid));
+        let (cgroup, memory) = run_cgroups(THREAD_CAP, spec.memory_cap.saturating_add(CGROUP_SLACK));
+        let (cgroup, memory) = (cgroup.filter(|c| c.adopt(pid)), memory.filter(|c| c.adopt(pid)));
         let fd = OwnedFd::from(channel.try_clone().map_err(|e| io("dup", e))?);
         nonblocking(&fd);
         drop(fd);
@@ -188,9 +187,8 @@ impl SandboxProcess {
     pub fn spawn(spec: &ProcessSpec, frame_cap: usize, mode: &[&str]) -> Result<SandboxProcess, String> {
         // A template's caps hold itself and each child until the child is moved out.
         let processes = if mode[0] == "isolate-probe" { 1 } else { spec.children as u64 + 1 };
-        let cgroup = RunCgroup::create(THREAD_CAP * processes);
-        let memory =
-            RunCgroup::with_memory_limit(spec.memory_cap.saturating_add(CGROUP_SLACK).saturating_mul(processes));
+        let (cgroup, memory) =
+            run_cgroups(THREAD_CAP * processes, spec.memory_cap.saturating_add(CGROUP_SLACK).saturating_mul(processes));
         let lifeline = crate::sandbox::lifeline::hold();
         let launch = Launch {
             executable: &spec.helper,

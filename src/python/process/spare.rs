@@ -11,7 +11,7 @@ use crate::python::process::limits::LimitPlan;
 use crate::python::process::policy::FilePolicy;
 use crate::python::process::spawn::{spawn, Confinement, SpawnError, Spawned, Staging, PROCESS_CAP, SCRATCH_BYTES};
 use crate::python::process::teardown::signal_group;
-use crate::sandbox::cgroup::RunCgroup;
+use crate::sandbox::cgroup::{run_cgroups, RunCgroup};
 use crate::sandbox::fds::kill_init;
 
 /// What a child is started with (the same for a spare and for a run that boots its own).
@@ -78,10 +78,8 @@ pub struct Cgroups {
 
 impl Cgroups {
     pub fn for_child(address_space_bytes: f64) -> Cgroups {
-        Cgroups {
-            pids: RunCgroup::create(PROCESS_CAP),
-            memory: RunCgroup::with_memory_limit(memory_cap(address_space_bytes)),
-        }
+        let (pids, memory) = run_cgroups(PROCESS_CAP, memory_cap(address_space_bytes));
+        Cgroups { pids, memory }
     }
 }
 
