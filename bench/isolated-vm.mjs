@@ -6,6 +6,7 @@
 // Node ≥ 20.
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
+import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
 
@@ -41,3 +42,39 @@ export function ensureIsolatedVm() {
   return null
 }
 
+
+/**
+ * isolated-vm for a benchmark that compares against it in its own process: installs it, restarts
+ * this script with --no-node-snapshot (once) and returns the module. Exits when it cannot be had.
+ */
+export function isolatedVmHere() {
+  if (!process.execArgv.includes('--no-node-snapshot')) {
+    const reason = ensureIsolatedVm()
+    if (reason) {
+      console.error(`isolated-vm is needed for this comparison: ${reason}`)
+      process.exit(1)
+    }
+    const out = spawnSync(process.execPath, ['--no-node-snapshot', ...process.argv.slice(1)], { stdio: 'inherit' })
+    process.exit(out.status ?? 1)
+  }
+  return createRequire(path.join(IVM_DIR, 'package.json'))('isolated-vm')
+}
+
+/**
+ * One run as a host needs it from isolated-vm: a fresh isolate and context, the program's
+ * `console.log` delivered to the host, its result copied out. `{ value, logs }`.
+ */
+export async function runInIsolatedVm(ivm, program) {
+  const isolate = new ivm.Isolate({ memoryLimit: 128 })
+  try {
+    const context = await isolate.createContext()
+    const logs = []
+    const log = new ivm.Callback((...parts) => void logs.push(parts.join(' ')))
+    const value = await context.evalClosure(`const console = { log: $0 }\nreturn (async () => { ${program} })()`, [log], {
+      result: { promise: true, copy: true },
+    })
+    return { value, logs }
+  } finally {
+    isolate.dispose()
+  }
+}

@@ -27,3 +27,18 @@ console.log(render(summary, text))
 return { size: text.length, top: summary.top }
 `
 }
+
+/**
+ * Long computations (tens of milliseconds), where V8's optimising tiers pay back: a numeric loop
+ * (on-stack replacement), a recursive function called 300 000 times, string building, and the
+ * realistic program at 20 000 entries. Each returns a value the benchmark checks.
+ */
+export const computePrograms = {
+  'numeric loop': { program: 'let s = 0; for (let i = 0; i < 3e7; i++) s += i % 7; return s', value: 89999995 },
+  'fib(27)': { program: 'function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2) }\nreturn fib(27)', value: 196418 },
+  strings: {
+    program: 'const parts = []\nfor (let i = 0; i < 200000; i++) parts.push(("x" + i).toUpperCase().slice(1))\nreturn parts.join("").length',
+    value: 1088890,
+  },
+  'realistic, 20 000 entries': { program: realisticProgram(20000), value: undefined },
+}

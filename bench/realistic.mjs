@@ -12,31 +12,18 @@
 // `--load` keeps one core busy in a child process throughout (hosts are shared machines).
 // isolated-vm needs --no-node-snapshot on Node >= 20: this script restarts itself with it.
 // Usage: node bench/realistic.mjs [runs=100] [--load] [--entries=1000]
-import { spawn, spawnSync } from 'node:child_process'
-import { createRequire } from 'node:module'
-import path from 'node:path'
+import { spawn } from 'node:child_process'
 import { Context } from 'cordis'
 import { IsolateCodeRuntime } from '../lib/index.mjs'
-import { ensureIsolatedVm, IVM_DIR } from './isolated-vm.mjs'
+import { isolatedVmHere, IVM_VERSION, runInIsolatedVm } from './isolated-vm.mjs'
 import { realisticProgram } from './programs.mjs'
 import { p50, p99 } from './stats.mjs'
 
-if (!process.execArgv.includes('--no-node-snapshot')) {
-  const reason = ensureIsolatedVm()
-  if (reason) {
-    console.error(`isolated-vm is needed for this comparison: ${reason}`)
-    process.exit(1)
-  }
-  const out = spawnSync(process.execPath, ['--no-node-snapshot', ...process.argv.slice(1)], { stdio: 'inherit' })
-  process.exit(out.status ?? 1)
-}
-
+const ivm = isolatedVmHere()
 const args = process.argv.slice(2)
 const RUNS = Number(args.find((a) => /^\d+$/.test(a)) ?? 100)
 const LOADED = args.includes('--load')
 const ENTRIES = Number(args.find((a) => a.startsWith('--entries='))?.slice(10) ?? 1000)
-const ivm = createRequire(path.join(IVM_DIR, 'package.json'))('isolated-vm')
-const IVM_VERSION = createRequire(path.join(IVM_DIR, 'package.json'))('isolated-vm/package.json').version
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
 const REALISTIC = realisticProgram(ENTRIES)
@@ -60,22 +47,12 @@ async function ours(containment) {
   }
 }
 
-/** isolated-vm as a host would use it: a fresh isolate per run, its console delivered. */
+/** isolated-vm as a host would use it (bench/isolated-vm.mjs, `runInIsolatedVm`). */
 function isolatedVm() {
   return {
     run: async () => {
-      const isolate = new ivm.Isolate({ memoryLimit: 128 })
-      try {
-        const context = await isolate.createContext()
-        const logs = []
-        const log = new ivm.Callback((...parts) => void logs.push(parts.join(' ')))
-        const value = await context.evalClosure(`const console = { log: $0 }\nreturn (async () => { ${REALISTIC} })()`, [log], {
-          result: { promise: true, copy: true },
-        })
-        check(value, logs.length)
-      } finally {
-        isolate.dispose()
-      }
+      const { value, logs } = await runInIsolatedVm(ivm, REALISTIC)
+      check(value, logs.length)
     },
     dispose: () => {},
   }

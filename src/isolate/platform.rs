@@ -28,6 +28,19 @@ pub fn single_threaded() -> &'static v8::SharedRef<v8::Platform> {
     })
 }
 
+/// When V8 optimises code. An isolate serves one run and is thrown away with the code it
+/// compiled, so a compile that pays back only over a longer run is waste in a short one, and
+/// most agents' programs are short: tier-up waits three times the work V8 waits for by default
+/// (its thresholds are multiples of a function's bytecode executed). Measured (bench/realistic.mjs,
+/// bench/compute.mjs, against isolated-vm): the realistic program 1.09x instead of 0.84-0.93x
+/// back to back in a sandbox process, bursts 0.8x instead of 0.7x; long computations the same
+/// within noise (ten times the wait gained little more and lost 10-15% on them).
+/// Maglev as an on-stack-replacement target is off: with `--single-threaded` (a sandbox
+/// process) a loop that entered Maglev code by OSR stayed there, 4.3x slower than TurboFan's
+/// (bench/compute.mjs's numeric loop: 237 ms against 55).
+const TIERING: &str = "--no-maglev-osr --invocation-count-for-maglev=1200 --invocation-count-for-maglev-osr=300 \
+                       --invocation-count-for-turbofan=9000 --invocation-count-for-osr=1500";
+
 fn initialise(platform: v8::SharedRef<v8::Platform>, flags: &str) -> v8::SharedRef<v8::Platform> {
     // ICU data must be installed before initialisation, or Intl aborts the process.
     v8::icu::set_common_data_78(deno_core_icudata::ICU_DATA).expect("ICU data matches V8's ICU 78");
@@ -37,7 +50,7 @@ fn initialise(platform: v8::SharedRef<v8::Platform>, flags: &str) -> v8::SharedR
     // once that loop is optimised: measured, the run grows past 4 GiB and ignores computeMs.
     // Node's V8 up to 14.6 does not unroll it that way; without unrolling every loop shape
     // tried stops at its budget (__test__/isolate-termination.test.mjs).
-    v8::V8::set_flags_from_string(&format!("--no-turboshaft-loop-unrolling {flags}"));
+    v8::V8::set_flags_from_string(&format!("--no-turboshaft-loop-unrolling {TIERING} {flags}"));
     v8::V8::initialize_platform(platform.clone());
     v8::V8::initialize();
     platform
