@@ -179,6 +179,42 @@ def main(
                 return None
             state["buf"] += chunk
 
+    # ---- the program's wrapper and event loop, made before `boot` ------------------------------
+    def wrap(source):
+        """The program as the body of `async def __dsh_main__()`, compiled."""
+        tree = ast.parse(source, filename="<model>", mode="exec")
+        futures = []
+        body = tree.body
+        while body and isinstance(body[0], ast.ImportFrom) and body[0].module == "__future__":
+            futures.append(body.pop(0))
+        fields = {"name": "__dsh_main__", "args": ast.arguments(
+            posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
+            "body": body or [ast.Pass()], "decorator_list": [], "returns": None, "type_comment": None}
+        if "type_params" in ast.AsyncFunctionDef._fields:
+            fields["type_params"] = []
+        main_def = ast.AsyncFunctionDef(**fields)
+        # Statements keep their own locations, so line numbers are the user's; the wrapper spans them.
+        main_def.lineno, main_def.col_offset, main_def.end_col_offset = 1, 0, 0
+        main_def.end_lineno = max([getattr(n, "end_lineno", None) or n.lineno for n in body] or [1])
+        module = ast.fix_missing_locations(ast.Module(body=futures + [main_def], type_ignores=[]))
+        return compile(module, "<model>", "exec", dont_inherit=True)
+
+    # This process waits for its run here (a spare): what every run does first is done now, off
+    # the run's path. The event loop the program will run in (asyncio.Runner, what asyncio.run
+    # uses, from Python 3.11) is made, and the wrapper and the loop run once on a constant
+    # program, so that the pages they write (a forked copy's first writes are copies) are
+    # written before the run. Nothing of it is the program's: the constant coroutine runs in a
+    # globals dict of its own, which is dropped.
+    loop_runner = asyncio.Runner() if hasattr(asyncio, "Runner") else None
+    try:
+        warm = {"__builtins__": builtins}
+        exec(wrap("import asyncio\nawait asyncio.sleep(0)\nreturn {'warm': [1]}"), warm)
+        if loop_runner is not None:
+            loop_runner.get_loop().run_until_complete(warm["__dsh_main__"]())
+        del warm
+    except BaseException:
+        pass
+
     boot = read_frame_blocking()
     if not isinstance(boot, dict) or boot.get("type") != "boot":
         raise RuntimeError("bootstrap: expected boot frame on fd 3")
@@ -638,22 +674,7 @@ def main(
 
     # ---- the program --------------------------------------------------------------------------
     try:
-        tree = ast.parse(source, filename="<model>", mode="exec")
-        futures = []
-        body = tree.body
-        while body and isinstance(body[0], ast.ImportFrom) and body[0].module == "__future__":
-            futures.append(body.pop(0))
-        fields = {"name": "__dsh_main__", "args": ast.arguments(
-            posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
-            "body": body or [ast.Pass()], "decorator_list": [], "returns": None, "type_comment": None}
-        if "type_params" in ast.AsyncFunctionDef._fields:
-            fields["type_params"] = []
-        main_def = ast.AsyncFunctionDef(**fields)
-        # Statements keep their own locations, so line numbers are the user's; the wrapper spans them.
-        main_def.lineno, main_def.col_offset, main_def.end_col_offset = 1, 0, 0
-        main_def.end_lineno = max([getattr(n, "end_lineno", None) or n.lineno for n in body] or [1])
-        module = ast.fix_missing_locations(ast.Module(body=futures + [main_def], type_ignores=[]))
-        code = compile(module, "<model>", "exec", dont_inherit=True)
+        code = wrap(source)
     except BaseException as exc:
         finish(False, exc)
 
@@ -744,7 +765,10 @@ def main(
         finish(*outcome)
 
     try:
-        asyncio.run(runner())
+        if loop_runner is None:
+            asyncio.run(runner())
+        else:
+            loop_runner.run(runner())
     except BaseException as exc:
         finish(False, exc)
     finish(False, RuntimeError("bootstrap: the program's event loop ended before it settled"))
