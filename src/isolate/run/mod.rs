@@ -58,15 +58,27 @@ pub struct Start {
 
 /// The isolate thread's body. Sends exactly one Done event, after the isolate is gone.
 pub fn run_thread(config: RunConfig, shared: Arc<RunShared>, events: Receiver<IsolateEvent>, host: Host) {
-    let started = Instant::now();
+    serve_on_thread(config, shared, events, host, Instant::now(), None);
+}
+
+/// A thread-tier run on this thread, in `prepared` (the spare's isolate) or an isolate made
+/// here: the program is stripped first (a strip failure never creates an isolate; it goes
+/// through a fresh ledger), and the isolate is torn down before `Done`.
+fn serve_on_thread(
+    config: RunConfig,
+    shared: Arc<RunShared>,
+    events: Receiver<IsolateEvent>,
+    host: Host,
+    started: Instant,
+    prepared: Option<Prepared>,
+) {
     settle(&config, &shared, &host, started, Teardown::BeforeDone, || {
-        // A strip failure never creates an isolate; it goes through a fresh ledger.
         let js = match config.program.strip() {
             Ok(js) => js,
             Err(diagnostic) => return strip_failure(&config, diagnostic),
         };
         let _watch = budget::watch(shared.clone(), config.compute_ms, config.max_wall_ms, started);
-        let prepared = Prepared::new(config.heap_mb, &shared, None);
+        let prepared = prepared.unwrap_or_else(|| Prepared::new(config.heap_mb, &shared, None));
         execute(prepared, &js, &config, &shared, &events, &host)
     });
 }
@@ -100,15 +112,7 @@ pub fn spare_thread(
     .ok();
     let _ = took.set(began.elapsed());
     let Ok(HostStart { config, host, started }) = start.recv() else { return };
-    settle(&config, &shared, &host, started, Teardown::BeforeDone, || {
-        let js = match config.program.strip() {
-            Ok(js) => js,
-            Err(diagnostic) => return strip_failure(&config, diagnostic),
-        };
-        let _watch = budget::watch(shared.clone(), config.compute_ms, config.max_wall_ms, started);
-        let prepared = prepared.unwrap_or_else(|| Prepared::new(config.heap_mb, &shared, None));
-        execute(prepared, &js, &config, &shared, &events, &host)
-    });
+    serve_on_thread(config, shared, events, host, started, prepared);
 }
 
 /// A sandbox process's isolate thread: prepares an isolate, says so, waits for its one run.
