@@ -45,6 +45,54 @@ export interface CodeRunStats {
   heapPeakBytes?: number
   /** Python child's peak resident set size. */
   maxRssBytes?: number
+  /**
+   * The run's binding calls, in the order the program made them: the first 1000
+   * (docs/tracing.md#statscalls). Calls the runtime answered itself (arguments that are not
+   * lossless JSON, a name that is not bound) are not among them.
+   */
+  calls: readonly CodeCallRecord[]
+  /** How many binding calls reached the host, recorded or not. */
+  callCount: number
+}
+
+/** What happened to one binding call (`CodeRunStats.calls`). */
+export interface CodeCallRecord {
+  /** 1 for the run's first call, in the order the program made them (stable under `Promise.all`). */
+  readonly seq: number
+  /** `'<global>.<function>'`, e.g. `'tools.search'`. */
+  readonly name: string
+  /** When the call reached the host, in ms since `run()` was called. */
+  readonly startedMs: number
+  /** When the host's function settled, if it did before the run ended. */
+  readonly settledMs?: number
+  /**
+   * What the program was given: the value, a rejection, or nothing because the run ended first
+   * (`abandoned`, whatever the host's function did later).
+   */
+  readonly outcome: 'resolved' | 'rejected' | 'abandoned'
+  /** UTF-8 bytes of the arguments' JSON as the program sent them. */
+  readonly argBytes: number
+  /** UTF-8 bytes of the reply's JSON (the value, or the failure message as a JSON string); 0 when abandoned. */
+  readonly resultBytes: number
+}
+
+/**
+ * An OpenTelemetry `Tracer` (`@opentelemetry/api`), as far as a runtime uses it: the package
+ * itself is an optional peer dependency, loaded only when a config names a tracer.
+ */
+export interface CodeRuntimeTracer {
+  startSpan(name: string, options?: object, context?: unknown): unknown
+}
+
+/** The tracing keys of every runtime's config (docs/tracing.md). */
+export interface CodeRuntimeTracingConfig {
+  /**
+   * A span per run (`code-runtime-native.run`, parented on the context active at `run()`) and one
+   * per binding call (`execute_tool <name>`, its child), inside which the host's function runs.
+   */
+  tracer?: CodeRuntimeTracer
+  /** Record calls' arguments, results and failure messages, and runs' failure messages, on the spans. Default false. */
+  traceContent?: boolean
 }
 
 /** One program to run. */
@@ -91,7 +139,7 @@ export interface CodeRunResult {
 }
 
 /** `IsolateCodeRuntime` config (docs/typescript.md#config); every key is optional. */
-export interface IsolateCodeRuntimeConfig {
+export interface IsolateCodeRuntimeConfig extends CodeRuntimeTracingConfig {
   /** Compute budget in ms: CPU time of the isolate's thread. Default 60000. */
   computeMs?: number
   /** Wall-clock ceiling in ms, at most 2147483647. Default 600000. */
@@ -144,7 +192,7 @@ export interface SandboxRunAs {
 }
 
 /** `PythonCodeRuntime` config (docs/python.md#load-time-validation); every key is optional. */
-export interface PythonCodeRuntimeConfig {
+export interface PythonCodeRuntimeConfig extends CodeRuntimeTracingConfig {
   /** RLIMIT_CPU soft limit in seconds (hard = soft + 1). Default 60. */
   cpuSeconds?: number
   /** Wall-clock ceiling in ms, covering boot. Default 600000. */

@@ -49,7 +49,7 @@ describe('compute budget (thread CPU time)', () => {
     await runtime.run({ program: 'for (;;) {}', bindings: [], onStats: (s) => (stats = s) })
     expect(stats.cpuMs).toBeGreaterThanOrEqual(250)
     expect(runtime.lastRunStats()).toBe(stats)
-    expect(Object.keys(stats).sort()).toEqual(['cpuMs', 'heapPeakBytes', 'heapUsedBytes', 'wallMs'])
+    expect(Object.keys(stats).sort()).toEqual(['callCount', 'calls', 'cpuMs', 'heapPeakBytes', 'heapUsedBytes', 'wallMs'])
   })
 })
 
@@ -248,7 +248,7 @@ describe('abort', () => {
     let stats
     expect(await runtime.run({ program: 'for (;;) {}', bindings: [], signal: AbortSignal.abort('too-late'), onStats: (s) => (stats = s) }))
       .toEqual({ logs: [], error: { kind: 'abort', message: 'too-late' } })
-    expect(stats).toEqual({ cpuMs: 0, wallMs: 0, heapUsedBytes: 0, heapPeakBytes: 0 })
+    expect(stats).toEqual({ cpuMs: 0, wallMs: 0, heapUsedBytes: 0, heapPeakBytes: 0, calls: [], callCount: 0 })
     expect((await runtime.run({ program: '', bindings: [], signal: AbortSignal.abort({ toString() { throw 1 } }) })).error.message)
       .toBe('<unrenderable rejection value>')
   })

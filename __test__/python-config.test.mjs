@@ -43,6 +43,7 @@ describe('descriptors and schema', () => {
       maxPendingCalls: 128,
       pythonBin: 'python3',
       allowUnsandboxed: false,
+      traceContent: false,
     })
   })
 

@@ -84,6 +84,7 @@ describe('cordis registration', () => {
       maxOldGenerationSizeMb: 512,
       maxPendingCalls: 128,
       allowUnsandboxed: false,
+      traceContent: false,
     })
   })
 })

@@ -15,7 +15,10 @@ import type {
 export type {
   CodeBindingErrorClass,
   CodeBindingNamespace,
+  CodeCallRecord,
   CodeJsonValue,
+  CodeRuntimeTracer,
+  CodeRuntimeTracingConfig,
   CodeRunFailure,
   CodeRunFailureKind,
   CodeRunRequest,

@@ -9,6 +9,7 @@ import native from './native.mjs'
 import { DEFAULT_MAX_PENDING_CALLS, PREFIX, renderReason, renderRejection, unboundRunError, validatePendingCalls } from './request.mjs'
 import { inspectSandboxHelper, sandboxHelperError } from './sandbox-helper.mjs'
 import { disposeSessions, runSession, sessionState } from './session.mjs'
+import { TRACING_SCHEMA, readTracing } from './tracing.mjs'
 
 // The console in the isolate formats as this Node major's util.inspect does (src/isolate/js/console/README.md).
 const NODE_MAJOR = Number(process.versions.node.split('.')[0])
@@ -70,6 +71,7 @@ export const IsolateConfig = Schema.object({
   runAs: RUN_AS_SCHEMA,
   allowUnsandboxed: Schema.boolean().default(false)
     .description("Load even when the sandbox helper this platform ships is missing or unusable: isolates then run on host threads, as with containment 'thread'."),
+  ...TRACING_SCHEMA,
 })
 
 /**
@@ -144,10 +146,12 @@ export function createIsolateState(ctx, config = {}) {
     allowUnsandboxed: config?.allowUnsandboxed ?? false,
   }
   validateConfig(resolved)
+  const tracing = readTracing(config)
   resolved.containment = chooseContainment(resolved.containment, resolved.allowUnsandboxed)
   // Throws (so ctx.plugin rejects) where the process tier is not available.
   const pool = resolved.containment === 'process' ? startPool(resolved) : undefined
   const state = sessionState({
+    tracing,
     config: Object.freeze(resolved),
     pool,
     sandbox: undefined,

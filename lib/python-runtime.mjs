@@ -12,6 +12,7 @@ import { DEFAULT_MAX_PENDING_CALLS, PREFIX, renderRejection, unboundRunError, va
 import { exactDigits } from './lossless.mjs'
 import { inspectSandboxHelper, sandboxHelperError } from './sandbox-helper.mjs'
 import { disposeSessions, runSession, sessionState } from './session.mjs'
+import { TRACING_SCHEMA, readTracing } from './tracing.mjs'
 
 /** Where the bootstrap scripts ship inside the package. */
 export const PY_DIR = fileURLToPath(new URL('../py/', import.meta.url))
@@ -146,6 +147,7 @@ export const PythonConfig = Schema.object({
   runAs: RUN_AS_SCHEMA,
   allowUnsandboxed: Schema.boolean().default(false)
     .description('Load even when the sandbox helper this platform ships is missing or unusable; children then run without its layers (`sandbox` says which hold).'),
+  ...TRACING_SCHEMA,
 })
 
 /**
@@ -158,6 +160,7 @@ export function preparePythonState(config) {
   const resolved = PythonConfig(config ?? {})
   const frameCap = validatePythonConfig(resolved)
   const runAs = readRunAs(resolved.runAs, fail)
+  const tracing = readTracing(resolved)
   const helper = inspectSandboxHelper()
   if (helper?.problem && !resolved.allowUnsandboxed) throw sandboxHelperError(helper, PYTHON_WITHOUT_HELPER)
   // Allowed to run without it, but the native side starts children through any executable
@@ -173,6 +176,7 @@ export function preparePythonState(config) {
   // One child spawned as runs are shows which kernel layers hold on this machine.
   const sandbox = native.pythonSandboxLayers(executable, interpreterPaths, os.tmpdir(), runAs)
   return sessionState({
+    tracing,
     template: startTemplate(sandbox, executable, runAs),
     config: Object.freeze({ ...resolved, runAs }),
     frameCap,

@@ -4,11 +4,16 @@
 // dispose to quiescence. The backends (isolate-runtime.mjs, python-runtime.mjs) are adapters that
 // start their native run and translate its events; what they must do differently is the
 // `Backend` below, in one place.
+import { AsyncResource } from 'node:async_hooks'
+import { CallLog, NO_CALLS } from './call-log.mjs'
 import { losslessJson } from './lossless.mjs'
 import native from './native.mjs'
 import {
   PREFIX, UNRENDERABLE, afterDisposalError, readNamespaces, renderRejection, validateNamespaces,
 } from './request.mjs'
+import {
+  bindingChannel, endCallSpan, endRunSpan, runChannel, startCallSpan, startRunSpan, withCallContext,
+} from './tracing.mjs'
 
 /** The abort message of every run in flight when its runtime is disposed. */
 export const DISPOSED = native.DISPOSED
@@ -86,13 +91,28 @@ const EVENT = native.RunEventKind
  * @typedef {{ global: string, errorClass?: { name: string, memberNameProperty: string }, names: string[], call: (index: number, arg: unknown) => unknown }} Namespace
  */
 
-/** The state every runtime keeps for its runs (the adapter adds its own fields). */
+/**
+ * The state every runtime keeps for its runs (the adapter adds its own fields); `tracing` is the
+ * config's tracer, read by `readTracing` (lib/tracing.mjs).
+ */
 export function sessionState(fields) {
-  return { disposed: false, live: new Set(), lastStats: undefined, ...fields }
+  return { disposed: false, live: new Set(), lastStats: undefined, tracing: undefined, ...fields }
 }
 
-/** `run(request)` for `backend`. Resolves with the seam's result; rejects only on misuse. */
-export async function runSession(backend, state, request, options = {}) {
+/** The language each dialect's programs are written in, as traces name it. */
+const LANGUAGE = Object.freeze({ isolate: 'typescript', python: 'python' })
+
+/**
+ * `run(request)` for `backend`. Resolves with the seam's result; rejects only on misuse. Traced
+ * on the `code-runtime-native:run` channel while it has subscribers.
+ */
+export function runSession(backend, state, request, options = {}) {
+  if (!runChannel.hasSubscribers) return startRun(backend, state, request, options, undefined)
+  const trace = { language: LANGUAGE[backend.dialect], request }
+  return runChannel.tracePromise(startRun, trace, undefined, backend, state, request, options, trace)
+}
+
+async function startRun(backend, state, request, options, trace) {
   const seam = options.seam ?? CODE_SEAM
   if (state.disposed) throw afterDisposalError()
   const declared = readNamespaces(request.bindings)
@@ -101,19 +121,25 @@ export async function runSession(backend, state, request, options = {}) {
   const program = backend.program(request.program)
   const signal = request.signal ?? undefined
   const onLog = typeof request.onLog === 'function' ? request.onLog : undefined
-  const onStats = typeof request.onStats === 'function' ? request.onStats : undefined
+  const ending = {
+    onStats: typeof request.onStats === 'function' ? request.onStats : undefined,
+    seam,
+    trace,
+    runSpan: startRunSpan(state.tracing, LANGUAGE[backend.dialect]),
+    calls: undefined,
+  }
   if (options.refuse !== undefined) {
     const { kind, message } = options.refuse
-    return finish(state, backend.failedBeforeStart(state, kind, message), onStats, seam)
+    return finish(state, backend.failedBeforeStart(state, kind, message), ending)
   }
   const preAborted = abortedMessage(backend, signal)
-  if (preAborted !== undefined) return finish(state, backend.failedBeforeStart(state, 'abort', preAborted), onStats, seam)
+  if (preAborted !== undefined) return finish(state, backend.failedBeforeStart(state, 'abort', preAborted), ending)
   const plan = { program, namespaces, streamLogs: onLog !== undefined }
   if (options.maxWallMs !== undefined) plan.maxWallMs = options.maxWallMs
   if (options.filePolicy !== undefined) plan.filePolicy = options.filePolicy
   if (options.started !== undefined) plan.started = options.started
   return new Promise((resolve) => {
-    const session = new Session(backend, state, namespaces, signal, onLog, onStats, resolve, seam)
+    const session = new Session(backend, state, namespaces, signal, onLog, ending, resolve)
     session.messageCap = options.maxMessageBytes
     session.start(plan)
   })
@@ -170,14 +196,21 @@ class BindingMissing {
 
 /** One run in flight: what its native events do, and how it ends. */
 class Session {
-  constructor(backend, state, namespaces, signal, onLog, onStats, resolve, seam) {
+  constructor(backend, state, namespaces, signal, onLog, ending, resolve) {
     this.backend = backend
-    this.seam = seam
     this.state = state
     this.namespaces = namespaces
     this.signal = signal
     this.onLog = onLog
-    this.onStats = onStats
+    // How the run's end is reported (`finish`); its calls are recorded here as they come.
+    this.ending = ending
+    this.calls = new CallLog()
+    ending.calls = this.calls
+    // The spans of the calls the host has not answered yet (ended as abandoned with the run).
+    this.openSpans = new Set()
+    // The async context `run()` was called in: the host's functions run in it (their
+    // AsyncLocalStorage stores are the caller's), not in that of the native event that asked.
+    this.scope = new AsyncResource('code-runtime-native:run')
     this.resolve = resolve
     this.handle = undefined
     this.settled = false
@@ -255,49 +288,80 @@ class Session {
    * that settlement.
    */
   call(ns, index, payload, reply) {
+    const namespace = this.namespaces[ns]
+    const name = `${namespace.global}.${namespace.names[index]}`
+    const { seq, record } = this.calls.open(name, byteLength(payload))
     // A call the program made after its abort never reaches the host.
     if (this.aborted) return
     let held = this.admit(payload)
     if (held === undefined) return
+    const span = startCallSpan(this.ending.runSpan, seq, name, payload)
+    if (span !== undefined) this.openSpans.add(span)
+    // The program is answered: the call's record and span say how.
+    const answer = (ok, json, failure) => {
+      this.calls.answered(record, ok, byteLength(json))
+      if (span !== undefined) {
+        this.openSpans.delete(span)
+        endCallSpan(span, ok ? 'resolved' : 'rejected', ok ? json : undefined, failure)
+      }
+      reply(ok, json)
+    }
     const release = () => {
       this.pendingBytes -= held
       held = 0
     }
-    const send = (ok, json) => {
-      release()
-      nextTick(() => {
-        if (!this.settled && !this.aborting()) reply(ok, json)
-      })
-    }
-    const failure = (message) => {
+    const capped = (message) => {
       const cap = this.backend.messageCap(this.state)
-      return JSONStringify(message.length > cap ? message.slice(0, cap) : message)
+      return message.length > cap ? message.slice(0, cap) : message
     }
-    const fail = (message) => {
-      if (!this.settled) send(false, failure(message))
+    const fail = (message, type) => {
+      if (this.settled) return
+      this.calls.settled(record)
+      release()
+      const text = capped(message)
+      nextTick(() => {
+        if (!this.settled && !this.aborting()) answer(false, JSONStringify(text), { type, message: text })
+      })
     }
     // A resolution is encoded as its reply goes out, not as it settles: calls answered in one
     // tick (a burst) would otherwise each hold their reply's JSON until the tick ends, long enough
     // for V8 to move it to the old generation, where garbage waits for a full collection.
     const resolve = (value) => {
       if (this.settled) return
+      this.calls.settled(record)
       release()
       nextTick(() => this.guard(() => {
         if (this.settled || this.aborting()) return
         const json = losslessJson(value, this.backend.numberText)
-        if (json === undefined) reply(false, failure('binding resolution must be lossless JSON'))
+        if (json === undefined) {
+          const text = capped('binding resolution must be lossless JSON')
+          answer(false, JSONStringify(text), { type: 'invalid-output', message: text })
+        }
         else if (exceeds(json, this.messageCap)) this.overflow(`a binding's reply is ${byteLength(json)} bytes of JSON`)
-        else reply(true, json)
+        else answer(true, json, undefined)
       }))
     }
     const arg = JSONParse(payload)
-    const namespace = this.namespaces[ns]
-    const invoke = async () => namespace.call(index, arg)
-    invoke()
-      .then(resolve, (error) => fail(isBindingMissing(error) ? error.message : renderRejection(error)))
+    const host = async () => namespace.call(index, arg)
+    // Traced on `code-runtime-native:binding` while it has subscribers.
+    const traced = bindingChannel.hasSubscribers
+      ? () => bindingChannel.tracePromise(host, { seq, name, arguments: arg, run: this.ending.trace })
+      : host
+    let settles
+    try {
+      settles = this.scope.runInAsyncScope(withCallContext, undefined, span, traced)
+    } catch (error) {
+      // A tracer's context manager threw before the host's function ran.
+      settles = Promise.reject(error)
+    }
+    settles
+      .then(resolve, (error) => {
+        if (isBindingMissing(error)) fail(error.message, 'unknown-binding')
+        else fail(renderRejection(error), span === undefined ? undefined : errorType(error))
+      })
       .catch((error) => {
         try {
-          fail(renderRejection(error))
+          fail(renderRejection(error), '_OTHER')
         } catch {}
       })
   }
@@ -341,8 +405,20 @@ class Session {
     this.settled = true
     unlisten(this.signal, this.onAbort)
     this.state.live.delete(this)
-    this.resolve(finish(this.state, report, this.onStats, this.seam))
+    for (const span of this.openSpans) endCallSpan(span, 'abandoned', undefined, undefined)
+    this.openSpans.clear()
+    this.resolve(finish(this.state, report, this.ending))
     this.done()
+  }
+}
+
+/** The name of what a host's function threw, for a span's `error.type` (never a host's getter's throw). */
+function errorType(error) {
+  try {
+    const name = error?.name
+    return typeof name === 'string' && name.length > 0 && name.length <= 128 ? name : '_OTHER'
+  } catch {
+    return '_OTHER'
   }
 }
 
@@ -358,12 +434,18 @@ function exceeds(text, cap) {
   return cap !== undefined && text.length * 3 > cap && byteLength(text) > cap
 }
 
-/** Records the stats, tells the observer, and gives the result exactly the seam's shape. */
-function finish(state, report, onStats, seam) {
+/**
+ * Records the stats (with the run's calls), tells the observer, ends the run's traces, and gives
+ * the result exactly the seam's shape.
+ */
+function finish(state, report, { onStats, seam, trace, runSpan, calls }) {
+  let stats
   if (report.stats !== undefined) {
     // One frozen object for the observer and lastRunStats(): neither can change the other's.
-    state.lastStats = Object.freeze(report.stats)
-    callQuietly(onStats, state.lastStats)
+    const records = calls === undefined ? NO_CALLS : calls.snapshot()
+    stats = Object.freeze({ ...report.stats, calls: records, callCount: calls?.count ?? 0 })
+    state.lastStats = stats
+    callQuietly(onStats, stats)
   }
   const result = { logs: report.logs }
   if (report.error !== undefined) {
@@ -371,6 +453,8 @@ function finish(state, report, onStats, seam) {
     result.error = { kind: seam.kind(kind), message: seam.message(kind, message) }
   }
   else if (ObjectHasOwn(report, 'value')) result.value = report.value
+  if (trace !== undefined) trace.stats = stats
+  endRunSpan(runSpan, stats, result.error)
   return result
 }
 

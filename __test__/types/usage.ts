@@ -4,6 +4,7 @@ import IsolateRuntime from 'code-runtime-native/isolate'
 import PythonRuntime from 'code-runtime-native/python'
 import PtcRuntimeSubpath, { PtcService, filePlan, type FilePlan } from 'code-runtime-native/ptc'
 import DefaultRuntime, {
+  type CodeCallRecord,
   type CodeRunRequest,
   type CodeRunResult,
   type CodeRunFailureKind,
@@ -75,6 +76,14 @@ export async function usage(ctx: Context): Promise<string> {
   const language: 'typescript' | 'python' = ctx.codeRuntime.language
   const same: boolean = DefaultRuntime === IsolateRuntime && PythonRuntime === PythonCodeRuntime
   const config: IsolateCodeRuntime.Config = { maxOutputBytes: 4096 }
+  // A tracer is any object with startSpan (an OpenTelemetry Tracer); the stats list the calls.
+  const traced: IsolateCodeRuntime.Config = { tracer: { startSpan: () => ({}) }, traceContent: true }
+  const calls: readonly CodeCallRecord[] = ctx.codeRuntime.lastRunStats()?.calls ?? []
+  const outcomes: Array<'resolved' | 'rejected' | 'abandoned'> = calls.map((call) => call.outcome)
+  const counted: number | undefined = ctx.codeRuntime.lastRunStats()?.callCount
+  void traced
+  void outcomes
+  void counted
   const reserved: boolean = PORTABLE_RESERVED_WORDS.has('await')
   abstract class HostBase extends Service {
     constructor(ctx: Context, name: string) {
