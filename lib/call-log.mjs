@@ -20,23 +20,24 @@ export class CallLog {
   }
 
   /**
-   * A call the program made: its number and its record (`undefined` past the cap). Its outcome
-   * stays unset until the program is answered; at the run's end an unset one is `abandoned`.
+   * A call the program made (its number is `count` after this): its record, `undefined` past
+   * the cap. Its outcome stays unset until the program is answered; at the run's end an unset
+   * one is `abandoned`. Times are kept raw and rounded when the records are read.
    */
   open(name, argBytes) {
     const seq = ++this.count
-    if (this.records.length >= MAX_CALL_RECORDS) return { seq, record: undefined }
-    const record = { seq, name, startedMs: this.elapsed(), settledMs: undefined, outcome: undefined, argBytes, resultBytes: 0 }
+    if (seq > MAX_CALL_RECORDS) return undefined
+    const record = { seq, name, startedMs: now(), settledMs: undefined, outcome: undefined, argBytes, resultBytes: 0 }
     this.records.push(record)
-    return { seq, record }
+    return record
   }
 
   /** The host's function settled (the program may still never see it). */
   settled(record) {
-    if (record !== undefined && record.settledMs === undefined) record.settledMs = this.elapsed()
+    if (record !== undefined && record.settledMs === undefined) record.settledMs = now()
   }
 
-  /** The program was answered: `json` is the reply's value or failure message, as sent. */
+  /** The program was answered with a reply of `bytes` bytes of JSON. */
   answered(record, ok, bytes) {
     if (record === undefined) return
     record.outcome = ok ? 'resolved' : 'rejected'
@@ -45,17 +46,14 @@ export class CallLog {
 
   /** The records as `stats.calls` shows them: frozen, in call order, the unanswered abandoned. */
   snapshot() {
-    return ObjectFreeze(this.records.map(freezeRecord))
-  }
-
-  elapsed() {
-    return Math.round((now() - this.startedAt) * 1000) / 1000
+    const since = (at) => Math.round((at - this.startedAt) * 1000) / 1000
+    return ObjectFreeze(this.records.map((record) => freezeRecord(record, since)))
   }
 }
 
-function freezeRecord({ seq, name, startedMs, settledMs, outcome, argBytes, resultBytes }) {
-  const record = { seq, name, startedMs }
-  if (settledMs !== undefined) record.settledMs = settledMs
+function freezeRecord({ seq, name, startedMs, settledMs, outcome, argBytes, resultBytes }, since) {
+  const record = { seq, name, startedMs: since(startedMs) }
+  if (settledMs !== undefined) record.settledMs = since(settledMs)
   record.outcome = outcome ?? 'abandoned'
   record.argBytes = argBytes
   record.resultBytes = outcome === undefined ? 0 : resultBytes

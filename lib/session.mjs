@@ -88,7 +88,7 @@ const EVENT = native.RunEventKind
  *   `protocol`, as the host's own backend ends it (lib/ptc/settings.mjs)
  * @property {{ kind: string, message: string }} [refuse] the run cannot start: once the request
  *   is validated, it resolves with this failure and nothing runs
- * @typedef {{ global: string, errorClass?: { name: string, memberNameProperty: string }, names: string[], call: (index: number, arg: unknown) => unknown }} Namespace
+ * @typedef {{ global: string, errorClass?: { name: string, memberNameProperty: string }, names: string[], qualified: string[], call: (index: number, arg: unknown) => unknown }} Namespace
  */
 
 /**
@@ -162,7 +162,7 @@ function liveMembers({ global, functions, errorClass }) {
     if (typeof fn !== 'function') throw new BindingMissing(`unknown binding ${JSONStringify(`${global}.${name}`)}`)
     return fn(arg)
   }
-  return { global, errorClass, names, call }
+  return { global, errorClass, names, qualified: qualify(global, names), call }
 }
 
 function snapshotMembers({ global, functions, errorClass }) {
@@ -175,7 +175,12 @@ function snapshotMembers({ global, functions, errorClass }) {
       fns.push(fn)
     }
   }
-  return { global, errorClass, names, call: (index, arg) => fns[index](arg) }
+  return { global, errorClass, names, qualified: qualify(global, names), call: (index, arg) => fns[index](arg) }
+}
+
+/** Each member's `'<global>.<name>'`, as `stats.calls` and traces name a call. */
+function qualify(global, names) {
+  return names.map((name) => `${global}.${name}`)
 }
 
 /** Whether a rejection is a `BindingMissing`, asked without running a trap of the host's value. */
@@ -289,8 +294,9 @@ class Session {
    */
   call(ns, index, payload, reply) {
     const namespace = this.namespaces[ns]
-    const name = `${namespace.global}.${namespace.names[index]}`
-    const { seq, record } = this.calls.open(name, byteLength(payload))
+    const name = namespace.qualified[index]
+    const record = this.calls.open(name, byteLength(payload))
+    const seq = this.calls.count
     // A call the program made after its abort never reaches the host.
     if (this.aborted) return
     let held = this.admit(payload)
