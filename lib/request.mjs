@@ -71,10 +71,17 @@ export function readNamespaces(bindings) {
         memberNameProperty: requireString(declared.memberNameProperty, 'errorClass.memberNameProperty'),
       }
     }
-    namespaces.push({ global, functions, errorClass })
+    namespaces.push({ global, functions, errorClass, callNames: ns[CALL_NAMES] })
   }
   return namespaces
 }
+
+/**
+ * A namespace this package built may say how its members' calls are named in `stats.calls` and
+ * traces (`{ member: name }`, frozen): the framework adapters' hidden namespace names each call by
+ * the framework's tool (lib/adapters/bridge.mjs). Only this package holds the symbol.
+ */
+export const CALL_NAMES = Symbol('code-runtime-native.callNames')
 
 /**
  * Validates namespaces with the shared rules; throws the exact seam message on the first violation.

@@ -153,7 +153,7 @@ export async function disposeSessions(state) {
   await Promise.all(live.map((session) => session.finished))
 }
 
-function liveMembers({ global, functions, errorClass }) {
+function liveMembers({ global, functions, errorClass, callNames }) {
   const names = ObjectKeys(functions)
   const call = (index, arg) => {
     const name = names[index]
@@ -162,10 +162,10 @@ function liveMembers({ global, functions, errorClass }) {
     if (typeof fn !== 'function') throw new BindingMissing(`unknown binding ${JSONStringify(`${global}.${name}`)}`)
     return fn(arg)
   }
-  return { global, errorClass, names, qualified: qualify(global, names), call }
+  return { global, errorClass, names, qualified: qualify(global, names, callNames), call }
 }
 
-function snapshotMembers({ global, functions, errorClass }) {
+function snapshotMembers({ global, functions, errorClass, callNames }) {
   const names = []
   const fns = []
   for (const name of ObjectKeys(functions)) {
@@ -175,12 +175,16 @@ function snapshotMembers({ global, functions, errorClass }) {
       fns.push(fn)
     }
   }
-  return { global, errorClass, names, qualified: qualify(global, names), call: (index, arg) => fns[index](arg) }
+  return { global, errorClass, names, qualified: qualify(global, names, callNames), call: (index, arg) => fns[index](arg) }
 }
 
-/** Each member's `'<global>.<name>'`, as `stats.calls` and traces name a call. */
-function qualify(global, names) {
-  return names.map((name) => `${global}.${name}`)
+/**
+ * Each member's name in `stats.calls` and traces: `'<global>.<name>'`, or the name the package's
+ * own namespace gave it (`CALL_NAMES`, lib/request.mjs).
+ */
+function qualify(global, names, callNames) {
+  const own = (name) => (callNames !== undefined && ObjectHasOwn(callNames, name) ? callNames[name] : undefined)
+  return names.map((name) => (typeof own(name) === 'string' ? own(name) : `${global}.${name}`))
 }
 
 /** Whether a rejection is a `BindingMissing`, asked without running a trap of the host's value. */

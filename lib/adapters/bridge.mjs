@@ -9,7 +9,7 @@
 // (`{ ok, value? }` or `{ ok: false, message, name? }`) and the prelude turns a failure into an
 // Error the program can catch, so the error's name survives the crossing.
 import { losslessJson } from '../lossless.mjs'
-import { UNRENDERABLE } from '../request.mjs'
+import { CALL_NAMES, UNRENDERABLE } from '../request.mjs'
 
 /** The global the hidden namespace is injected under; no tool or namespace may take it. */
 export const BRIDGE_GLOBAL = '__codeRuntimeBridge'
@@ -34,19 +34,23 @@ export const BRIDGE_GLOBAL = '__codeRuntimeBridge'
  */
 export function buildBridge(plan) {
   const functions = Object.create(null)
+  // Each member's calls are named after the framework's tool in stats.calls and traces.
+  const callNames = Object.create(null)
   let next = 0
-  const member = (tool) => {
+  const member = (tool, namespace) => {
     const key = `t${next++}`
     functions[key] = hostFunction(tool)
+    callNames[key] = namespace === undefined ? tool.label : `${namespace}.${tool.label}`
     return key
   }
   const globals = (plan.globals ?? []).map((tool) => [tool.name, member(tool)])
   const namespaces = (plan.namespaces ?? []).map(({ name, tools, missing }) => ({
     name,
-    members: tools.map((tool) => [tool.name, member(tool)]),
+    members: tools.map((tool) => [tool.name, member(tool, name)]),
     missing,
   }))
-  return { prelude: prelude(globals, namespaces, plan.levels ?? [], plan.errorNames === true), binding: { global: BRIDGE_GLOBAL, functions } }
+  const binding = { global: BRIDGE_GLOBAL, functions, [CALL_NAMES]: Object.freeze(callNames) }
+  return { prelude: prelude(globals, namespaces, plan.levels ?? [], plan.errorNames === true), binding }
 }
 
 /** A tool as a member of the hidden namespace: it resolves an envelope, never rejects. */
