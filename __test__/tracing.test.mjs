@@ -165,6 +165,57 @@ describe.each(CASES)('stats.calls: %s %s', (language, containment) => {
   })
 })
 
+describe('what a program cannot make the records say', () => {
+  it('a Python program writing its own call frames to fd 3: out-of-order ids are ignored, unbound names answered inside', async () => {
+    const R = await load(PythonCodeRuntime)
+    try {
+      let hostCalls = 0
+      const program = [
+        'import os',
+        // Ids the host is not expecting, and a name nobody bound: neither reaches the host.
+        'os.write(3, b\'{"type":"call","id":7,"global":"tools","name":"a","args":{}}\\n\')',
+        'os.write(3, b\'{"type":"call","id":41,"global":"tools","name":"a","args":{}}\\n\')',
+        'try:',
+        '    await tools.unbound({})',
+        'except Exception as e:',
+        '    missing = str(e)',
+        'return [await tools.a({"i": 1}), missing]',
+      ].join('\n')
+      const result = await R.runtime.run({ program, bindings: tools({ a: ({ i }) => (hostCalls++, i) }) })
+      expect(result.value?.[0]).toBe(1)
+      expect(result.value[1]).toMatch(/unbound/)
+      expect(hostCalls).toBe(1)
+      const { calls, callCount } = R.runtime.lastRunStats()
+      expect(callCount).toBe(1)
+      expect(calls.map(({ seq, name, outcome }) => [seq, name, outcome])).toStrictEqual([[1, 'tools.a', 'resolved']])
+    } finally {
+      await R.fiber.dispose()
+    }
+  })
+
+  it.each([['typescript', IsolatePtcRuntime], ['python', PythonPtcRuntime]])(
+    '%s: a call past maxMessageBytes never reaches the host and is abandoned with the run',
+    async (language, Class) => {
+      const R = await load(Class, { maxMessageBytes: 1024, timeoutMs: 10_000 })
+      try {
+        let hostCalls = 0
+        const program = language === 'python'
+          ? 'await tools.a({"i": 1})\nawait tools.a({"big": "x" * 5000})\nreturn 1'
+          : "await tools.a({ i: 1 }); await tools.a({ big: 'x'.repeat(5000) }); return 1"
+        const result = await R.runtime.run(R.runtime.resolve({ program, bindings: tools({ a: () => (hostCalls++, 0) }) }))
+        expect(result.error.kind).toBe('protocol')
+        expect(hostCalls).toBe(1)
+        const { calls } = R.runtime.lastRunStats()
+        expect(calls.map(({ seq, outcome }) => [seq, outcome])).toStrictEqual([[1, 'resolved'], [2, 'abandoned']])
+        expect(calls[1].argBytes).toBeGreaterThan(5000)
+        expect(calls[1].settledMs).toBeUndefined()
+      } finally {
+        await R.fiber.dispose()
+      }
+    },
+  )
+})
+
 describe('the diagnostics channels', () => {
   const runs = dc.tracingChannel('code-runtime-native:run')
   const calls = dc.tracingChannel('code-runtime-native:binding')
