@@ -710,6 +710,15 @@ export interface ReportStats {
   wallMs: number
   heapUsedBytes: number
   heapPeakBytes: number
+  /** Where a budget, an abort or a protocol breach stopped the program while it ran. */
+  stoppedAt?: ReportStoppedAt
+}
+
+/** `stats.stoppedAt`: the program's innermost frame when it was stopped, in its own coordinates. */
+export interface ReportStoppedAt {
+  line: number
+  column: number
+  functionName?: string
 }
 
 export declare function reservedSets(): ReservedSets

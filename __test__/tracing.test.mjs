@@ -378,6 +378,22 @@ describe.each(SPAN_CASES)('OpenTelemetry spans: %s, %o %s', (language, Class, co
   })
 })
 
+describe.each(['process', 'thread'])('OpenTelemetry: where a TypeScript run stopped (%s)', (containment) => {
+  it("is on the run's span in the conventions' code.* names", async () => {
+    const { tracer, spans } = recorder()
+    const R = await load(IsolateCodeRuntime, { tracer, containment, computeMs: 200 })
+    try {
+      const result = await R.runtime.run({ program: 'function score() {\n  for (;;) {}\n}\nscore()', bindings: [] })
+      expect(result.error.kind).toBe('timeout')
+      expect(R.runtime.lastRunStats().stoppedAt).toStrictEqual({ line: 2, column: 3, functionName: 'score' })
+      const [run] = spans()
+      expect(run.attributes).toMatchObject({ 'code.line.number': 2, 'code.column.number': 3, 'code.function.name': 'score', 'error.type': 'timeout' })
+    } finally {
+      await R.fiber.dispose()
+    }
+  })
+})
+
 describe('tracing config', () => {
   it.each([
     [IsolateCodeRuntime, { tracer: 5 }, /config\.tracer must be an OpenTelemetry Tracer \(an object with startSpan\), got number/],

@@ -19,6 +19,7 @@ export type {
   CodeJsonValue,
   CodeRuntimeTracer,
   CodeRuntimeTracingConfig,
+  CodeStoppedAt,
   CodeRunFailure,
   CodeRunFailureKind,
   CodeRunRequest,

@@ -453,7 +453,9 @@ function finish(state, report, { onStats, seam, trace, runSpan, calls }) {
   if (report.stats !== undefined) {
     // One frozen object for the observer and lastRunStats(): neither can change the other's.
     const records = calls === undefined ? NO_CALLS : calls.snapshot()
-    stats = Object.freeze({ ...report.stats, calls: records, callCount: calls?.count ?? 0 })
+    stats = { ...report.stats, calls: records, callCount: calls?.count ?? 0 }
+    if (stats.stoppedAt !== undefined) stats.stoppedAt = Object.freeze({ ...stats.stoppedAt })
+    Object.freeze(stats)
     state.lastStats = stats
     callQuietly(onStats, stats)
   }

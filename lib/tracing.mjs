@@ -77,6 +77,10 @@ export function endRunSpan(run, stats, error) {
       'code_runtime.heap_peak_bytes': stats.heapPeakBytes,
       'code_runtime.max_rss_bytes': stats.maxRssBytes,
       'code_runtime.call_count': stats.callCount,
+      // Where the program was stopped, in the conventions' `code.*` names.
+      'code.line.number': stats.stoppedAt?.line,
+      'code.column.number': stats.stoppedAt?.column,
+      'code.function.name': stats.stoppedAt?.functionName,
     }))
   }
   if (error !== undefined) {

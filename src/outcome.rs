@@ -109,3 +109,16 @@ impl RunEnd {
         self.0.load(std::sync::atomic::Ordering::SeqCst)
     }
 }
+
+/// Where the program was when a claim from outside stopped it (`stats.stoppedAt`,
+/// docs/tracing.md#where-a-run-stopped): its innermost frame, in the program's own coordinates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoppedAt {
+    pub line: u32,
+    pub column: u32,
+    /// The frame's function name, when it has one (at most `STOPPED_NAME_CHARS` characters).
+    pub function: Option<String>,
+}
+
+/// A stopped frame's function name is cut to this many characters.
+pub const STOPPED_NAME_CHARS: usize = 200;

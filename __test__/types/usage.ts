@@ -81,6 +81,8 @@ export async function usage(ctx: Context): Promise<string> {
   const calls: readonly CodeCallRecord[] = ctx.codeRuntime.lastRunStats()?.calls ?? []
   const outcomes: Array<'resolved' | 'rejected' | 'abandoned'> = calls.map((call) => call.outcome)
   const counted: number | undefined = ctx.codeRuntime.lastRunStats()?.callCount
+  const stoppedLine: number | undefined = ctx.codeRuntime.lastRunStats()?.stoppedAt?.line
+  void stoppedLine
   void traced
   void outcomes
   void counted

@@ -198,7 +198,7 @@ pub fn isolate_fresh_failure(kind: FailureKind, message: String, max_output_byte
     let result = fresh_failure(max_output_bytes as usize, kind, Text::new(&message));
     IsolateReport::from(RunReport {
         result,
-        stats: RunStats { cpu_ms: 0.0, wall_ms: 0.0, heap_used_bytes: 0.0, heap_peak_bytes: 0.0 },
+        stats: RunStats { cpu_ms: 0.0, wall_ms: 0.0, heap_used_bytes: 0.0, heap_peak_bytes: 0.0, stopped_at: None },
     })
 }
 
@@ -236,6 +236,16 @@ pub struct ReportStats {
     pub wall_ms: f64,
     pub heap_used_bytes: f64,
     pub heap_peak_bytes: f64,
+    /// Where a budget, an abort or a protocol breach stopped the program while it ran.
+    pub stopped_at: Option<ReportStoppedAt>,
+}
+
+/// `stats.stoppedAt`: the program's innermost frame when it was stopped, in its own coordinates.
+#[napi(object, object_from_js = false)]
+pub struct ReportStoppedAt {
+    pub line: u32,
+    pub column: u32,
+    pub function_name: Option<String>,
 }
 
 /// The final report of an isolate run: `value` is the completion's compact JSON text.
@@ -261,6 +271,11 @@ impl From<RunReport> for IsolateReport {
                 wall_ms: stats.wall_ms,
                 heap_used_bytes: stats.heap_used_bytes,
                 heap_peak_bytes: stats.heap_peak_bytes,
+                stopped_at: stats.stopped_at.map(|at| ReportStoppedAt {
+                    line: at.line,
+                    column: at.column,
+                    function_name: at.function,
+                }),
             },
         }
     }
@@ -279,7 +294,13 @@ impl ToNapiValue for Box<RunReport> {
                         value_json: None,
                         error: Some((FailureKind::WorkerExit, message)),
                     },
-                    stats: RunStats { cpu_ms: 0.0, wall_ms: 0.0, heap_used_bytes: 0.0, heap_peak_bytes: 0.0 },
+                    stats: RunStats {
+                        cpu_ms: 0.0,
+                        wall_ms: 0.0,
+                        heap_used_bytes: 0.0,
+                        heap_peak_bytes: 0.0,
+                        stopped_at: None,
+                    },
                 })
             },
         );

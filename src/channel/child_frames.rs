@@ -11,7 +11,7 @@
 
 use super::codec::DoneStats;
 use super::wire::{num, push_str, push_str16};
-use crate::outcome::FailureKind;
+use crate::outcome::{FailureKind, StoppedAt};
 
 /// `{"type":"boot-ack"}`: an isolate is prepared. A process's first one also says whether its
 /// allowlist holds on every thread (`seccompAllowlist`).
@@ -54,8 +54,13 @@ pub fn stop_frame(kind: FailureKind, message: &[u16], usage: Option<&DoneStats>)
     line
 }
 
-/// `{"type":"done",…}`: `Ok(value JSON)` (none: `undefined`) or the failure, and the run's usage.
-pub fn done_frame(outcome: Result<Option<&str>, (FailureKind, &[u16])>, stats: &DoneStats) -> String {
+/// `{"type":"done",…}`: `Ok(value JSON)` (none: `undefined`) or the failure, the run's usage, and
+/// where a claim from outside stopped the program, when it did while the program ran.
+pub fn done_frame(
+    outcome: Result<Option<&str>, (FailureKind, &[u16])>,
+    stats: &DoneStats,
+    stopped_at: Option<&StoppedAt>,
+) -> String {
     let mut line = String::from("{\"type\":\"done\"");
     match outcome {
         Err((kind, message)) => push_error(&mut line, kind, message),
@@ -66,6 +71,14 @@ pub fn done_frame(outcome: Result<Option<&str>, (FailureKind, &[u16])>, stats: &
         Ok(None) => {}
     }
     push_stats(&mut line, stats);
+    if let Some(at) = stopped_at {
+        line.push_str(&format!(",\"stoppedAt\":{{\"line\":{},\"column\":{}", at.line, at.column));
+        if let Some(function) = &at.function {
+            line.push_str(",\"functionName\":");
+            push_str(&mut line, function);
+        }
+        line.push('}');
+    }
     line.push_str("}\n");
     line
 }
@@ -201,24 +214,34 @@ pub(crate) mod tests {
 
     #[test]
     fn done_reads_back_as_a_value_a_failure_or_undefined() {
-        let line = done_frame(Ok(Some("{\"a\":[1,2]}")), &usage(Some(2.0)));
+        let line = done_frame(Ok(Some("{\"a\":[1,2]}")), &usage(Some(2.0)), None);
         match decoded(&line) {
-            ChildFrame::Done { value: Some(v), error: None, stats } => {
+            ChildFrame::Done { value: Some(v), error: None, stats, stopped_at: None } => {
                 assert_eq!(&line[v.range.0..v.range.1], "{\"a\":[1,2]}");
                 assert_eq!(stats, usage(Some(2.0)));
             }
             other => panic!("not a done with a value: {other:?}"),
         }
-        match decoded(&done_frame(Err((FailureKind::Exception, &units("TypeError: x"))), &usage(Some(1.0)))) {
+        match decoded(&done_frame(Err((FailureKind::Exception, &units("TypeError: x"))), &usage(Some(1.0)), None)) {
             ChildFrame::Done { value: None, error: Some((kind, message)), .. } => {
                 assert_eq!((kind, message), (FailureKind::Exception, units("TypeError: x")));
             }
             other => panic!("not a done with a failure: {other:?}"),
         }
         assert!(matches!(
-            decoded(&done_frame(Ok(None), &usage(None))),
+            decoded(&done_frame(Ok(None), &usage(None), None)),
             ChildFrame::Done { value: None, error: None, .. }
         ));
+    }
+
+    #[test]
+    fn where_a_run_stopped_reads_back() {
+        let at = StoppedAt { line: 12, column: 5, function: Some("score\u{1F600}\"".into()) };
+        let line = done_frame(Err((FailureKind::Timeout, &units("compute budget"))), &usage(None), Some(&at));
+        assert!(matches!(decoded(&line), ChildFrame::Done { stopped_at: Some(read), .. } if read == at));
+        let nameless = StoppedAt { function: None, ..at };
+        let line = done_frame(Err((FailureKind::Abort, &units("stop"))), &usage(None), Some(&nameless));
+        assert!(matches!(decoded(&line), ChildFrame::Done { stopped_at: Some(read), .. } if read == nameless));
     }
 
     /// The writers answer to the table in src/channel/table/writers.rs.
@@ -242,7 +265,7 @@ pub(crate) mod tests {
 
     #[test]
     fn a_truncated_or_oversized_frame_is_refused() {
-        let line = done_frame(Ok(Some("[\"xxxxxxxxxxxxxxxx\"]")), &usage(Some(1.0)));
+        let line = done_frame(Ok(Some("[\"xxxxxxxxxxxxxxxx\"]")), &usage(Some(1.0)), None);
         let body = line.trim_end();
         for cut in [1, body.len() / 2, body.len() - 1] {
             assert_eq!(decode_js_frame(&body.as_bytes()[..cut], 1 << 20), None, "{}", &body[..cut]);

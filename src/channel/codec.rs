@@ -4,7 +4,7 @@
 
 use super::scan::{key_is, scan_js_line, scan_line, Kind, Member};
 use super::value_meter::Metered;
-use crate::outcome::FailureKind;
+use crate::outcome::{FailureKind, StoppedAt, STOPPED_NAME_CHARS};
 
 /// A completion value: where its text is in the line, and how it metered.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,6 +34,8 @@ pub enum ChildFrame {
         value: Option<DoneValue>,
         error: Option<(FailureKind, Vec<u16>)>,
         stats: DoneStats,
+        /// Where the program was stopped; a malformed one reads as absent.
+        stopped_at: Option<StoppedAt>,
     },
     /// A failure claimed from outside the program (an isolate's budgets): the run is ending.
     /// `stats` is what the run had used at the claim (no `wallMs`).
@@ -111,7 +113,8 @@ fn frame(ms: Vec<Member>) -> Option<ChildFrame> {
         };
         let value = member(&ms, "value")
             .map(|v| DoneValue { range: v.range, metered: v.metered.expect("value members are always metered") });
-        return Some(ChildFrame::Done { value, error, stats: stats(&ms) });
+        let stopped_at = member(&ms, "stoppedAt").and_then(stopped_at);
+        return Some(ChildFrame::Done { value, error, stats: stats(&ms), stopped_at });
     }
     if key_is(ty, "stop") {
         let (kind, message) = failure(member(&ms, "error")?)?;
@@ -132,6 +135,30 @@ fn stats(ms: &[Member]) -> DoneStats {
         heap_used_bytes: stat("heapUsedBytes"),
         heap_peak_bytes: stat("heapPeakBytes"),
     }
+}
+
+/// `stoppedAt` of a `done` frame: a line and column from 1 to 2^32 - 1 and a function name, cut to
+/// `STOPPED_NAME_CHARS` characters (a process may send any; it only describes its own run).
+fn stopped_at(m: &Member) -> Option<StoppedAt> {
+    if m.kind != Kind::Object {
+        return None;
+    }
+    let field = |k: &str| m.fields.iter().find(|(key, _)| key_is(key, k)).map(|(_, v)| v);
+    let position = |k: &str| match field(k) {
+        Some(Kind::Num(v)) if v.fract() == 0.0 && *v >= 1.0 && *v <= f64::from(u32::MAX) => Some(*v as u32),
+        _ => None,
+    };
+    let function = match field("functionName") {
+        None => None,
+        Some(Kind::Str(Some(units))) => Some(
+            char::decode_utf16(units.iter().copied())
+                .map(|c| c.unwrap_or('\u{fffd}'))
+                .take(STOPPED_NAME_CHARS)
+                .collect(),
+        ),
+        Some(_) => return None,
+    };
+    Some(StoppedAt { line: position("line")?, column: position("column")?, function })
 }
 
 /// `{ kind, message }` of a `done` or `stop` frame.
@@ -212,10 +239,44 @@ mod tests {
     }
 
     #[test]
+    fn where_a_run_stopped_is_read_only_when_well_formed() {
+        let at = |json: &str| match d(&format!(r#"{{"type":"done","stoppedAt":{json}}}"#)) {
+            Some(ChildFrame::Done { stopped_at, .. }) => stopped_at,
+            other => panic!("not a done: {other:?}"),
+        };
+        assert_eq!(at(r#"{"line":3,"column":9}"#), Some(StoppedAt { line: 3, column: 9, function: None }));
+        assert_eq!(
+            at(r#"{"line":1,"column":1,"functionName":"f"}"#),
+            Some(StoppedAt { line: 1, column: 1, function: Some("f".into()) })
+        );
+        // A name as long as a frame may be is cut; a lone surrogate reads as U+FFFD.
+        let long = "n".repeat(5000);
+        let read = at(&format!(r#"{{"line":1,"column":1,"functionName":"{long}\ud800"}}"#)).expect("read");
+        assert_eq!(read.function.map(|f| f.chars().count()), Some(STOPPED_NAME_CHARS));
+        assert_eq!(
+            at(r#"{"line":1,"column":1,"functionName":"a\ud800"}"#).and_then(|a| a.function),
+            Some("a\u{fffd}".into())
+        );
+        for bad in [
+            r#"{"line":0,"column":1}"#,
+            r#"{"line":1.5,"column":1}"#,
+            r#"{"line":-1,"column":1}"#,
+            r#"{"line":4294967296,"column":1}"#,
+            r#"{"line":1}"#,
+            r#"{"line":"1","column":1}"#,
+            r#"{"line":1,"column":1,"functionName":null}"#,
+            r#"[1,1]"#,
+            r#""here""#,
+        ] {
+            assert_eq!(at(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
     fn done_fields() {
         assert_eq!(
             d(r#"{"type":"done"}"#),
-            Some(ChildFrame::Done { value: None, error: None, stats: DoneStats::default() })
+            Some(ChildFrame::Done { value: None, error: None, stats: DoneStats::default(), stopped_at: None })
         );
         let Some(ChildFrame::Done { value: Some(v), error: None, .. }) = d(r#"{"type":"done","value":[1,2]}"#) else {
             panic!()
@@ -228,6 +289,7 @@ mod tests {
                 value: Some(DoneValue { range: (23, 24), metered: Metered { over: false, size: 1, lossy: false } }),
                 error: Some((FailureKind::Exception, u("boom"))),
                 stats: DoneStats::default(),
+                stopped_at: None,
             })
         );
         for ok in ["exception", "invalid-output", "output-limit"] {

@@ -53,7 +53,7 @@ enum Role {
     Top,
     /// A container metered as (part of) `value` or `args`; `root` is the member itself.
     Meter { root: bool },
-    /// The `error` member: its scalar members are captured.
+    /// The `error` member, or `stoppedAt`: its scalar members are captured.
     Error,
     /// Anything else: syntax only. `root` is a top-level member.
     Skip { root: bool },
@@ -429,7 +429,7 @@ fn scan(line: &[u8], value_budget: usize, js_numbers: bool) -> Option<Vec<Member
                             meter = Some(Meter::new(None));
                             Role::Meter { root: true }
                         }
-                        Role::Top if key_is(&top_key, "error") && is_obj => {
+                        Role::Top if (key_is(&top_key, "error") || key_is(&top_key, "stoppedAt")) && is_obj => {
                             fields = Vec::new();
                             Role::Error
                         }
@@ -454,7 +454,11 @@ fn scan(line: &[u8], value_budget: usize, js_numbers: bool) -> Option<Vec<Member
                 }
                 let decode = match parent {
                     Role::Top => decoded_key(&top_key),
-                    Role::Error => key_is(&field_key, "kind") || key_is(&field_key, "message"),
+                    Role::Error => {
+                        key_is(&field_key, "kind")
+                            || key_is(&field_key, "message")
+                            || key_is(&field_key, "functionName")
+                    }
                     _ => false,
                 };
                 let mut string_cost = 0;

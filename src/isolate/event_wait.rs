@@ -48,6 +48,20 @@ impl Waiter {
         shared: &RunShared,
         awaiting_reply: bool,
     ) -> Woken {
+        // No program code runs while the thread waits: a claim meanwhile stops it at once.
+        shared.set_waiting(true);
+        let woken = self.wait_here(events, deadline, shared, awaiting_reply);
+        shared.set_waiting(false);
+        woken
+    }
+
+    fn wait_here(
+        &mut self,
+        events: &Receiver<IsolateEvent>,
+        deadline: Option<Instant>,
+        shared: &RunShared,
+        awaiting_reply: bool,
+    ) -> Woken {
         if let Some(channel) = shared.channel() {
             return self.wait_on_channel(channel, events, deadline, shared, awaiting_reply);
         }

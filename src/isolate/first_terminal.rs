@@ -2,13 +2,14 @@
 //! source of a terminal event (the program itself, the watchdog, the heap callback, abort, dispose)
 //! claims it here, and whoever claims it also stops the isolate.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Mutex, OnceLock};
 
 use crate::channel::backlog::ReplyBacklog;
 use crate::ledger::text::Text;
 use crate::os::cpu_clock::{thread_cpu_ns, ThreadClock};
+pub use crate::outcome::StoppedAt;
 use crate::outcome::{FailureKind, RunEnd};
 use crate::panic::Lock;
 
@@ -79,6 +80,10 @@ pub struct RunShared {
     end: RunEnd,
     /// Replies handed to the isolate thread and not yet taken by it.
     replies: ReplyBacklog,
+    /// Set while the isolate thread waits for its next event: no program code is running then.
+    waiting: AtomicBool,
+    /// Where the program was stopped, once the isolate thread recorded it (`stop.rs`).
+    stopped_at: Mutex<Option<StoppedAt>>,
 }
 
 impl RunShared {
@@ -95,6 +100,8 @@ impl RunShared {
             heap_peak: AtomicU64::new(0),
             end: RunEnd::default(),
             replies: ReplyBacklog::default(),
+            waiting: AtomicBool::new(false),
+            stopped_at: Mutex::new(None),
         }
     }
 
@@ -131,6 +138,12 @@ impl RunShared {
     /// Claims the terminal event; returns false when another one already won.
     /// Stops the isolate (from any thread) and wakes its event loop when this claim wins.
     pub fn claim(&self, terminal: Terminal) -> bool {
+        // A budget, an abort or a protocol breach while program code runs: the isolate thread
+        // records where the program was before it stops (`stop.rs`). The heap cap stops at once
+        // (no allocation near the limit), as does every claim while the thread waits.
+        let locate =
+            matches!(&terminal, Terminal::Failed(FailureKind::Timeout | FailureKind::Abort | FailureKind::Protocol, _))
+                && !self.waiting.load(Ordering::Acquire);
         let observed = match (&terminal, self.observer.get()) {
             (Terminal::Failed(kind, text), Some(_)) => Some((*kind, text.clone())),
             _ => None,
@@ -147,10 +160,29 @@ impl RunShared {
             observer(kind, &text, &self.usage());
         }
         if let Some(handle) = self.isolate.locked().as_ref() {
-            handle.terminate_execution();
+            // V8 serves a termination before an interrupt, so the interrupt terminates itself.
+            // SAFETY: `stop_here` takes no data and runs on the isolate's own thread.
+            if !(locate && handle.request_interrupt(super::stop::stop_here, std::ptr::null_mut())) {
+                handle.terminate_execution();
+            }
         }
         self.send(IsolateEvent::Wake);
         true
+    }
+
+    /// The isolate thread is about to wait for its next event (`true`), or has stopped waiting.
+    pub fn set_waiting(&self, waiting: bool) {
+        self.waiting.store(waiting, Ordering::Release);
+    }
+
+    /// Records where the program was stopped (the first record stays).
+    pub fn record_stop(&self, at: StoppedAt) {
+        self.stopped_at.locked().get_or_insert(at);
+    }
+
+    /// Where the program was stopped, if a claim stopped it while it ran.
+    pub fn stopped_at(&self) -> Option<StoppedAt> {
+        self.stopped_at.locked().clone()
     }
 
     /// Claims a terminal event decided by the program itself on the isolate thread; no termination

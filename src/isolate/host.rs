@@ -4,6 +4,7 @@
 
 use napi::sys;
 
+use super::first_terminal::StoppedAt;
 use crate::ledger::logbook::LogBook;
 use crate::ledger::output::LedgerResult;
 use crate::outcome::RunEnd;
@@ -33,6 +34,8 @@ pub struct RunStats {
     pub wall_ms: f64,
     pub heap_used_bytes: f64,
     pub heap_peak_bytes: f64,
+    /// Where a claim from outside stopped the program while it ran (`stop.rs`).
+    pub stopped_at: Option<StoppedAt>,
 }
 
 pub struct RunReport {

@@ -19,6 +19,7 @@ pub mod source;
 mod stack;
 pub(crate) mod startup;
 mod state;
+mod stop;
 pub mod strip;
 mod timers;
 mod v8_guard;

@@ -201,9 +201,21 @@ const CPU: Field = lenient("cpuMs", Json::Num);
 const WALL: Field = lenient("wallMs", Json::Num);
 const HEAP_USED: Field = lenient("heapUsedBytes", Json::Num);
 const HEAP_PEAK: Field = lenient("heapPeakBytes", Json::Num);
+const STOPPED_AT: Shape = Shape {
+    name: "StoppedAt",
+    fields: &[req("line", Json::Count), req("column", Json::Count), opt("functionName", Json::Str)],
+};
 const ISOLATE_DONE: Shape = Shape {
     name: "IsolateDone",
-    fields: &[opt("value", Json::Any), opt("error", Json::Obj(&ISOLATE_ERROR)), CPU, WALL, HEAP_USED, HEAP_PEAK],
+    fields: &[
+        opt("value", Json::Any),
+        opt("error", Json::Obj(&ISOLATE_ERROR)),
+        CPU,
+        WALL,
+        HEAP_USED,
+        HEAP_PEAK,
+        lenient("stoppedAt", Json::Obj(&STOPPED_AT)),
+    ],
 };
 const STOP: Shape =
     Shape { name: "StopMessage", fields: &[req("error", Json::Obj(&ISOLATE_ERROR)), CPU, HEAP_USED, HEAP_PEAK] };

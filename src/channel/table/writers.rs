@@ -14,7 +14,7 @@ use crate::channel::host_frames::{
     abort_frame, boot_frame, fork_frame, isolate_run_frame, reply_frame, run_frame, IsolateRun,
 };
 use crate::isolate::globals::NamespaceSpec;
-use crate::outcome::FailureKind;
+use crate::outcome::{FailureKind, StoppedAt};
 
 fn text(frame: Vec<u8>) -> String {
     String::from_utf8(frame).expect("a frame is UTF-8")
@@ -126,12 +126,14 @@ fn stop_frame_writes_its_row() {
 #[test]
 fn done_frame_writes_its_row() {
     let message = units("TypeError: x");
-    let value = done_frame(Ok(Some("{\"a\":[1,2]}")), &USAGE);
-    let failed = done_frame(Err((FailureKind::Exception, &message)), &USAGE);
-    let undefined = done_frame(Ok(None), &DoneStats::default());
-    writes_exactly(Process, ToHost, &[&value, &failed, &undefined], &[]);
+    let at = StoppedAt { line: 3, column: 9, function: Some("score".into()) };
+    let value = done_frame(Ok(Some("{\"a\":[1,2]}")), &USAGE, None);
+    let failed = done_frame(Err((FailureKind::Exception, &message)), &USAGE, None);
+    let stopped = done_frame(Err((FailureKind::Timeout, &message)), &USAGE, Some(&at));
+    let undefined = done_frame(Ok(None), &DoneStats::default(), None);
+    writes_exactly(Process, ToHost, &[&value, &failed, &stopped, &undefined], &[]);
     for kind in [FailureKind::Protocol, FailureKind::OutputLimit, FailureKind::Abort] {
-        writes_exactly(Process, ToHost, &[&done_frame(Err((kind, &message)), &USAGE)], &["value"]);
+        writes_exactly(Process, ToHost, &[&done_frame(Err((kind, &message)), &USAGE, Some(&at))], &["value"]);
     }
 }
 

@@ -196,6 +196,7 @@ fn settle(
         wall_ms: started.elapsed().as_secs_f64() * 1000.0,
         heap_used_bytes: heap.0 as f64,
         heap_peak_bytes: heap.1 as f64,
+        stopped_at: shared.stopped_at(),
     };
     host.send(HostEvent::Done(Box::new(RunReport { result, stats })));
     match (leftover, teardown) {
@@ -241,6 +242,8 @@ fn execute(
         created: Instant::now(),
     }));
     isolate.set_slot(run.clone());
+    // Where an interrupt reads the program's frames (`stop.rs`).
+    isolate.set_slot(super::stop::RunContext(context.clone()));
 
     // The heap as the run begins: a run killed before any garbage collection still reports it.
     budget::heap_seen(&heap_guard, &mut isolate);
@@ -294,6 +297,7 @@ impl Leftover {
             st.namespaces.clear();
         }
         isolate.remove_slot::<StateRef>();
+        isolate.remove_slot::<super::stop::RunContext>();
         isolate.remove_slot::<super::bridge::CapturedIntrinsics>();
         isolate.remove_slot::<CompletionPromise>();
         isolate.remove_slot::<super::stack::StackIntrinsics>();

@@ -91,7 +91,7 @@ fn done_frame(report: &RunReport) -> String {
         }
         None => Ok(report.result.value_json.as_deref()),
     };
-    child_frames::done_frame(outcome, &stats)
+    child_frames::done_frame(outcome, &stats, report.stats.stopped_at.as_ref())
 }
 
 #[cfg(test)]
@@ -103,6 +103,7 @@ mod tests {
     use crate::channel::codec::ChildFrame;
     use crate::isolate::host::RunStats;
     use crate::ledger::output::LedgerResult;
+    use crate::outcome::StoppedAt;
 
     #[test]
     fn each_log_entry_is_a_line_of_its_own_with_every_code_unit() {
@@ -121,14 +122,22 @@ mod tests {
 
     #[test]
     fn a_report_and_a_claim_keep_their_figures() {
-        let stats = RunStats { cpu_ms: 1.0, wall_ms: 2.0, heap_used_bytes: 3.0, heap_peak_bytes: 4.0 };
+        let at = StoppedAt { line: 2, column: 7, function: None };
+        let stats = RunStats {
+            cpu_ms: 1.0,
+            wall_ms: 2.0,
+            heap_used_bytes: 3.0,
+            heap_peak_bytes: 4.0,
+            stopped_at: Some(at.clone()),
+        };
         let failed = LedgerResult {
             logs: LogBook::default(),
             value_json: None,
             error: Some((FailureKind::Exception, Text::new("TypeError: x"))),
         };
         match decoded(&done_frame(&RunReport { result: failed, stats })) {
-            ChildFrame::Done { value: None, error: Some((kind, message)), stats } => {
+            ChildFrame::Done { value: None, error: Some((kind, message)), stats, stopped_at } => {
+                assert_eq!(stopped_at, Some(at));
                 assert_eq!((kind, message), (FailureKind::Exception, units("TypeError: x")));
                 assert_eq!((stats.cpu_ms, stats.wall_ms, stats.heap_peak_bytes), (Some(1.0), Some(2.0), Some(4.0)));
             }

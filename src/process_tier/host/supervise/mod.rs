@@ -35,7 +35,7 @@ use crate::isolate::host::{Host, HostEvent, RunReport, RunStats};
 use crate::isolate::run::RunConfig;
 use crate::ledger::output::{LedgerResult, OutputLedger};
 use crate::ledger::text::Text;
-use crate::outcome::{self, FailureKind};
+use crate::outcome::{self, FailureKind, StoppedAt};
 use crate::panic::switch::Site;
 use crate::panic::Lock;
 
@@ -128,7 +128,8 @@ pub fn run(
         let reason = crate::panic::reason(&*panic).unwrap_or_else(|| "unknown failure".into());
         let message = Text::new(&outcome::internal_error_message("the isolate's supervisor", &reason));
         let result = OutputLedger::new(max_output_bytes).finish_failure(FailureKind::WorkerExit, message);
-        let stats = RunStats { cpu_ms: 0.0, wall_ms: 0.0, heap_used_bytes: 0.0, heap_peak_bytes: 0.0 };
+        let stats =
+            RunStats { cpu_ms: 0.0, wall_ms: 0.0, heap_used_bytes: 0.0, heap_peak_bytes: 0.0, stopped_at: None };
         done_host.send(HostEvent::Done(Box::new(RunReport { result, stats })));
     }
     control.wake.locked().take();
@@ -171,7 +172,7 @@ fn supervise_run(
                     },
                 };
                 let result = OutputLedger::new(config.run.max_output_bytes).finish_failure(kind, message);
-                return finish(&host, started, &DoneStats::default(), result);
+                return finish(&host, started, (&DoneStats::default(), None), result);
             }
         };
         let shared = match reader {
@@ -204,7 +205,7 @@ fn supervise_run(
                         OutputLedger::new(config.run.max_output_bytes).finish_failure(FailureKind::WorkerExit, message);
                     drop(process);
                     pool.release_dead();
-                    return finish(&host, started, &DoneStats::default(), result);
+                    return finish(&host, started, (&DoneStats::default(), None), result);
                 }
             },
         };
@@ -245,14 +246,14 @@ fn supervise_run(
         );
         let (cpu_start, cpu_seen) = (sup.cpu_start, sup.cpu_seen);
         *control.out.locked() = Outbound::default();
-        let (mut stats, next_ready) = {
+        let (mut stats, stopped_at, next_ready) = {
             let mut reader = shared.reader.locked();
             // From here on the main thread's handle reads nothing for this run (it closes itself).
             reader.finished = true;
             reader.host = None;
             reader.channel = None;
             process.splitter = lend(&mut reader.splitter);
-            (std::mem::take(&mut reader.stats), reader.next_ready)
+            (std::mem::take(&mut reader.stats), reader.stopped_at.take(), reader.next_ready)
         };
         // A process killed before it reported its usage (no `stop` frame: the host's own
         // memory verdict, a crash): the CPU the host saw it use during the run.
@@ -274,19 +275,19 @@ fn supervise_run(
                 process.reap_blocking();
                 drop(process);
                 pool.release_dead();
-                return finish(&host, started, &stats, result);
+                return finish(&host, started, (&stats, None), result);
             }
             Ended::Done(result, healthy) => {
                 if pool.is_closed() || !healthy {
                     // Dispose waits for every process to be reaped: this one goes before the result.
                     pool.release(process, false);
-                    finish(&host, started, &stats, result);
+                    finish(&host, started, (&stats, stopped_at), result);
                 } else if pool.is_last_run(&process) {
                     // Retired: it prepares nothing more, and its end is off the run's path.
-                    finish(&host, started, &stats, result);
+                    finish(&host, started, (&stats, stopped_at), result);
                     pool.release(process, false);
                 } else {
-                    finish(&host, started, &stats, result);
+                    finish(&host, started, (&stats, stopped_at), result);
                     let ready = next_ready || process.await_boot(Instant::now() + NEXT_BOOT).is_ok();
                     pool.release(process, ready);
                 }
@@ -296,13 +297,14 @@ fn supervise_run(
     }
 }
 
-fn finish(host: &Host, started: Instant, stats: &DoneStats, result: LedgerResult) {
+fn finish(host: &Host, started: Instant, (stats, stopped_at): (&DoneStats, Option<StoppedAt>), result: LedgerResult) {
     super::trace!("finish");
     let stats = RunStats {
         cpu_ms: stats.cpu_ms.unwrap_or(0.0),
         wall_ms: started.elapsed().as_secs_f64() * 1000.0,
         heap_used_bytes: stats.heap_used_bytes.unwrap_or(0.0),
         heap_peak_bytes: stats.heap_peak_bytes.unwrap_or(0.0),
+        stopped_at,
     };
     host.send(HostEvent::Done(Box::new(RunReport { result, stats })));
 }

@@ -14,7 +14,7 @@ use crate::isolate::host::{Host, HostEvent};
 use crate::ledger::logbook::LogBook;
 use crate::ledger::output::{Admission, LedgerResult, OutputLedger};
 use crate::ledger::text::Text;
-use crate::outcome::{FailureKind, RunEnd};
+use crate::outcome::{FailureKind, RunEnd, StoppedAt};
 
 /// Bytes one read of a run's channel takes at most (see `Reader::read_into`).
 const READ_SLICE: usize = 256 * 1024;
@@ -37,6 +37,8 @@ pub(super) struct Reader {
     pub(super) ledger: OutputLedger,
     pub(super) claim: Option<Claim>,
     pub(super) stats: DoneStats,
+    /// Where the program was stopped, as its `done` said.
+    pub(super) stopped_at: Option<StoppedAt>,
     /// The next isolate's `boot-ack` arrived in the same read as `done`.
     pub(super) next_ready: bool,
     pub(super) channel: Option<UnixStream>,
@@ -85,6 +87,7 @@ impl Reader {
             host: Some(host),
             claim: None,
             stats: DoneStats::default(),
+            stopped_at: None,
             next_ready: false,
             channel: Some(channel),
             splitter,
@@ -232,9 +235,10 @@ impl Reader {
                     };
                     self.claim(kind, units_text(message))
                 }
-                ChildFrame::Done { value, error, stats } => {
+                ChildFrame::Done { value, error, stats, stopped_at } => {
                     self.flush(&mut streamed);
                     self.stats = stats;
+                    self.stopped_at = stopped_at;
                     let healthy = self.claim.is_none();
                     let result = match (error, value) {
                         // The process ends an abort the host sent it as `abort`; the host's
