@@ -46,6 +46,13 @@ export interface CodeRunStats {
   /** Python child's peak resident set size. */
   maxRssBytes?: number
   /**
+   * Where the program was when a budget, an abort or a protocol breach stopped it while its code
+   * ran (TypeScript, both tiers): its innermost frame, in the program's own coordinates
+   * (docs/tracing.md#where-a-run-stopped). Absent when it was waiting (on a binding, a timer),
+   * for the heap cap, and for every other end.
+   */
+  stoppedAt?: CodeStoppedAt
+  /**
    * The run's binding calls, in the order the program made them: the first 1000
    * (docs/tracing.md#statscalls). Calls the runtime answered itself (arguments that are not
    * lossless JSON, a name that is not bound) are not among them.
@@ -53,6 +60,15 @@ export interface CodeRunStats {
   calls: readonly CodeCallRecord[]
   /** How many binding calls reached the host, recorded or not. */
   callCount: number
+}
+
+/** `CodeRunStats.stoppedAt`: a frame of the program. */
+export interface CodeStoppedAt {
+  /** 1-based, as the program's own text counts them (TypeScript annotations included). */
+  line: number
+  column: number
+  /** The function's name, when it has one (at most 200 characters). */
+  functionName?: string
 }
 
 /** What happened to one binding call (`CodeRunStats.calls`). */

@@ -49,7 +49,9 @@ describe('compute budget (thread CPU time)', () => {
     await runtime.run({ program: 'for (;;) {}', bindings: [], onStats: (s) => (stats = s) })
     expect(stats.cpuMs).toBeGreaterThanOrEqual(250)
     expect(runtime.lastRunStats()).toBe(stats)
-    expect(Object.keys(stats).sort()).toEqual(['callCount', 'calls', 'cpuMs', 'heapPeakBytes', 'heapUsedBytes', 'wallMs'])
+    expect(Object.keys(stats).sort()).toEqual(['callCount', 'calls', 'cpuMs', 'heapPeakBytes', 'heapUsedBytes', 'stoppedAt', 'wallMs'])
+    // The budget stopped the loop on line 1 (docs/tracing.md#where-a-run-stopped).
+    expect(stats.stoppedAt).toStrictEqual({ line: 1, column: 1 })
   })
 })
 
