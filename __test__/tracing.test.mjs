@@ -394,6 +394,37 @@ describe.each(['process', 'thread'])('OpenTelemetry: where a TypeScript run stop
   })
 })
 
+describe('a tracer that throws', () => {
+  it.each([['typescript', IsolateCodeRuntime], ['python', PythonCodeRuntime]])('%s: loses its spans, never a result', async (language, Class) => {
+    let started = 0
+    const broken = (where) => ({
+      startSpan() {
+        started++
+        if (where === 'start') throw new Error('startSpan broke')
+        return {
+          setAttribute() { if (where === 'attribute') throw new Error('setAttribute broke') },
+          setAttributes() { if (where === 'attribute') throw new Error('setAttributes broke') },
+          setStatus() {},
+          end() { if (where === 'end') throw new Error('end broke') },
+          spanContext: () => ({ traceId: '0'.repeat(32), spanId: '0'.repeat(16), traceFlags: 1 }),
+          isRecording: () => true,
+        }
+      },
+    })
+    for (const where of ['start', 'attribute', 'end']) {
+      const R = await load(Class, { tracer: broken(where), ...(language === 'typescript' && { containment: 'thread' }) })
+      try {
+        const result = await R.runtime.run({ program: LANGUAGES[language].one, bindings: tools({ a: ({ i }) => i * 2 }) })
+        expect(result, where).toStrictEqual({ logs: [], value: 14 })
+        expect(R.runtime.lastRunStats().calls.map((c) => c.outcome), where).toStrictEqual(['resolved'])
+      } finally {
+        await R.fiber.dispose()
+      }
+    }
+    expect(started).toBeGreaterThanOrEqual(4)
+  })
+})
+
 describe('tracing config', () => {
   it.each([
     [IsolateCodeRuntime, { tracer: 5 }, /config\.tracer must be an OpenTelemetry Tracer \(an object with startSpan\), got number/],

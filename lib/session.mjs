@@ -305,7 +305,7 @@ class Session {
     if (this.aborted) return
     let held = this.admit(payload)
     if (held === undefined) return
-    const span = startCallSpan(this.ending.runSpan, seq, name, payload)
+    const span = this.ending.runSpan === undefined ? undefined : startCallSpan(this.ending.runSpan, seq, name, payload)
     if (span !== undefined) this.openSpans.add(span)
     // The program is answered: the call's record and span say how.
     const answer = (ok, json, failure) => {
@@ -466,7 +466,7 @@ function finish(state, report, { onStats, seam, trace, runSpan, calls }) {
   }
   else if (ObjectHasOwn(report, 'value')) result.value = report.value
   if (trace !== undefined) trace.stats = stats
-  endRunSpan(runSpan, stats, result.error)
+  if (runSpan !== undefined) endRunSpan(runSpan, stats, result.error)
   return result
 }
 

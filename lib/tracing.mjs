@@ -53,7 +53,7 @@ export function readTracing(config) {
  * The span of one run, parented on the context active when `run()` was called, and the context
  * its binding calls' spans are made in. `undefined` without a tracer.
  */
-export function startRunSpan(tracing, language) {
+function startRunSpanNow(tracing, language) {
   if (tracing === undefined) return undefined
   const { api, tracer } = tracing
   const parent = api.context.active()
@@ -66,7 +66,7 @@ export function startRunSpan(tracing, language) {
 }
 
 /** Ends a run's span with what the run cost and how it ended (the seam's spelling of a kind). */
-export function endRunSpan(run, stats, error) {
+function endRunSpanNow(run, stats, error) {
   if (run === undefined) return
   const { span, tracing } = run
   if (stats !== undefined) {
@@ -95,7 +95,7 @@ export function endRunSpan(run, stats, error) {
  * conventions' `execute_tool`; `context` is where the host's function is invoked, so the spans
  * the host's tool makes nest under it.
  */
-export function startCallSpan(run, seq, name, argsJson) {
+function startCallSpanNow(run, seq, name, argsJson) {
   if (run === undefined) return undefined
   const { api, tracer, content } = run.tracing
   const attributes = {
@@ -114,7 +114,7 @@ export function startCallSpan(run, seq, name, argsJson) {
  * got it, or `failure` (`{ type, message }`: the name of what the host's function threw, and the
  * message the program got); both are recorded only with `traceContent`.
  */
-export function endCallSpan(call, outcome, json, failure) {
+function endCallSpanNow(call, outcome, json, failure) {
   if (call === undefined) return
   const { span, tracing } = call
   span.setAttribute('code_runtime.call.outcome', outcome)
@@ -124,6 +124,25 @@ export function endCallSpan(call, outcome, json, failure) {
     span.setStatus({ code: tracing.api.SpanStatusCode.ERROR, message: tracing.content ? failure.message : undefined })
   }
   span.end()
+}
+
+/**
+ * The span functions as the session calls them: a tracer that throws (a bug of the host's) loses
+ * its span and never changes a run's result, as an observer never does (docs/seam.md#observers).
+ */
+export const startRunSpan = quiet(startRunSpanNow)
+export const endRunSpan = quiet(endRunSpanNow)
+export const startCallSpan = quiet(startCallSpanNow)
+export const endCallSpan = quiet(endCallSpanNow)
+
+function quiet(fn) {
+  return (...args) => {
+    try {
+      return fn(...args)
+    } catch {
+      return undefined
+    }
+  }
 }
 
 /** `fn()` with the call's span as the active context (as is, without a tracer). */
