@@ -42,7 +42,6 @@ export function ensureIsolatedVm() {
   return null
 }
 
-
 /**
  * isolated-vm for a benchmark that compares against it in its own process: installs it, restarts
  * this script with --no-node-snapshot (once) and returns the module. Exits when it cannot be had.

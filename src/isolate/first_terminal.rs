@@ -160,8 +160,8 @@ impl RunShared {
             observer(kind, &text, &self.usage());
         }
         if let Some(handle) = self.isolate.locked().as_ref() {
-            // V8 serves a termination before an interrupt, so the interrupt terminates itself.
-            // SAFETY: `stop_here` takes no data and runs on the isolate's own thread.
+            // V8 serves a termination before an interrupt, so the interrupt terminates itself
+            // (`stop_here` takes no data: it finds the run through the isolate's slot).
             if !(locate && handle.request_interrupt(super::stop::stop_here, std::ptr::null_mut())) {
                 handle.terminate_execution();
             }
