@@ -394,6 +394,21 @@ describe.each(['process', 'thread'])('OpenTelemetry: where a TypeScript run stop
   })
 })
 
+describe('OpenTelemetry: where a Python run stopped', () => {
+  it("is on the run's span too", async () => {
+    const { tracer, spans } = recorder()
+    const R = await load(PythonCodeRuntime, { tracer, maxWallMs: 300 })
+    try {
+      const result = await R.runtime.run({ program: 'def score():\n    while True:\n        pass\nscore()', bindings: [] })
+      expect(result.error.kind).toBe('timeout')
+      const [run] = spans()
+      expect(run.attributes).toMatchObject({ 'code.line.number': 2, 'code.column.number': 5, 'code.function.name': 'score', 'error.type': 'timeout' })
+    } finally {
+      await R.fiber.dispose()
+    }
+  })
+})
+
 describe('a tracer that throws', () => {
   it.each([['typescript', IsolateCodeRuntime], ['python', PythonCodeRuntime]])('%s: loses its spans, never a result', async (language, Class) => {
     let started = 0

@@ -330,12 +330,16 @@ function disposeRuns(state) {
   return disposeSessions(state)
 }
 
-/** A settled event in the session's terms, with `{ cpuMs?, wallMs, maxRssBytes? }` stats. */
-function report({ logs, value, error, stats: { cpuMs, wallMs, maxRssBytes } }) {
+/** A settled event in the session's terms, with `{ cpuMs?, wallMs, maxRssBytes?, stoppedAt? }` stats. */
+function report({ logs, value, error, stats: { cpuMs, wallMs, maxRssBytes, stoppedAt } }) {
   const stats = {}
   if (cpuMs != null) stats.cpuMs = cpuMs
   stats.wallMs = wallMs
   if (maxRssBytes != null) stats.maxRssBytes = maxRssBytes
+  if (stoppedAt != null) {
+    const { line, column, functionName } = stoppedAt
+    stats.stoppedAt = functionName == null ? { line, column } : { line, column, functionName }
+  }
   if (error != null) return { logs, error, stats }
   return value == null ? { logs, stats } : { logs, value: JSON.parse(value), stats }
 }

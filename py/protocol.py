@@ -83,6 +83,16 @@ class DoneMessage(_DoneRequired, total=False):
     error: DoneErrorField
 
 
+class _StoppedRequired(TypedDict):
+    type: Literal["stopped"]
+    line: int
+    column: int
+
+
+class StoppedMessage(_StoppedRequired, total=False):
+    functionName: str
+
+
 class ReplyOk(TypedDict):
     type: Literal["reply"]
     id: int
@@ -99,7 +109,7 @@ class ReplyErr(TypedDict):
 
 FRAMES = (
     BootMessage, Namespace, ErrorClass, RunMessage, BootAckMessage, CallMessage, LogMessage,
-    DoneErrorField, DoneMessage, ReplyOk, ReplyErr,
+    DoneErrorField, DoneMessage, StoppedMessage, ReplyOk, ReplyErr,
 )
 
 

@@ -755,6 +755,58 @@ def main(
             pass
         finish(*outcome)
 
+    # ---- where the host's SIGTERM finds the program (docs/tracing.md#where-a-run-stopped) ------
+    # The host sends SIGTERM once it has decided the run's end (a deadline, an abort or dispose, a
+    # protocol breach). The handler reads the innermost frame of the program's own code on the
+    # stack, says where it is in one `stopped` frame (never waiting for room on fd 3), and dies of
+    # the signal as it did before. Awaiting a binding or a timer, no frame of the program's runs.
+    set_handler, SIGTERM, SIG_DFL = signal.signal, signal.SIGTERM, signal.SIG_DFL
+    program_lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+    def stopped_frame(frame):
+        while frame is not None and frame.f_code.co_filename != "<model>":
+            frame = frame.f_back
+        if frame is None:
+            return None
+        code, line, column = frame.f_code, frame.f_lineno, None
+        positions = getattr(code, "co_positions", None)  # 3.11+: the instruction's own columns
+        if positions is not None and frame.f_lasti >= 0:
+            at, wanted = 0, frame.f_lasti // 2
+            for pos in positions():
+                if at == wanted:
+                    if pos[0] is not None and pos[2] is not None:
+                        line, column = pos[0], pos[2]
+                    break
+                at += 1
+        text = program_lines[line - 1] if line is not None and 0 < line <= len(program_lines) else ""
+        if column is None:  # the statement's first character
+            column = len(text.encode("utf-8")) - len(text.lstrip().encode("utf-8"))
+        # Columns count characters from 1; the compiler counts UTF-8 bytes from 0.
+        column = len(text.encode("utf-8")[:column].decode("utf-8", "replace")) + 1
+        # Spelled here, not encoded: the encoder reaches builtins the program may have rebound.
+        out = '{"type":"stopped","line":%d,"column":%d' % (line or 1, column)
+        if code.co_name != "__dsh_main__":
+            out += ',"functionName":' + quote(code.co_name)
+        return (out + "}\n").encode("utf-8")
+
+    def on_sigterm(signum, frame):
+        try:
+            data = stopped_frame(frame)
+            if data is not None and write_lock.acquire(False):
+                try:
+                    if not writing[0]:  # mid-frame, the frame would be lost in it
+                        chan.send(data, DONTWAIT) if chan is not None else _write(FD, data)
+                finally:
+                    write_lock.release()
+        except BaseException:
+            pass
+        finally:
+            set_handler(SIGTERM, SIG_DFL)
+            _kill(_getpid(), SIGTERM)
+            _exit(143)
+
+    set_handler(SIGTERM, on_sigterm)
+
     try:
         if loop_runner is None:
             asyncio.run(runner())

@@ -248,6 +248,12 @@ pub struct ReportStoppedAt {
     pub function_name: Option<String>,
 }
 
+impl From<crate::outcome::StoppedAt> for ReportStoppedAt {
+    fn from(at: crate::outcome::StoppedAt) -> Self {
+        ReportStoppedAt { line: at.line, column: at.column, function_name: at.function }
+    }
+}
+
 /// The final report of an isolate run: `value` is the completion's compact JSON text.
 #[napi(object, object_from_js = false)]
 pub struct IsolateReport {
@@ -271,11 +277,7 @@ impl From<RunReport> for IsolateReport {
                 wall_ms: stats.wall_ms,
                 heap_used_bytes: stats.heap_used_bytes,
                 heap_peak_bytes: stats.heap_peak_bytes,
-                stopped_at: stats.stopped_at.map(|at| ReportStoppedAt {
-                    line: at.line,
-                    column: at.column,
-                    function_name: at.function,
-                }),
+                stopped_at: stats.stopped_at.map(ReportStoppedAt::from),
             },
         }
     }

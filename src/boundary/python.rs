@@ -599,6 +599,8 @@ pub struct PythonStats {
     pub cpu_ms: Option<f64>,
     pub wall_ms: f64,
     pub max_rss_bytes: Option<f64>,
+    /// Where the host's SIGTERM found the program, when the host ended the run while it ran.
+    pub stopped_at: Option<super::isolate::ReportStoppedAt>,
 }
 
 /// A Python run's report (the `Done` event's payload): `value` is the completion's JSON text the

@@ -37,6 +37,8 @@ pub enum ChildFrame {
         /// Where the program was stopped; a malformed one reads as absent.
         stopped_at: Option<StoppedAt>,
     },
+    /// Where a Python child's program was when the host's SIGTERM came (a `stopped` frame).
+    Stopped(StoppedAt),
     /// A failure claimed from outside the program (an isolate's budgets): the run is ending.
     /// `stats` is what the run had used at the claim (no `wallMs`).
     Stop {
@@ -75,9 +77,10 @@ pub fn decode_frame(line: &[u8], value_budget: usize) -> Option<ChildFrame> {
     frame(scan_line(line, value_budget)?)
 }
 
-/// [`decode_frame`] for the isolate channel, whose numbers are ECMAScript's spelling.
+/// [`decode_frame`] for the isolate channel, whose numbers are ECMAScript's spelling (and which
+/// has no `stopped`: a sandbox process says where its program stopped in `done`).
 pub fn decode_js_frame(line: &[u8], value_budget: usize) -> Option<ChildFrame> {
-    frame(scan_js_line(line, value_budget)?)
+    frame(scan_js_line(line, value_budget)?).filter(|f| !matches!(f, ChildFrame::Stopped(_)))
 }
 
 fn frame(ms: Vec<Member>) -> Option<ChildFrame> {
@@ -113,8 +116,14 @@ fn frame(ms: Vec<Member>) -> Option<ChildFrame> {
         };
         let value = member(&ms, "value")
             .map(|v| DoneValue { range: v.range, metered: v.metered.expect("value members are always metered") });
-        let stopped_at = member(&ms, "stoppedAt").and_then(stopped_at);
+        let stopped_at = member(&ms, "stoppedAt").and_then(|m| match m.kind {
+            Kind::Object => stopped_at(|k| m.fields.iter().find(|(key, _)| key_is(key, k)).map(|(_, v)| v)),
+            _ => None,
+        });
         return Some(ChildFrame::Done { value, error, stats: stats(&ms), stopped_at });
+    }
+    if key_is(ty, "stopped") {
+        return stopped_at(|k| member(&ms, k).map(|m| &m.kind)).map(ChildFrame::Stopped);
     }
     if key_is(ty, "stop") {
         let (kind, message) = failure(member(&ms, "error")?)?;
@@ -137,13 +146,10 @@ fn stats(ms: &[Member]) -> DoneStats {
     }
 }
 
-/// `stoppedAt` of a `done` frame: a line and column from 1 to 2^32 - 1 and a function name, cut to
-/// `STOPPED_NAME_CHARS` characters (a process may send any; it only describes its own run).
-fn stopped_at(m: &Member) -> Option<StoppedAt> {
-    if m.kind != Kind::Object {
-        return None;
-    }
-    let field = |k: &str| m.fields.iter().find(|(key, _)| key_is(key, k)).map(|(_, v)| v);
+/// `stoppedAt` of a `done` frame, or a `stopped` frame's own fields (`field` finds one by key): a
+/// line and column from 1 to 2^32 - 1 and a function name, cut to `STOPPED_NAME_CHARS` characters
+/// (a child may send any; it only describes its own run).
+fn stopped_at<'k>(field: impl Fn(&str) -> Option<&'k Kind>) -> Option<StoppedAt> {
     let position = |k: &str| match field(k) {
         Some(Kind::Num(v)) if v.fract() == 0.0 && *v >= 1.0 && *v <= f64::from(u32::MAX) => Some(*v as u32),
         _ => None,
@@ -239,6 +245,29 @@ mod tests {
     }
 
     #[test]
+    fn a_stopped_frame_is_read_like_a_done_frames_stopped_at() {
+        let at = StoppedAt { line: 12, column: 5, function: Some("score".into()) };
+        assert_eq!(
+            d(r#"{"type":"stopped","line":12,"column":5,"functionName":"score","x":1}"#),
+            Some(ChildFrame::Stopped(at))
+        );
+        let long = "n".repeat(5000);
+        match d(&format!(r#"{{"type":"stopped","line":1,"column":1,"functionName":"{long}"}}"#)) {
+            Some(ChildFrame::Stopped(read)) => assert_eq!(read.function.map(|f| f.len()), Some(STOPPED_NAME_CHARS)),
+            other => panic!("{other:?}"),
+        }
+        for bad in [
+            r#"{"type":"stopped","line":0,"column":1}"#,
+            r#"{"type":"stopped","line":1}"#,
+            r#"{"type":"stopped","line":1,"column":2.5}"#,
+            r#"{"type":"stopped","line":1,"column":1,"functionName":7}"#,
+            r#"{"type":"stopped","stoppedAt":{"line":1,"column":1}}"#,
+        ] {
+            assert_eq!(d(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
     fn where_a_run_stopped_is_read_only_when_well_formed() {
         let at = |json: &str| match d(&format!(r#"{{"type":"done","stoppedAt":{json}}}"#)) {
             Some(ChildFrame::Done { stopped_at, .. }) => stopped_at,
@@ -327,6 +356,7 @@ mod tests {
         assert_eq!(decode_frame(line, 100), None);
         assert!(matches!(decode_js_frame(line, 100), Some(ChildFrame::Done { value: Some(_), .. })));
         assert_eq!(d(r#"{"type":"stop","error":{"kind":"abort"}}"#), None);
+        assert_eq!(decode_js_frame(br#"{"type":"stopped","line":1,"column":1}"#, 100), None);
     }
 
     #[test]
@@ -339,6 +369,7 @@ mod tests {
             ChildFrame::Call { .. } => "call",
             ChildFrame::Done { .. } => "done",
             ChildFrame::Stop { .. } => "stop",
+            ChildFrame::Stopped(_) => "stopped",
         };
         reader_agrees(Channel::Process, Dir::ToHost, |line| decode_js_frame(line, 1 << 20), ty);
     }

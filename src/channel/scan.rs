@@ -44,7 +44,7 @@ pub fn key_is(units: &[u16], name: &str) -> bool {
 }
 
 fn decoded_key(key: &[u16]) -> bool {
-    ["type", "global", "name", "text"].iter().any(|n| key_is(key, n))
+    ["type", "global", "name", "text", "functionName"].iter().any(|n| key_is(key, n))
 }
 
 #[derive(Clone, Copy, PartialEq)]

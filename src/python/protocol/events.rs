@@ -7,7 +7,7 @@ use std::time::Instant;
 use crate::boundary::events::ReportError;
 use crate::boundary::python::{PythonReport, PythonStats};
 use crate::ledger::text::Text;
-use crate::outcome::FailureKind;
+use crate::outcome::{FailureKind, StoppedAt};
 
 /// One event of a run, delivered as `onEvent(kind, id, ns, name, payload)` (src/boundary/events.rs).
 pub enum PythonEvent {
@@ -60,26 +60,32 @@ pub fn failure(kind: FailureKind, message: &str) -> Decided {
     Decided::Failure(kind, message.encode_utf16().collect())
 }
 
+/// What a settled run used (`None` when its child's exit was never read), and where the host's
+/// SIGTERM found its program.
+pub struct Usage {
+    pub cpu_wall_rss: Option<(f64, f64, f64)>,
+    pub stopped_at: Option<StoppedAt>,
+}
+
 /// The final event: the report `{ logs, value? | error?, stats }`.
-pub fn emit_settled(
-    events: &dyn Events,
-    logs: &[Vec<u16>],
-    decided: &Decided,
-    stats: Option<(f64, f64, f64)>,
-    began: Instant,
-) {
+pub fn emit_settled(events: &dyn Events, logs: &[Vec<u16>], decided: &Decided, usage: Usage, began: Instant) {
     let (value, error) = match decided {
         Decided::Success(value) => (value.clone(), None),
         Decided::Failure(kind, message) => {
             (None, Some(ReportError { kind: *kind, message: Text::Utf16(message.clone()) }))
         }
     };
-    let (cpu, wall, rss) = stats.unwrap_or((f64::NAN, began.elapsed().as_secs_f64() * 1000.0, f64::NAN));
+    let (cpu, wall, rss) = usage.cpu_wall_rss.unwrap_or((f64::NAN, began.elapsed().as_secs_f64() * 1000.0, f64::NAN));
     let known = |v: f64| v.is_finite().then_some(v);
     events.emit(PythonEvent::Settled(Box::new(PythonReport {
         logs: logs.iter().map(|entry| Text::Utf16(entry.clone())).collect(),
         value,
         error,
-        stats: PythonStats { cpu_ms: known(cpu), wall_ms: wall, max_rss_bytes: known(rss) },
+        stats: PythonStats {
+            cpu_ms: known(cpu),
+            wall_ms: wall,
+            max_rss_bytes: known(rss),
+            stopped_at: usage.stopped_at.map(Into::into),
+        },
     })));
 }

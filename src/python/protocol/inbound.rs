@@ -2,15 +2,29 @@
 //! child's frames are narrowed to what it may say (no `stop`, no verdict of the host's).
 
 use crate::channel::codec::{decode_frame, ChildFrame};
-use crate::outcome::FailureKind;
+use crate::outcome::{FailureKind, StoppedAt};
 
 /// A frame read from fd 3, owned (its line is gone).
 #[derive(Debug, PartialEq)]
 pub enum Inbound {
     BootAck,
-    Log { text: Vec<u16>, truncated: bool, open: bool },
-    Call { id: f64, global: Vec<u16>, name: Vec<u16>, args: String },
-    Done { value: Option<(String, crate::channel::value_meter::Metered)>, error: Option<(FailureKind, Vec<u16>)> },
+    Log {
+        text: Vec<u16>,
+        truncated: bool,
+        open: bool,
+    },
+    Call {
+        id: f64,
+        global: Vec<u16>,
+        name: Vec<u16>,
+        args: String,
+    },
+    Done {
+        value: Option<(String, crate::channel::value_meter::Metered)>,
+        error: Option<(FailureKind, Vec<u16>)>,
+    },
+    /// Where the host's SIGTERM found the program (taken only after the host decided the end).
+    Stopped(StoppedAt),
 }
 
 pub fn inbound(line: &[u8], budget: usize) -> Option<Inbound> {
@@ -26,6 +40,7 @@ pub fn inbound(line: &[u8], budget: usize) -> Option<Inbound> {
             }
             Inbound::Done { value: value.map(|v| (text(v.range), v.metered)), error }
         }
+        ChildFrame::Stopped(at) => Inbound::Stopped(at),
         ChildFrame::Stop { .. } => return None,
     })
 }
@@ -42,6 +57,7 @@ mod tests {
             Inbound::Log { .. } => "log",
             Inbound::Call { .. } => "call",
             Inbound::Done { .. } => "done",
+            Inbound::Stopped(_) => "stopped",
         };
         reader_agrees(Channel::Fd3, Dir::ToHost, |line| inbound(line, 1 << 20), ty);
         // The isolate's kinds a Python child may not name are dropped.

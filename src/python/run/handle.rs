@@ -15,7 +15,7 @@ use nix::sys::signal::Signal;
 use crate::outcome::{FailureKind, RunEnd};
 use crate::panic::Lock;
 use crate::python::process::teardown::signal_group;
-use crate::python::protocol::events::{emit_settled, failure, Events, Tracked};
+use crate::python::protocol::events::{emit_settled, failure, Events, Tracked, Usage};
 use crate::python::run::shared::Shared;
 use crate::python::run::{Attach, Run, RunSpec};
 
@@ -136,6 +136,12 @@ fn guarded(
     if !settled.load(Ordering::SeqCst) {
         let what = crate::panic::reason(&*panic).unwrap_or_default();
         let message = format!("python host failure: {what}");
-        emit_settled(&*shared, &[], &failure(FailureKind::WorkerExit, &message), None, began);
+        emit_settled(
+            &*shared,
+            &[],
+            &failure(FailureKind::WorkerExit, &message),
+            Usage { cpu_wall_rss: None, stopped_at: None },
+            began,
+        );
     }
 }

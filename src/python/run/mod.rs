@@ -27,14 +27,14 @@ use crate::channel::lines::LineSplitter;
 use crate::channel::wire::{cap_message, unknown_binding};
 use crate::ledger::byte_meter::number_to_string;
 use crate::ledger::json;
-use crate::outcome::{self, FailureKind, RunEnd};
+use crate::outcome::{self, FailureKind, RunEnd, StoppedAt};
 use crate::panic::Lock;
 use crate::process_tier::watch::{self, Deadlines, Found, Interests, Monotonic, Watch};
 use crate::python::process::limits::LimitPlan;
 use crate::python::process::spare::{boot, memory_cap, BootError, Booted, Cgroups, ChildSpec};
 use crate::python::process::spawn::{exit_record, Spawned, Staging};
 use crate::python::process::teardown::{group_alive, signal_group};
-use crate::python::protocol::events::{emit_settled, failure, Decided, Events, PythonEvent};
+use crate::python::protocol::events::{emit_settled, failure, Decided, Events, PythonEvent, Usage};
 use crate::python::protocol::inbound::{inbound, Inbound};
 use crate::python::protocol::logs::LogLedger;
 use crate::python::protocol::stray::Stray;
@@ -142,6 +142,8 @@ pub struct Run {
     /// a backlog, not calls that settle at once.
     barrier_passed: bool,
     decided: Option<Decided>,
+    /// Where the host's SIGTERM found the program, as the child's `stopped` frame said.
+    stopped_at: Option<StoppedAt>,
     /// Decided with `decided`: the host's side delivers no call of this run after it.
     end: RunEnd,
     /// The outcome came from the child's own `done`: the kernel's CPU accounting still overrules it.
@@ -186,7 +188,13 @@ impl Run {
                     BootError::PolicyRefused(_) => FailureKind::SandboxUnavailable,
                     _ => FailureKind::WorkerExit,
                 };
-                return emit_settled(&*events, &[], &failure(kind, &e.message()), None, began);
+                return emit_settled(
+                    &*events,
+                    &[],
+                    &failure(kind, &e.message()),
+                    Usage { cpu_wall_rss: None, stopped_at: None },
+                    began,
+                );
             }
         };
         let Spawned {
@@ -250,6 +258,7 @@ impl Run {
             held: VecDeque::new(),
             barrier_passed: false,
             decided: None,
+            stopped_at: None,
             end,
             child_decided: false,
             deadlines: Deadlines::new(Some(began + wall)),
@@ -340,6 +349,14 @@ impl Run {
     }
 
     fn on_inbound(&mut self, frame: Inbound) {
+        // Where the host's SIGTERM found the program: the one frame taken after the host decided
+        // the end, the first one only (the program could write its own; it describes its own run).
+        if let Inbound::Stopped(at) = frame {
+            if self.decided.is_some() && !self.child_decided && self.stopped_at.is_none() {
+                self.stopped_at = Some(at);
+            }
+            return;
+        }
         // What the child still sends once the end is decided is not recorded
         // (docs/budgets-and-ledger.md#nothing-passes-the-end).
         if self.decided.is_some() {
@@ -403,6 +420,7 @@ impl Run {
                     }
                 }
             }
+            Inbound::Stopped(_) => {}
             Inbound::Done { value, error } => {
                 if self.decided.is_some() {
                     return;
@@ -671,9 +689,17 @@ impl Run {
         let stats =
             self.exit.as_ref().map(|e| (e.cpu_ms, wall_ms, e.max_rss_bytes)).unwrap_or((f64::NAN, wall_ms, f64::NAN));
         let logs = std::mem::replace(&mut self.ledger, LogLedger::new(0)).into_logs();
-        emit_settled(&*self.events, &logs, &decided, Some(stats), self.began);
+        let stopped_at = self.stopped_at.take().filter(|_| stops_program(&decided, self.child_decided));
+        emit_settled(&*self.events, &logs, &decided, Usage { cpu_wall_rss: Some(stats), stopped_at }, self.began);
         drop(cgroups);
     }
+}
+
+/// Whether `decided` is an end the host claimed while the program could be running (a budget, an
+/// abort or dispose, a protocol breach), the ends `stats.stoppedAt` is reported for.
+fn stops_program(decided: &Decided, child_decided: bool) -> bool {
+    !child_decided
+        && matches!(decided, Decided::Failure(FailureKind::Timeout | FailureKind::Abort | FailureKind::Protocol, _))
 }
 
 impl Watch for Run {

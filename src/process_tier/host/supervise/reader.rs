@@ -274,6 +274,11 @@ impl Reader {
                     ended = Some(self.malformed("it announced a new isolate during a run"));
                     break;
                 }
+                // A Python child's frame: `decode_js_frame` never yields it.
+                ChildFrame::Stopped(_) => {
+                    ended = Some(self.malformed("a frame did not parse"));
+                    break;
+                }
             }
         }
         self.flush(&mut streamed);
