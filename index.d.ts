@@ -47,8 +47,8 @@ export interface CodeRunStats {
   maxRssBytes?: number
   /**
    * Where the program was when a budget, an abort or a protocol breach stopped it while its code
-   * ran (TypeScript in both tiers; Python when the host ended the run: not its CPU budget): its
-   * innermost frame, in the program's own coordinates (docs/tracing.md#where-a-run-stopped).
+   * ran (TypeScript in both tiers, Python): its innermost frame, in the program's own
+   * coordinates (docs/tracing.md#where-a-run-stopped).
    * Absent when it was waiting (on a binding, a timer), for the heap cap, and for every other end.
    */
   stoppedAt?: CodeStoppedAt
@@ -710,7 +710,7 @@ export interface PythonStats {
   cpuMs?: number
   wallMs: number
   maxRssBytes?: number
-  /** Where the host's SIGTERM found the program, when the host ended the run while it ran. */
+  /** Where a budget, an abort or a protocol breach stopped the program while it ran. */
   stoppedAt?: ReportStoppedAt
 }
 

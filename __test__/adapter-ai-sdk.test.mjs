@@ -157,7 +157,7 @@ describe('the AI SDK with codeRuntimeTool', () => {
     const { outcome } = await generate({ code }, "console.log('spinning')\nwhile (true) {}")
     expect(outcome.type).toBe('tool-error')
     expect({ name: outcome.error.name, kind: outcome.error.kind, logs: outcome.error.logs }).toEqual({ name: 'CodeRunError', kind: 'timeout', logs: ['spinning'] })
-    expect(outcome.error.message).toBe(`code run failed (timeout): compute budget exhausted (${COMPUTE_MS}ms busy)\n\nConsole output:\nspinning`)
+    expect(outcome.error.message).toBe(`code run failed (timeout): compute budget exhausted (${COMPUTE_MS}ms busy) at program.ts:2:1\n\nConsole output:\nspinning`)
     suite.ran(TESTS.budget)
   })
 

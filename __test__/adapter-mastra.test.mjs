@@ -156,7 +156,7 @@ describe('Mastra Code Mode with the code-runtime-native transport', () => {
     const spinning = await turn({ noop }, 'while (true) {}')
     expect(spinning.result).toEqual({
       success: false,
-      error: { name: 'TimeoutError', message: `compute budget exhausted (${COMPUTE_MS}ms busy)` },
+      error: { name: 'TimeoutError', message: `compute budget exhausted (${COMPUTE_MS}ms busy) at program.ts:1:990` },
       logs: [],
     })
     const waiting = await turn({ noop }, "console.log('waiting')\nawait new Promise((r) => setTimeout(r, 10000))", { timeout: 400 })

@@ -101,7 +101,7 @@ describe('TanStack AI Code Mode with the code-runtime-native driver', () => {
     const spinning = codeMode([serverTool('noop', () => null)])
     expect(await spinning.execute('while (true) {}')).toEqual({
       success: false,
-      error: { name: 'TimeoutError', message: `compute budget exhausted (${COMPUTE_MS}ms busy)` },
+      error: { name: 'TimeoutError', message: `compute budget exhausted (${COMPUTE_MS}ms busy) at program.ts:1:958` },
       logs: [],
     })
     const waiting = codeMode([serverTool('noop', () => null)], { timeout: 400 })

@@ -56,7 +56,7 @@ describe('code-runtime-native run', () => {
     writeFileSync(slow, 'for (;;) {}')
     const timedOut = cli('run', slow, '--config', '{"computeMs": 200}')
     expect(timedOut.status).toBe(1)
-    expect(timedOut.stderr).toBe('code run failed (timeout): compute budget exhausted (200ms busy)\n')
+    expect(timedOut.stderr).toBe('code run failed (timeout): compute budget exhausted (200ms busy) at program.ts:1:1\n')
   })
 
   it('exits 2 on misuse', () => {

@@ -376,11 +376,13 @@ describe("ptc-runtime-node/tests/runtime.spec.ts: the host's Node backend end to
     })
   }
 
-  const deadline = (ms) => ({ kind: 'timeout', message: `execution deadline reached (${ms}ms)` })
+  // The host's words, then where the program was and what it was waiting on, which the host's
+  // backend does not say (docs/seam.md, "A timeout says where").
+  const deadline = (ms, clause = '') => ({ kind: 'timeout', message: `execution deadline reached (${ms}ms)${clause}` })
 
   both('ends an unfinished program at its elapsed deadline', {
     typescript: async ({ run }) => {
-      expect(await run({ program: 'for (;;) {}', bindings: [], timeoutMs: 300 })).toStrictEqual({ logs: [], error: deadline(300) })
+      expect(await run({ program: 'for (;;) {}', bindings: [], timeoutMs: 300 })).toStrictEqual({ logs: [], error: deadline(300, ' at program.ts:1:1') })
       // A program that awaits what nothing can settle ends at once here (docs/seam.md); the host's
       // Node backend waits for its deadline.
       expect(await run({ program: 'await new Promise(() => {})', bindings: [], timeoutMs: 300 })).toStrictEqual({
@@ -389,7 +391,7 @@ describe("ptc-runtime-node/tests/runtime.spec.ts: the host's Node backend end to
       })
     },
     python: async ({ run }) => {
-      expect(await run({ program: 'while True: pass', bindings: [], timeoutMs: 300 })).toStrictEqual({ logs: [], error: deadline(300) })
+      expect(await run({ program: 'while True: pass', bindings: [], timeoutMs: 300 })).toStrictEqual({ logs: [], error: deadline(300, ' at <model>:1:1') })
       const never = py('import asyncio', 'await asyncio.get_running_loop().create_future()')
       expect(await run({ program: never, bindings: [], timeoutMs: 300 })).toStrictEqual({ logs: [], error: deadline(300) })
     },
@@ -398,11 +400,11 @@ describe("ptc-runtime-node/tests/runtime.spec.ts: the host's Node backend end to
   both('retains console output emitted immediately before a non-yielding program', {
     typescript: async ({ run }) => {
       const program = 'console.log("before hot loop"); for (;;) {}'
-      expect(await run({ program, bindings: [], timeoutMs: 300 })).toStrictEqual({ logs: ['before hot loop'], error: deadline(300) })
+      expect(await run({ program, bindings: [], timeoutMs: 300 })).toStrictEqual({ logs: ['before hot loop'], error: deadline(300, ' at program.ts:1:33') })
     },
     python: async ({ run }) => {
       const program = py('print("before hot loop")', 'while True: pass')
-      expect(await run({ program, bindings: [], timeoutMs: 300 })).toStrictEqual({ logs: ['before hot loop'], error: deadline(300) })
+      expect(await run({ program, bindings: [], timeoutMs: 300 })).toStrictEqual({ logs: ['before hot loop'], error: deadline(300, ' at <model>:2:1') })
     },
   })
 
@@ -411,14 +413,14 @@ describe("ptc-runtime-node/tests/runtime.spec.ts: the host's Node backend end to
       const { entered, bindings } = entering()
       const result = run({ program: 'void tools.enter({}); for (;;) {}', bindings, timeoutMs: 300 })
       await entered
-      expect(await result).toStrictEqual({ logs: [], error: deadline(300) })
+      expect(await result).toStrictEqual({ logs: [], error: deadline(300, ' at program.ts:1:23; 1 tool call pending: tools.enter') })
     },
     python: async ({ run }) => {
       const { entered, bindings } = entering()
       const program = py('import asyncio', 'asyncio.ensure_future(tools.enter({}))', 'await asyncio.sleep(0)', 'while True: pass')
       const result = run({ program, bindings, timeoutMs: 300 })
       await entered
-      expect(await result).toStrictEqual({ logs: [], error: deadline(300) })
+      expect(await result).toStrictEqual({ logs: [], error: deadline(300, ' at <model>:4:1; 1 tool call pending: tools.enter') })
     },
   })
 

@@ -143,7 +143,7 @@ return {"doubled": r}`
     const result = await runtime.run(runtime.resolve({ program: waited, bindings, timeoutMs: null }))
     expect(result).toStrictEqual({ logs: [], value: 1800 })
     const capped = await runtime.run(runtime.resolve({ program: waited, bindings }))
-    expect(capped).toStrictEqual({ logs: [], error: { kind: 'timeout', message: 'execution deadline reached (1500ms)' } })
+    expect(capped).toStrictEqual({ logs: [], error: { kind: 'timeout', message: 'execution deadline reached (1500ms); 1 tool call pending: tools.wait' } })
   })
 
   it('misuse rejects as the host expects: an unresolved request, a non-portable binding name', async () => {

@@ -22,24 +22,24 @@ describe('compute budget (thread CPU time)', () => {
   afterAll(() => fiber.dispose())
 
   it('stops a hot loop', async () => {
-    expect(await runtime.run({ program: 'for (;;) {}', bindings: [] })).toEqual(timeout('compute budget exhausted (300ms busy)'))
+    expect(await runtime.run({ program: 'for (;;) {}', bindings: [] })).toEqual(timeout('compute budget exhausted (300ms busy) at program.ts:1:1'))
     await healthy(runtime)
   })
 
   it('keeps counting while an unawaited binding call is pending', async () => {
     const { namespace } = tools({ slow: () => new Promise((r) => setTimeout(() => r('late'), 5000)) })
     expect(await runtime.run({ program: 'void tools.slow({}); for (;;) {}', bindings: [namespace] }))
-      .toEqual(timeout('compute budget exhausted (300ms busy)'))
+      .toEqual(timeout('compute budget exhausted (300ms busy) at program.ts:1:22; 1 tool call pending: tools.slow'))
   })
 
   it('cannot be caught, in finally blocks, microtasks or after a catch', async () => {
-    for (const program of [
-      'try { for (;;) {} } catch {} finally { for (;;) {} }',
-      'queueMicrotask(function again() { queueMicrotask(again) }); await new Promise(() => {})',
-      'await null; for (;;) { try { for (;;) {} } catch {} }',
-      'setTimeout(() => { for (;;) {} }, 0); await new Promise(r => setTimeout(r, 100000))',
+    for (const [program, where] of [
+      ['try { for (;;) {} } catch {} finally { for (;;) {} }', ' at program.ts:1:7'],
+      ['queueMicrotask(function again() { queueMicrotask(again) }); await new Promise(() => {})', ' at program.ts:1:30 in again()'],
+      ['await null; for (;;) { try { for (;;) {} } catch {} }', ' at program.ts:1:30'],
+      ['setTimeout(() => { for (;;) {} }, 0); await new Promise(r => setTimeout(r, 100000))', ' at program.ts:1:20'],
     ]) {
-      expect(await runtime.run({ program, bindings: [] })).toEqual(timeout('compute budget exhausted (300ms busy)'))
+      expect(await runtime.run({ program, bindings: [] })).toEqual(timeout(`compute budget exhausted (300ms busy)${where}`))
     }
     await healthy(runtime)
   })
@@ -86,7 +86,7 @@ describe('wall ceiling', () => {
   it('ends a run awaiting a binding that never resolves', async () => {
     const { namespace } = tools({ never: () => new Promise(() => {}) })
     expect(await runtime.run({ program: 'await tools.never({})', bindings: [namespace] }))
-      .toEqual(timeout('wall-clock ceiling reached (400ms)'))
+      .toEqual(timeout('wall-clock ceiling reached (400ms); 1 tool call pending: tools.never'))
   })
 
   it('ends a run kept alive by an interval', async () => {

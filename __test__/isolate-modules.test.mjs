@@ -115,7 +115,7 @@ for (const containment of ['process', 'thread']) {
         const vm = await import('node:vm')
         try { new vm.Script('while (true) {}').runInContext(vm.createContext(), { timeout: 100000 }) } catch (e) { return 'caught' }
       `)
-      expect(result.error).toEqual({ kind: 'timeout', message: 'compute budget exhausted (2000ms busy)' })
+      expect(result.error).toEqual({ kind: 'timeout', message: 'compute budget exhausted (2000ms busy) at program.ts:3:48' })
       expect((await run('return 1')).value).toBe(1)
     })
 

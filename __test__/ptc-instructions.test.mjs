@@ -122,7 +122,7 @@ describe('against a real run', () => {
 
   it('output is what it prints and returns; each budget ends a run with an error that names it', async () => {
     expect(await run("console.info('a'); process.stdout.write('b'); return 1")).toStrictEqual({ logs: ['a', 'b'], value: 1 })
-    expect(await run('for (;;) {}')).toStrictEqual({ logs: [], error: { kind: 'timeout', message: 'compute budget exhausted (200ms busy)' } })
+    expect(await run('for (;;) {}')).toStrictEqual({ logs: [], error: { kind: 'timeout', message: 'compute budget exhausted (200ms busy) at program.ts:1:1' } })
     // Waiting for timers is free: 400 ms asleep under a 200 ms CPU budget.
     expect(await run("await new Promise((r) => setTimeout(r, 400)); return 'ok'")).toStrictEqual({ logs: [], value: 'ok' })
     expect((await run("console.log('x'.repeat(5000))")).error.kind).toBe('output-limit')

@@ -411,7 +411,7 @@ describe('config of the seam', () => {
     expect([rt.language, rt.isolation, rt.containment]).toEqual(['typescript', 'v8-isolate', 'thread'])
     expect(await rt.run(rt.resolve({ ...base, program: 'for (;;) {}', timeoutMs: null }))).toEqual({
       logs: [],
-      error: { kind: 'timeout', message: 'compute budget exhausted (77ms busy)' },
+      error: { kind: 'timeout', message: 'compute budget exhausted (77ms busy) at program.ts:1:1' },
     })
     await expect(load(IsolatePtcRuntime, { computeMs: -1 })).rejects.toThrow(`${P}config.computeMs must be a positive number, got -1`)
     await fiber.dispose()

@@ -32,7 +32,12 @@ const stop = async (program, request = {}, runtime = R) => {
   if (stats.stoppedAt !== undefined) expect(Object.isFrozen(stats.stoppedAt)).toBe(true)
   return { error: result.error, at: stats.stoppedAt }
 }
-const ceiling = { kind: 'timeout', message: `wall-clock ceiling reached (${WALL}ms)` }
+/** The wall ceiling's failure, with the clause a stop `at` adds (docs/tracing.md#the-timeouts-clause). */
+const ceiling = (at) => {
+  const where = at === undefined ? '' : ` at <model>:${at.line}:${at.column}`
+  const name = at?.functionName === undefined ? '' : at.functionName.startsWith('<') ? ` in ${at.functionName}` : ` in ${at.functionName}()`
+  return { kind: 'timeout', message: `wall-clock ceiling reached (${WALL}ms)${where}${name}` }
+}
 const DEF_SPIN = 'def spin():\n    while True:\n        pass\n'
 
 it.each([
@@ -45,7 +50,7 @@ it.each([
   ['code after the program awaited', 'import asyncio\nawait asyncio.sleep(0)\nwhile True:\n    pass', { line: 3, column: 1 }],
 ])('the wall ceiling in %s: the program frame it was in', async (_, program, at) => {
   const { error, at: stopped } = await stop(program)
-  expect(error).toEqual(ceiling)
+  expect(error).toEqual(ceiling(at))
   expect(stopped).toStrictEqual(at)
 })
 
@@ -62,31 +67,52 @@ it('the ptc seam: a deadline reports where, and the result keeps its exact shape
   try {
     const ptc = ctx.ptcRuntime
     const result = await ptc.run(ptc.resolve({ program: `print("a")\n${DEF_SPIN}spin()`, bindings: [] }))
-    expect(result).toStrictEqual({ logs: ['a'], error: { kind: 'timeout', message: 'execution deadline reached (300ms)' } })
+    expect(result).toStrictEqual({ logs: ['a'], error: { kind: 'timeout', message: 'execution deadline reached (300ms) at <model>:3:5 in spin()' } })
     expect(ptc.lastRunStats().stoppedAt).toStrictEqual({ line: 3, column: 5, functionName: 'spin' })
   } finally {
     await ptcFiber.dispose()
   }
 })
 
+describe('the CPU budget', () => {
+  let cpu
+  let cpuFiber
+  beforeAll(async () => {
+    ;({ fiber: cpuFiber, runtime: cpu } = await load(PythonCodeRuntime, { cpuSeconds: 1, maxWallMs: 10_000 }))
+  })
+  afterAll(() => cpuFiber.dispose())
+  const spent = { kind: 'timeout', message: 'CPU time exhausted (limit at most the configured 1s; a stricter inherited RLIMIT_CPU can fire sooner)' }
+
+  it("the child's timer, just before the kernel's limit, says where", async () => {
+    const { error, at } = await stop(`${DEF_SPIN}spin()`, {}, cpu)
+    expect(error).toEqual({ kind: 'timeout', message: `${spent.message} at <model>:2:5 in spin()` })
+    expect(at).toStrictEqual({ line: 2, column: 5, functionName: 'spin' })
+    expect(cpu.lastRunStats().cpuMs).toBeGreaterThan(900)
+  })
+
+  it.each([
+    // C code that never returns to the interpreter: the kernel's SIGXCPU ends it first.
+    ['a C loop', 'sum(range(10**13))'],
+    // A program may disarm the timer: the kernel's limit still holds.
+    ['a disarmed timer', `import signal\nsignal.setitimer(signal.ITIMER_PROF, 0)\n${DEF_SPIN}spin()`],
+  ])('%s: still a timeout, with no location', async (_, program) => {
+    const { error, at } = await stop(program, {}, cpu)
+    expect(error).toEqual(spent)
+    expect(at).toBeUndefined()
+  })
+})
+
 it('no location when nothing of the program ran, or the run ended another way', async () => {
-  const { fiber: cpuFiber, runtime: cpu } = await load(PythonCodeRuntime, { cpuSeconds: 1, maxWallMs: 10_000 })
-  try {
-    for (const [program, ended, runtime = R] of [
-      ['await tools.wait({})', 'timeout'], // awaiting a binding: stats.calls shows it in flight
-      ['import asyncio\nawait asyncio.sleep(60)', 'timeout'],
-      ['return 1', 'value'],
-      ["raise ValueError('x')", 'exception'],
-      // The CPU budget is the kernel's SIGXCPU, which no handler catches.
-      [`${DEF_SPIN}spin()`, 'timeout', cpu],
-    ]) {
-      const { error, at } = await stop(program, {}, runtime)
-      expect(error?.kind ?? 'value', program).toBe(ended)
-      expect(at, program).toBeUndefined()
-      expect(Object.keys(runtime.lastRunStats()), program).not.toContain('stoppedAt')
-    }
-  } finally {
-    await cpuFiber.dispose()
+  for (const [program, ended] of [
+    ['await tools.wait({})', 'timeout'], // awaiting a binding: stats.calls shows it in flight
+    ['import asyncio\nawait asyncio.sleep(60)', 'timeout'],
+    ['return 1', 'value'],
+    ["raise ValueError('x')", 'exception'],
+  ]) {
+    const { error, at } = await stop(program)
+    expect(error?.kind ?? 'value', program).toBe(ended)
+    expect(at, program).toBeUndefined()
+    expect(Object.keys(R.lastRunStats()), program).not.toContain('stoppedAt')
   }
 })
 
@@ -97,8 +123,8 @@ describe('what a program can do to it', () => {
     expect(await R.run({ program: `${forge({ line: 99, column: 9, functionName: 'fake' })}return 1`, bindings: tools })).toStrictEqual({ logs: [], value: 1 })
     expect(R.lastRunStats().stoppedAt).toBeUndefined()
     const { error, at } = await stop(`${forge({ line: 99, column: 9, functionName: 'fake' })}${DEF_SPIN}spin()`)
-    expect(error).toEqual(ceiling)
     expect(at).toStrictEqual({ line: 4, column: 5, functionName: 'spin' })
+    expect(error).toEqual(ceiling(at))
   })
 
   it('rebinding the builtins and `signal` does not reach the handler', async () => {
@@ -113,8 +139,8 @@ describe('what a program can do to it', () => {
       'spin()',
     ].join('\n')
     const { error, at } = await stop(program)
-    expect(error).toEqual(ceiling)
     expect(at).toStrictEqual({ line: 6, column: 5, functionName: 'spin' })
+    expect(error).toEqual(ceiling(at))
   })
 
   it('a program answering SIGTERM itself: the first well-formed frame after the end, or none', async () => {
@@ -122,16 +148,16 @@ describe('what a program can do to it', () => {
     const write = (fields) => `    os.write(3, (${JSON.stringify(JSON.stringify({ type: 'stopped', ...fields }))} + "\\n").encode())\n`
     // It describes its own run: taken at its word, the first one only.
     let { error, at } = await stop(handler(write({ line: 7, column: 3 }) + write({ line: 8, column: 1 })))
-    expect(error).toEqual(ceiling)
     expect(at).toStrictEqual({ line: 7, column: 3 })
+    expect(error).toEqual(ceiling(at))
     for (const bad of [{ line: 0, column: 1 }, { line: '7', column: 1 }, { line: 7, column: 1.5 }, { line: 7, column: 1, functionName: 3 }, { line: 7 }]) {
       ;({ error, at } = await stop(handler(write(bad))))
-      expect(error, JSON.stringify(bad)).toEqual(ceiling)
+      expect(error, JSON.stringify(bad)).toEqual(ceiling())
       expect(at, JSON.stringify(bad)).toBeUndefined()
     }
     // Ignoring SIGTERM: killed after the grace, with no location.
     ;({ error, at } = await stop('import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True:\n    pass'))
-    expect(error).toEqual(ceiling)
+    expect(error).toEqual(ceiling())
     expect(at).toBeUndefined()
   })
 

@@ -39,7 +39,9 @@ describe.each(TIERS)('containment %s', (containment) => {
     ['a microtask', 'await null\nfor (;;) {}', { line: 2, column: 1 }],
   ])('the compute budget in %s: the program frame it was in', async (_, program, at) => {
     const { error, at: stopped } = await stop(program)
-    expect(error).toEqual({ kind: 'timeout', message: 'compute budget exhausted (200ms busy)' })
+    // The message says so too (docs/tracing.md#the-timeouts-clause).
+    const where = ` at program.ts:${at.line}:${at.column}${at.functionName === undefined ? '' : ` in ${at.functionName}()`}`
+    expect(error).toEqual({ kind: 'timeout', message: `compute budget exhausted (200ms busy)${where}` })
     expect(stopped).toStrictEqual(at)
   })
 

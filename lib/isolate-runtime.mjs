@@ -9,6 +9,7 @@ import native from './native.mjs'
 import { DEFAULT_MAX_PENDING_CALLS, PREFIX, renderReason, renderRejection, unboundRunError, validatePendingCalls } from './request.mjs'
 import { inspectSandboxHelper, sandboxHelperError } from './sandbox-helper.mjs'
 import { disposeSessions, runSession, sessionState } from './session.mjs'
+import { fitsBesideLogs } from './stop-clause.mjs'
 import { TRACING_SCHEMA, readTracing } from './tracing.mjs'
 
 // The console in the isolate formats as this Node major's util.inspect does (src/isolate/js/console/README.md).
@@ -269,6 +270,7 @@ const ISOLATE = {
   abortMessage: renderReason,
   numberText: undefined,
   messageCap: (state) => state.config.maxOutputBytes,
+  failureFits: (state, logs, message) => fitsBesideLogs(logs, message, state.config.maxOutputBytes),
   failedBeforeStart: (state, kind, message) =>
     report(native.isolateFreshFailure(kind, message, state.config.maxOutputBytes)),
   startErrorMessage: renderRejection,

@@ -311,6 +311,8 @@ const PYTHON = {
   numberText: exactDigits,
   // The host (src/python) cuts messages to the value budget itself.
   messageCap: () => Infinity,
+  // The host caps a child's messages at this many UTF-8 bytes (docs/budgets-and-ledger.md#message-cap).
+  failureFits: (state, logs, message) => Buffer.byteLength(message, 'utf8') <= Math.max(state.config.maxValueBytes, 15),
   failedBeforeStart: (state, kind, message) => ({ logs: [], error: { kind, message } }),
   startErrorMessage: (error) => `python spawn error: ${renderRejection(error)}`,
   start: startPython,

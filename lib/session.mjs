@@ -8,6 +8,7 @@ import { AsyncResource } from 'node:async_hooks'
 import { CallLog, NO_CALLS } from './call-log.mjs'
 import { losslessJson } from './lossless.mjs'
 import native from './native.mjs'
+import { stopClause } from './stop-clause.mjs'
 import {
   PREFIX, UNRENDERABLE, afterDisposalError, readNamespaces, renderRejection, validateNamespaces,
 } from './request.mjs'
@@ -64,6 +65,8 @@ const EVENT = native.RunEventKind
  *   written (Python: integers past 2^53 keep their digits, for its ints)
  * @property {(state: object) => number} messageCap how long a failed call's message may be when
  *   it crosses (longer ones are cut: they could never be shown)
+ * @property {(state: object, logs: string[], message: string) => boolean} failureFits whether a
+ *   failure message this long fits beside the run's logs (a timeout's clause is added only then)
  * @property {(state: object, kind: string, message: string) => Report} failedBeforeStart the
  *   report of a run that ended before its native run existed (a pre-aborted signal, a failed start)
  * @property {(error: unknown) => string} startErrorMessage the `worker-exit` message of a start
@@ -127,6 +130,7 @@ async function startRun(backend, state, request, options, trace) {
     trace,
     runSpan: startRunSpan(state.tracing, LANGUAGE[backend.dialect]),
     calls: undefined,
+    backend,
   }
   if (options.refuse !== undefined) {
     const { kind, message } = options.refuse
@@ -448,7 +452,7 @@ function exceeds(text, cap) {
  * Records the stats (with the run's calls), tells the observer, ends the run's traces, and gives
  * the result exactly the seam's shape.
  */
-function finish(state, report, { onStats, seam, trace, runSpan, calls }) {
+function finish(state, report, { onStats, seam, trace, runSpan, calls, backend }) {
   let stats
   if (report.stats !== undefined) {
     // One frozen object for the observer and lastRunStats(): neither can change the other's.
@@ -462,7 +466,13 @@ function finish(state, report, { onStats, seam, trace, runSpan, calls }) {
   const result = { logs: report.logs }
   if (report.error !== undefined) {
     const { kind, message } = report.error
-    result.error = { kind: seam.kind(kind), message: seam.message(kind, message) }
+    let text = seam.message(kind, message)
+    // A budget's end says where and on what (docs/tracing.md#the-timeouts-clause), when it fits.
+    if (kind === 'timeout' && stats !== undefined) {
+      const clause = stopClause(LANGUAGE[backend.dialect], stats)
+      if (clause !== '' && backend.failureFits(state, report.logs, text + clause)) text += clause
+    }
+    result.error = { kind: seam.kind(kind), message: text }
   }
   else if (ObjectHasOwn(report, 'value')) result.value = report.value
   if (trace !== undefined) trace.stats = stats

@@ -755,12 +755,15 @@ def main(
             pass
         finish(*outcome)
 
-    # ---- where the host's SIGTERM finds the program (docs/tracing.md#where-a-run-stopped) ------
+    # ---- where the program was stopped (docs/tracing.md#where-a-run-stopped) -------------------
     # The host sends SIGTERM once it has decided the run's end (a deadline, an abort or dispose, a
-    # protocol breach). The handler reads the innermost frame of the program's own code on the
+    # protocol breach); the CPU budget's end is a timer that fires CPU_MARGIN before the kernel's
+    # SIGXCPU would. Each handler reads the innermost frame of the program's own code on the
     # stack, says where it is in one `stopped` frame (never waiting for room on fd 3), and dies of
-    # the signal as it did before. Awaiting a binding or a timer, no frame of the program's runs.
-    set_handler, SIGTERM, SIG_DFL = signal.signal, signal.SIGTERM, signal.SIG_DFL
+    # the signal the end is (SIGTERM; SIGXCPU, as the kernel's limit kills). Awaiting a binding or
+    # a timer, no frame of the program's runs. Everything here is bound before the program runs.
+    set_handler, SIGTERM, SIGXCPU, SIG_DFL = signal.signal, signal.SIGTERM, signal.SIGXCPU, signal.SIG_DFL
+    unblock, SIG_UNBLOCK = signal.pthread_sigmask, signal.SIG_UNBLOCK
     program_lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
 
     def stopped_frame(frame):
@@ -789,7 +792,7 @@ def main(
             out += ',"functionName":' + quote(code.co_name)
         return (out + "}\n").encode("utf-8")
 
-    def on_sigterm(signum, frame):
+    def stopped_then_die(frame, signum):
         try:
             data = stopped_frame(frame)
             if data is not None and write_lock.acquire(False):
@@ -801,11 +804,20 @@ def main(
         except BaseException:
             pass
         finally:
-            set_handler(SIGTERM, SIG_DFL)
-            _kill(_getpid(), SIGTERM)
-            _exit(143)
+            set_handler(signum, SIG_DFL)
+            unblock(SIG_UNBLOCK, {signum})
+            _kill(_getpid(), signum)
+            _exit(1)
 
-    set_handler(SIGTERM, on_sigterm)
+    set_handler(SIGTERM, lambda signum, frame: stopped_then_die(frame, SIGTERM))
+    # Past a few of the kernel's ticks before its limit, so the timer's signal comes first.
+    CPU_MARGIN = 0.02
+    if cpu_limit[0] != INF:
+        me = resource.getrusage(resource.RUSAGE_SELF)
+        left = cpu_limit[0] - CPU_MARGIN - (me.ru_utime + me.ru_stime)
+        if left > 0:
+            set_handler(signal.SIGPROF, lambda signum, frame: stopped_then_die(frame, SIGXCPU))
+            signal.setitimer(signal.ITIMER_PROF, left)
 
     try:
         if loop_runner is None:

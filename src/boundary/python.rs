@@ -599,7 +599,7 @@ pub struct PythonStats {
     pub cpu_ms: Option<f64>,
     pub wall_ms: f64,
     pub max_rss_bytes: Option<f64>,
-    /// Where the host's SIGTERM found the program, when the host ended the run while it ran.
+    /// Where a budget, an abort or a protocol breach stopped the program while it ran.
     pub stopped_at: Option<super::isolate::ReportStoppedAt>,
 }
 

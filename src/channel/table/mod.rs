@@ -205,8 +205,8 @@ const STOPPED_AT: Shape = Shape {
     name: "StoppedAt",
     fields: &[req("line", Json::Count), req("column", Json::Count), opt("functionName", Json::Str)],
 };
-/// Where the host's SIGTERM found a Python program (its innermost `<model>` frame); the host
-/// reads it only after it decided the run's end itself.
+/// Where a Python program was stopped (its innermost `<model>` frame), written by the child's
+/// SIGTERM or CPU-timer handler as it dies.
 const PY_STOPPED: Shape = Shape {
     name: "StoppedMessage",
     fields: &[req("line", Json::Count), req("column", Json::Count), opt("functionName", Json::Str)],
@@ -275,7 +275,7 @@ pub const FRAMES: &[Frame] = &[
     frame(Fd3, ToChild, "reply", &REPLY_ERR, &[WaitingReplies], "a binding's failure"),
     frame(Fd3, ToHost, "log", &LOG, &[FrameBytes, LogBytes], "`truncated`: the marker; `open`: an explicit flush, merged with the next `log`"),
     frame(Fd3, ToHost, "done", &DONE, &[FrameBytes, ValueBytes], "the value, or the failure (the error wins when both)"),
-    frame(Fd3, ToHost, "stopped", &PY_STOPPED, &[FrameBytes], "where the host's SIGTERM found the program, written by the child's handler as it dies; read only after the host decided the end (docs/tracing.md#where-a-run-stopped)"),
+    frame(Fd3, ToHost, "stopped", &PY_STOPPED, &[FrameBytes], "where the host's SIGTERM or the CPU timer found the program, written by the child's handler as it dies: the first after the host decided the end, or the last before a CPU verdict (docs/tracing.md#where-a-run-stopped)"),
     frame(Process, ToHost, "boot-ack", &ISOLATE_BOOT_ACK, &[FrameBytes], "an isolate is prepared; `seccompAllowlist` on the process's first: whether its allowlist holds on every thread"),
     frame(Process, ToChild, "run", &ISOLATE_RUN, &[], "the program, its lone surrogates, namespaces and budgets; `last` when the process retires after it"),
     frame(Process, ToHost, "call", &CALL, &[FrameBytes, PendingCalls], "as on fd 3"),

@@ -142,8 +142,13 @@ pub struct Run {
     /// a backlog, not calls that settle at once.
     barrier_passed: bool,
     decided: Option<Decided>,
-    /// Where the host's SIGTERM found the program, as the child's `stopped` frame said.
-    stopped_at: Option<StoppedAt>,
+    /// Where the program was stopped, as the child's `stopped` frames said: the first one after
+    /// the host decided the end (its SIGTERM's), and the last one before (the CPU timer's, which
+    /// the child sends before it dies of SIGXCPU; the host decides that end when it has exited).
+    stopped_after: Option<StoppedAt>,
+    stopped_before: Option<StoppedAt>,
+    /// The end was the kernel's CPU accounting's, decided once the child had exited.
+    cpu_verdict: bool,
     /// Decided with `decided`: the host's side delivers no call of this run after it.
     end: RunEnd,
     /// The outcome came from the child's own `done`: the kernel's CPU accounting still overrules it.
@@ -258,7 +263,9 @@ impl Run {
             held: VecDeque::new(),
             barrier_passed: false,
             decided: None,
-            stopped_at: None,
+            stopped_after: None,
+            stopped_before: None,
+            cpu_verdict: false,
             end,
             child_decided: false,
             deadlines: Deadlines::new(Some(began + wall)),
@@ -349,11 +356,13 @@ impl Run {
     }
 
     fn on_inbound(&mut self, frame: Inbound) {
-        // Where the host's SIGTERM found the program: the one frame taken after the host decided
-        // the end, the first one only (the program could write its own; it describes its own run).
+        // Where the program was stopped (the program could write its own frames: they describe
+        // only its own run).
         if let Inbound::Stopped(at) = frame {
-            if self.decided.is_some() && !self.child_decided && self.stopped_at.is_none() {
-                self.stopped_at = Some(at);
+            match self.decided {
+                None => self.stopped_before = Some(at),
+                Some(_) if !self.child_decided && self.stopped_after.is_none() => self.stopped_after = Some(at),
+                Some(_) => {}
             }
             return;
         }
@@ -601,6 +610,7 @@ impl Run {
             // The kernel's accounting decides, whatever the child reported
             // (docs/budgets-and-ledger.md#cpu-verdict).
             self.decided = None;
+            self.cpu_verdict = true;
             return self.finish(self.cpu_timeout());
         }
         let decided = match &self.exit {
@@ -689,7 +699,11 @@ impl Run {
         let stats =
             self.exit.as_ref().map(|e| (e.cpu_ms, wall_ms, e.max_rss_bytes)).unwrap_or((f64::NAN, wall_ms, f64::NAN));
         let logs = std::mem::replace(&mut self.ledger, LogLedger::new(0)).into_logs();
-        let stopped_at = self.stopped_at.take().filter(|_| stops_program(&decided, self.child_decided));
+        let stopped_at = match self.cpu_verdict {
+            true => self.stopped_before.take(),
+            false => self.stopped_after.take(),
+        };
+        let stopped_at = stopped_at.filter(|_| stops_program(&decided, self.child_decided));
         emit_settled(&*self.events, &logs, &decided, Usage { cpu_wall_rss: Some(stats), stopped_at }, self.began);
         drop(cgroups);
     }
