@@ -117,7 +117,11 @@ while time.process_time() - t < 3:
 return "unreachable"`,
 }
 
-export const CPU_TIMEOUT = { kind: 'timeout', message: 'CPU time exhausted (limit at most the configured 1s; a stricter inherited RLIMIT_CPU can fire sooner)' }
+/** The CPU budget's end, with where it stopped the program (docs/tracing.md#the-timeouts-clause). */
+export const cpuTimeout = (where) => ({
+  kind: 'timeout',
+  message: `CPU time exhausted (limit at most the configured 1s; a stricter inherited RLIMIT_CPU can fire sooner)${where}`,
+})
 
 /** Runs every attack with `runtime`; returns `{ name: result }` plus the layer report. */
 export async function attack(runtime, hostPid, port, repo, forkRuntime = runtime) {

@@ -256,7 +256,7 @@ describe('CPU, wall and memory limits', () => {
 
   it('while True: pass hits the CPU limit (56)', async () => {
     const r = await cpu.runtime.run({ program: 'while True:\n    pass', bindings: [] })
-    expect(r).toEqual({ logs: [], error: { kind: 'timeout', message: CPU_MESSAGE } })
+    expect(r).toEqual({ logs: [], error: { kind: 'timeout', message: `${CPU_MESSAGE} at <model>:1:1` } })
   })
 
   it('a program that traps SIGXCPU and returns is still a CPU timeout (56)', async () => {
@@ -269,7 +269,12 @@ while not hit:
 print("trapped")
 return "survived"`
     const r = await cpu.runtime.run({ program, bindings: [] })
-    expect(r.error).toEqual({ kind: 'timeout', message: CPU_MESSAGE })
+    // The CPU timer ends it before the kernel's SIGXCPU reaches the program's handler.
+    expect(r.error).toEqual({ kind: 'timeout', message: `${CPU_MESSAGE} at <model>:5:1` })
+    // With the timer disarmed too, the kernel's SIGXCPU reaches the handler and the program
+    // returns: the post-check and the host's verdict still end it, with no location.
+    const disarmed = await cpu.runtime.run({ program: `import signal\nsignal.setitimer(signal.ITIMER_PROF, 0)${program}`, bindings: [] })
+    expect(disarmed).toEqual({ logs: ['trapped'], error: { kind: 'timeout', message: CPU_MESSAGE } })
   })
 
   it('CPU burned in reaped descendants counts (post-check)', async () => {

@@ -440,6 +440,33 @@ describe('a tracer that throws', () => {
   })
 })
 
+describe("a context manager that throws around the host's function", () => {
+  it.each([['typescript', IsolateCodeRuntime], ['python', PythonCodeRuntime]])('%s: the function runs once, its result is the call\'s', async (language, Class) => {
+    // (The SDK's own exporter runs under the broken manager too: the spans themselves are lost.)
+    const { tracer } = recorder()
+    const original = contextManager.with
+    const R = await load(Class, { tracer, ...(language === 'typescript' && { containment: 'thread' }) })
+    try {
+      for (const when of ['before', 'after']) {
+        let calls = 0
+        contextManager.with = function (ctx, fn, thisArg, ...args) {
+          if (when === 'before') throw new Error('with broke')
+          original.call(this, ctx, fn, thisArg, ...args)
+          throw new Error('with broke')
+        }
+        const result = await R.runtime.run({ program: LANGUAGES[language].one, bindings: tools({ a: ({ i }) => (calls++, i * 2) }) })
+        contextManager.with = original
+        expect(result, when).toStrictEqual({ logs: [], value: 14 })
+        expect(calls, when).toBe(1)
+        expect(R.runtime.lastRunStats().calls.map((c) => c.outcome), when).toStrictEqual(['resolved'])
+      }
+    } finally {
+      contextManager.with = original
+      await R.fiber.dispose()
+    }
+  })
+})
+
 describe('tracing config', () => {
   it.each([
     [IsolateCodeRuntime, { tracer: 5 }, /config\.tracer must be an OpenTelemetry Tracer \(an object with startSpan\), got number/],

@@ -303,17 +303,18 @@ class Session {
   call(ns, index, payload, reply) {
     const namespace = this.namespaces[ns]
     const name = namespace.qualified[index]
-    const record = this.calls.open(name, byteLength(payload))
+    const argBytes = byteLength(payload)
+    const record = this.calls.open(name, argBytes)
     const seq = this.calls.count
     // A call the program made after its abort never reaches the host.
     if (this.aborted) return
-    let held = this.admit(payload)
+    let held = this.admit(argBytes)
     if (held === undefined) return
     const span = this.ending.runSpan === undefined ? undefined : startCallSpan(this.ending.runSpan, seq, name, payload)
     if (span !== undefined) this.openSpans.add(span)
     // The program is answered: the call's record and span say how.
-    const answer = (ok, json, failure) => {
-      this.calls.answered(record, ok, byteLength(json))
+    const answer = (ok, json, failure, bytes = byteLength(json)) => {
+      this.calls.answered(record, ok, bytes)
       if (span !== undefined) {
         this.openSpans.delete(span)
         endCallSpan(span, ok ? 'resolved' : 'rejected', ok ? json : undefined, failure)
@@ -351,12 +352,17 @@ class Session {
           const text = capped('binding resolution must be lossless JSON')
           answer(false, JSONStringify(text), { type: 'invalid-output', message: text })
         }
-        else if (exceeds(json, this.messageCap)) this.overflow(`a binding's reply is ${byteLength(json)} bytes of JSON`)
-        else answer(true, json, undefined)
+        else {
+          const bytes = byteLength(json)
+          if (this.messageCap !== undefined && bytes > this.messageCap) this.overflow(`a binding's reply is ${bytes} bytes of JSON`)
+          else answer(true, json, undefined, bytes)
+        }
       }))
     }
     const arg = JSONParse(payload)
-    const host = async () => namespace.call(index, arg)
+    // The host's function's own promise, once called (a throwing tracer must not lose it).
+    let invoked
+    const host = () => (invoked = (async () => namespace.call(index, arg))())
     // Traced on `code-runtime-native:binding` while it has subscribers.
     const traced = bindingChannel.hasSubscribers
       ? () => bindingChannel.tracePromise(host, { seq, name, arguments: arg, run: this.ending.trace })
@@ -365,8 +371,9 @@ class Session {
     try {
       settles = this.scope.runInAsyncScope(withCallContext, undefined, span, traced)
     } catch (error) {
-      // A tracer's context manager threw before the host's function ran.
-      settles = Promise.reject(error)
+      // A tracer's context manager threw: the host's function runs outside its span's context,
+      // once (had it run already, its own promise is the call's).
+      settles = invoked ?? this.scope.runInAsyncScope(traced)
     }
     settles
       .then(resolve, (error) => {
@@ -384,13 +391,12 @@ class Session {
    * The bytes a call's arguments hold against `messageCap` (0 without one), or undefined when
    * they are past it, alone or with the calls in flight: the run is then ended.
    */
-  admit(payload) {
+  admit(bytes) {
     if (this.messageCap === undefined) return 0
-    if (exceeds(payload, this.messageCap)) {
-      this.overflow(`a binding call's arguments are ${byteLength(payload)} bytes of JSON`)
+    if (bytes > this.messageCap) {
+      this.overflow(`a binding call's arguments are ${bytes} bytes of JSON`)
       return undefined
     }
-    const bytes = byteLength(payload)
     this.pendingBytes += bytes
     if (this.pendingBytes > this.messageCap) {
       this.overflow(`the binding calls in flight carry ${this.pendingBytes} bytes of arguments`)
@@ -441,11 +447,6 @@ const BufferByteLength = Buffer.byteLength
 /** UTF-8 bytes of a JSON text. */
 function byteLength(text) {
   return BufferByteLength(text, 'utf8')
-}
-
-/** Whether a JSON text is longer than `cap` bytes; counted only when its length could be. */
-function exceeds(text, cap) {
-  return cap !== undefined && text.length * 3 > cap && byteLength(text) > cap
 }
 
 /**
