@@ -160,6 +160,17 @@ describe('results with many entries (taken from the addon a slice per event-loop
     expect(streamed).toEqual(expected)
   })
 
+  it('runs of equal entries, across slices, keep every entry (they share one string)', async () => {
+    // 70 000 entries in runs of 999 equal ones: more than two slices, runs across their edges.
+    const kinds = ['same', '€€', '', '\ud800', 'x']
+    const program = `
+      const kinds = ${JSON.stringify(kinds)}
+      for (let i = 0; i < 70000; i++) process.stdout.write(kinds[Math.floor(i / 999) % kinds.length])`
+    const expected = Array.from({ length: 70000 }, (_, i) => kinds[Math.floor(i / 999) % kinds.length])
+    const result = await runAt(64 * 1024 * 1024, program)
+    expect(result.logs).toEqual(expected)
+  })
+
   it('an output-limit result with many entries is exact at its cap', async () => {
     const cap = 200_000
     const result = await runAt(cap, "for (let i = 0;; i++) process.stdout.write(i % 2 ? 'x' : '€')")

@@ -12,6 +12,8 @@ const budget = Number(budgetText)
 const PATTERNS = {
   'one-byte': "for (;;) process.stdout.write('x')",
   'two-byte': "for (;;) process.stdout.write('€')",
+  // No entry equal to the one before it, so none shares a string (src/boundary/logs.rs).
+  alternating: "for (let i = 0; ; i++) process.stdout.write(i & 1 ? '€' : '₤')",
   whole: `process.stdout.write('x'.repeat(${budget} + 10))`,
 }
 

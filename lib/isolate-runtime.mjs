@@ -331,11 +331,15 @@ function startIsolate(state, plan, session) {
     done(payload) {
       if (state.pool) joinLater(state, run)
       else run.join()
-      withLogs(payload, (whole) => session.settle(report(whole)))
-      if (!state.pool) {
-        state.lastEnd = performance.now()
-        prepareSpare(state)
-      }
+      withLogs(payload, (whole) => {
+        session.settle(report(whole))
+        // The next spare once the result is built: its isolate never adds to the peak of a
+        // report with many entries, built a slice per turn.
+        if (!state.pool) {
+          state.lastEnd = performance.now()
+          prepareSpare(state)
+        }
+      })
     },
   })
   if (state.pool) run = native.startContainedIsolateRun(state.pool, options, onEvent)

@@ -57,10 +57,19 @@ unsafe fn fill(
     to: usize,
 ) -> napi::Result<()> {
     let mut scratch = Vec::new();
+    // An entry equal to the one before it is the same string: a program that prints one short
+    // text millions of times costs the host one string, not millions (JavaScript strings are
+    // values: nothing can tell them apart).
+    let mut last: Option<(Entry<'_>, sys::napi_value)> = None;
     for (k, i) in (from..to).enumerate() {
-        // SAFETY: the caller's env and array.
+        let entry = book.get(i);
+        // SAFETY: the caller's env and array; `last`'s value was made in this call's scope.
         unsafe {
-            let value = entry_value(env, book.get(i), &mut scratch)?;
+            let value = match last {
+                Some((previous, value)) if previous == entry => value,
+                _ => entry_value(env, entry, &mut scratch)?,
+            };
+            last = Some((entry, value));
             check(sys::napi_set_element(env, array, at + k as u32, value), "store a log entry")?;
         }
     }
@@ -136,6 +145,8 @@ impl IsolateLogs {
         // SAFETY: a napi method runs on the main thread with its live env; `into` is its array.
         unsafe { fill(env.raw(), into.raw(), from as u32, &self.book, from, to)? };
         self.next = to;
+        // What has been read is the array's now: the book lets go of it as it goes.
+        self.book.release_before(to);
         if to == self.total {
             self.book = LogBook::default();
             return Ok(false);

@@ -1,7 +1,10 @@
 //! Log entries kept compactly, so output cannot multiply in the host: a program that prints its
 //! whole budget in one-byte pieces makes millions of entries, and an entry of its own allocation
-//! each (a `Text`: 32 bytes, plus a heap block) cost some 24 times the budget. Here all text is
-//! one buffer (Latin-1 entries one byte a unit, UTF-16 entries two) and each entry one `u64`.
+//! each (a `Text`: 32 bytes, plus a heap block) cost some 24 times the budget. Here text is kept in
+//! buffers of up to [`CHUNK`] entries each (Latin-1 entries one byte a unit, UTF-16 entries two)
+//! and each entry is one `u64`. Growing a chunk at a time never reallocates everything the book
+//! holds (which would leave the old copy with the allocator), and a book drained a slice at a time
+//! (`IsolateLogs::take`) lets go of each chunk once it has been read.
 
 use super::byte_meter::{fitting_prefix, json_string_cost, CodeUnits};
 use super::text::Text;
@@ -9,22 +12,35 @@ use super::text::Text;
 /// The top bit of an entry's end: its units are UTF-16 (two native-endian bytes each).
 const WIDE: u64 = 1 << 63;
 
+/// Entries per chunk.
+const CHUNK: usize = 1 << 14;
+
 #[derive(Default, Debug, Clone, PartialEq, Eq)]
 pub struct LogBook {
+    /// Entries `CHUNK * (released + k)..` are in `chunks[k]`.
+    chunks: Vec<Chunk>,
+    /// Entries in all, released ones included.
+    len: usize,
+    /// Leading chunks let go of by `release_before`.
+    released: usize,
+}
+
+#[derive(Default, Debug, Clone, PartialEq, Eq)]
+struct Chunk {
     text: Vec<u8>,
     /// Each entry's end in `text`, flagged [`WIDE`].
     ends: Vec<u64>,
 }
 
-/// One entry, borrowed from the book.
-#[derive(Clone, Copy)]
+/// One entry, borrowed from the book (equal when its kind and units are).
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Entry<'a> {
     Latin1(&'a [u8]),
     Utf16(Wide<'a>),
 }
 
 /// UTF-16 code units stored as native-endian byte pairs (the buffer has no u16 alignment).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Wide<'a>(&'a [u8]);
 
 impl Wide<'_> {
@@ -91,38 +107,46 @@ impl Entry<'_> {
 
 impl LogBook {
     pub fn len(&self) -> usize {
-        self.ends.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
+        self.len == 0
     }
 
     /// Appends an entry; UTF-16 text whose units all fit in a byte is kept as Latin-1.
     pub fn push(&mut self, text: &Text) {
+        if self.len.is_multiple_of(CHUNK) {
+            self.chunks.push(Chunk::default());
+        }
+        let chunk = self.chunks.last_mut().expect("a chunk was just made for this entry");
         match text {
             Text::Latin1(b) => {
-                self.text.extend_from_slice(b);
-                self.ends.push(self.text.len() as u64);
+                chunk.text.extend_from_slice(b);
+                chunk.ends.push(chunk.text.len() as u64);
             }
             Text::Utf16(u) if u.iter().all(|&c| c < 0x100) => {
-                self.text.extend(u.iter().map(|&c| c as u8));
-                self.ends.push(self.text.len() as u64);
+                chunk.text.extend(u.iter().map(|&c| c as u8));
+                chunk.ends.push(chunk.text.len() as u64);
             }
             Text::Utf16(u) => {
-                self.text.reserve(u.len() * 2);
+                chunk.text.reserve(u.len() * 2);
                 for unit in u {
-                    self.text.extend_from_slice(&unit.to_ne_bytes());
+                    chunk.text.extend_from_slice(&unit.to_ne_bytes());
                 }
-                self.ends.push(self.text.len() as u64 | WIDE);
+                chunk.ends.push(chunk.text.len() as u64 | WIDE);
             }
         }
+        self.len += 1;
     }
 
+    /// Entry `i`, which must not have been released.
     pub fn get(&self, i: usize) -> Entry<'_> {
-        let start = if i == 0 { 0 } else { (self.ends[i - 1] & !WIDE) as usize };
-        let end = self.ends[i];
-        let bytes = &self.text[start..(end & !WIDE) as usize];
+        let chunk = &self.chunks[i / CHUNK - self.released];
+        let j = i % CHUNK;
+        let start = if j == 0 { 0 } else { (chunk.ends[j - 1] & !WIDE) as usize };
+        let end = chunk.ends[j];
+        let bytes = &chunk.text[start..(end & !WIDE) as usize];
         if end & WIDE != 0 {
             Entry::Utf16(Wide(bytes))
         } else {
@@ -131,16 +155,34 @@ impl LogBook {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = Entry<'_>> + '_ {
-        (0..self.len()).map(|i| self.get(i))
+        (self.released * CHUNK..self.len).map(|i| self.get(i))
     }
 
     /// Keeps the first `n` entries.
     pub fn truncate(&mut self, n: usize) {
-        if n < self.ends.len() {
-            self.ends.truncate(n);
-            let end = self.ends.last().map_or(0, |e| (e & !WIDE) as usize);
-            self.text.truncate(end);
+        if n >= self.len {
+            return;
         }
+        self.chunks.truncate(n.div_ceil(CHUNK).saturating_sub(self.released));
+        if let Some(chunk) = self.chunks.last_mut().filter(|_| !n.is_multiple_of(CHUNK)) {
+            chunk.ends.truncate(n % CHUNK);
+            let end = chunk.ends.last().map_or(0, |e| (e & !WIDE) as usize);
+            chunk.text.truncate(end);
+        }
+        self.len = n;
+    }
+
+    /// Lets go of every chunk whose entries all come before entry `i` (they have been read);
+    /// entries from `i` on read as before. Released whole (`i` past the last entry), the book is
+    /// empty.
+    pub fn release_before(&mut self, i: usize) {
+        if i >= self.len {
+            *self = LogBook::default();
+            return;
+        }
+        let read = (i / CHUNK).saturating_sub(self.released).min(self.chunks.len());
+        self.chunks.drain(..read);
+        self.released += read;
     }
 
     /// Every entry as an owned text (for tests and small batches).
@@ -148,10 +190,12 @@ impl LogBook {
         self.iter().map(|e| e.to_text(e.units())).collect()
     }
 
-    /// Gives back memory the book no longer needs.
+    /// Gives back memory the book no longer needs (only the last chunk can have room to spare).
     pub fn shrink(&mut self) {
-        self.text.shrink_to_fit();
-        self.ends.shrink_to_fit();
+        if let Some(chunk) = self.chunks.last_mut() {
+            chunk.text.shrink_to_fit();
+            chunk.ends.shrink_to_fit();
+        }
     }
 }
 
@@ -206,6 +250,44 @@ mod tests {
         assert_eq!(book.to_texts()[3], Text::new("€"));
         // A one-byte entry costs its byte and its end.
         book.shrink();
-        assert_eq!(book.text.capacity() + book.ends.capacity() * 8, 3 + 2 + 4 * 8);
+        let chunk = &book.chunks[0];
+        assert_eq!(chunk.text.capacity() + chunk.ends.capacity() * 8, 3 + 2 + 4 * 8);
+    }
+
+    #[test]
+    fn chunks_are_filled_truncated_and_released_in_order() {
+        let entry =
+            |i: usize| if i.is_multiple_of(3) { Text::new(&format!("€{i}")) } else { Text::new(&i.to_string()) };
+        let n = 3 * CHUNK + 5;
+        let mut book = LogBook::default();
+        for i in 0..n {
+            book.push(&entry(i));
+        }
+        assert_eq!((book.len(), book.chunks.len()), (n, 4));
+        for i in [0, 1, CHUNK - 1, CHUNK, 2 * CHUNK + 7, n - 1] {
+            assert_eq!(book.get(i).to_text(book.get(i).units()), entry(i), "{i}");
+        }
+        // Truncating at a chunk's edge drops the chunks after it; inside one, cuts it.
+        let mut cut = book.clone();
+        cut.truncate(2 * CHUNK);
+        assert_eq!((cut.len(), cut.chunks.len()), (2 * CHUNK, 2));
+        cut.push(&Text::new("after"));
+        assert_eq!(cut.get(2 * CHUNK).to_text(5), Text::new("after"));
+        cut.truncate(CHUNK + 3);
+        assert_eq!(
+            (cut.len(), cut.chunks.len(), cut.to_texts().last().cloned()),
+            (CHUNK + 3, 2, Some(entry(CHUNK + 2)))
+        );
+        // Released chunks are gone; what is left reads as before.
+        book.release_before(CHUNK - 1);
+        assert_eq!(book.chunks.len(), 4);
+        book.release_before(2 * CHUNK + 1);
+        assert_eq!((book.chunks.len(), book.len()), (2, n));
+        assert_eq!(book.get(2 * CHUNK).to_text(book.get(2 * CHUNK).units()), entry(2 * CHUNK));
+        assert_eq!(book.iter().count(), n - 2 * CHUNK);
+        book.release_before(usize::MAX);
+        assert_eq!((book.chunks.len(), book.len()), (0, 0));
+        book.push(&Text::new("again"));
+        assert_eq!(book.to_texts(), vec![Text::new("again")]);
     }
 }
