@@ -3,6 +3,7 @@
 import type { Context, Service } from 'cordis'
 import type Schema from 'schemastery'
 import type {
+  CodeJsonValue,
   CodeRunRequest,
   CodeRunResult,
   CodeRunStats,
@@ -45,9 +46,56 @@ export interface CodeRuntime {
    * only on seam misuse: after disposal, or for invalid binding declarations.
    */
   run(request: CodeRunRequest): Promise<CodeRunResult>
+  /**
+   * Runs one program durably (docs/durable.md): its binding calls are journaled, a binding that
+   * throws `suspend(data)` pauses it, and `runDurable({ ...request, journal })` replays the
+   * journal and goes on from there. Rejects on misuse, and for a journal that is malformed or
+   * larger than `MAX_JOURNAL_BYTES`.
+   */
+  runDurable(request: CodeDurableRequest): Promise<CodeDurableResult>
   /** Stats of the most recently settled run, or `undefined` before any run. */
   lastRunStats(): CodeRunStats | undefined
 }
+
+/** A journal entry: one binding call the host answered, by its number in the program's order. */
+export type CodeJournalCall =
+  | { seq: number; name: string; args: CodeJsonValue; ok: true; value: CodeJsonValue }
+  | { seq: number; name: string; args: CodeJsonValue; ok: false; message: string }
+
+/** What `runDurable()` returns to keep, and takes back on resume: plain JSON, stored as it is. */
+export interface CodeJournal {
+  version: 1
+  calls: CodeJournalCall[]
+  /** The log entries of the attempt that returned it (not streamed again on resume). */
+  logs: string[]
+}
+
+export interface CodeDurableRequest extends CodeRunRequest {
+  /** The journal a previous attempt returned; absent for the first attempt. */
+  journal?: CodeJournal
+}
+
+/** Where a durable run paused: the call whose binding threw `suspend(data)`. */
+export interface CodeSuspension {
+  readonly seq: number
+  readonly name: string
+  readonly args: CodeJsonValue
+  readonly data: CodeJsonValue
+}
+
+/** `run()`'s result with the journal; a paused run has `suspended` instead of `value`/`error`. */
+export type CodeDurableResult = (CodeRunResult | { logs: string[]; suspended: CodeSuspension }) & { journal: CodeJournal }
+
+/** Thrown (or rejected with) by a binding to pause a durable run: `throw suspend({ approvalId })`. */
+export declare class RunSuspension extends Error {
+  readonly data: CodeJsonValue
+}
+/** The error a binding throws to pause `runDurable()`; `data` must be lossless JSON. */
+export declare function suspend(data?: CodeJsonValue): RunSuspension
+/** The journal format `runDurable()` writes and reads. */
+export declare const JOURNAL_VERSION: 1
+/** A journal's size at most, in bytes of JSON. */
+export declare const MAX_JOURNAL_BYTES: number
 
 /** TypeScript programs, each in a fresh V8 isolate on a thread of its own. */
 export declare class IsolateCodeRuntime extends Service implements CodeRuntime {
@@ -68,6 +116,7 @@ export declare class IsolateCodeRuntime extends Service implements CodeRuntime {
    */
   readonly sandbox: IsolateSandboxLayers
   run(request: CodeRunRequest): Promise<CodeRunResult>
+  runDurable(request: CodeDurableRequest): Promise<CodeDurableResult>
   lastRunStats(): CodeRunStats | undefined
 }
 
@@ -96,6 +145,7 @@ export declare class PythonCodeRuntime extends Service implements CodeRuntime {
    */
   readonly sandbox: PythonSandboxLayers
   run(request: CodeRunRequest): Promise<CodeRunResult>
+  runDurable(request: CodeDurableRequest): Promise<CodeDurableResult>
   lastRunStats(): CodeRunStats | undefined
 }
 

@@ -7,6 +7,8 @@ export const { IsolateCodeRuntime, PythonCodeRuntime } = defineCodeRuntimes(Serv
 export { defineCodeRuntimes }
 // The current seam (`ctx.ptcRuntime`), also at the `code-runtime-native/ptc` subpath.
 export { IsolatePtcRuntime, PythonPtcRuntime, definePtcRuntimes } from './ptc/index.mjs'
+// Durable runs (docs/durable.md): a binding throws `suspend(data)` to pause `runDurable()`.
+export { JOURNAL_VERSION, MAX_JOURNAL_BYTES, RunSuspension, suspend } from './durable.mjs'
 export {
   PORTABLE_RESERVED_WORDS,
   RESERVED_BINDING_GLOBALS,

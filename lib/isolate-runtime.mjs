@@ -8,7 +8,7 @@ import { RUN_AS_SCHEMA, readRunAs } from './run-as.mjs'
 import native from './native.mjs'
 import { DEFAULT_MAX_PENDING_CALLS, PREFIX, renderReason, renderRejection, unboundRunError, validatePendingCalls } from './request.mjs'
 import { inspectSandboxHelper, sandboxHelperError } from './sandbox-helper.mjs'
-import { disposeSessions, runSession, sessionState } from './session.mjs'
+import { disposeSessions, runDurableSession, runSession, sessionState } from './session.mjs'
 import { fitsBesideLogs } from './stop-clause.mjs'
 import { TRACING_SCHEMA, readTracing } from './tracing.mjs'
 
@@ -255,6 +255,17 @@ export function defineIsolateRuntime(Base) {
       const state = this?.[STATE]
       if (state === undefined) return Promise.reject(unboundRunError(this))
       return runIsolate(state, request)
+    }
+
+    /**
+     * Runs one program durably (docs/durable.md): `run()`'s result plus `journal`, or, when a
+     * binding threw `suspend(data)`, `suspended` instead of `value`/`error`. A later call with
+     * `{ ...request, journal }` replays the journaled calls and goes on from the paused one.
+     */
+    runDurable(request) {
+      const state = this?.[STATE]
+      if (state === undefined) return Promise.reject(unboundRunError(this))
+      return runDurableSession(ISOLATE, state, request)
     }
   }
   return IsolateCodeRuntime

@@ -11,7 +11,7 @@ import native from './native.mjs'
 import { DEFAULT_MAX_PENDING_CALLS, PREFIX, renderRejection, unboundRunError, validatePendingCalls } from './request.mjs'
 import { exactDigits } from './lossless.mjs'
 import { inspectSandboxHelper, sandboxHelperError } from './sandbox-helper.mjs'
-import { disposeSessions, runSession, sessionState } from './session.mjs'
+import { disposeSessions, runDurableSession, runSession, sessionState } from './session.mjs'
 import { TRACING_SCHEMA, readTracing } from './tracing.mjs'
 
 /** Where the bootstrap scripts ship inside the package. */
@@ -292,6 +292,17 @@ export function definePythonRuntime(Base) {
       const state = this?.[STATE]
       if (state === undefined) return Promise.reject(unboundRunError(this))
       return runPython(state, request)
+    }
+
+    /**
+     * Runs one program durably (docs/durable.md): `run()`'s result plus `journal`, or, when a
+     * binding threw `suspend(data)`, `suspended` instead of `value`/`error`. A later call with
+     * `{ ...request, journal }` replays the journaled calls and goes on from the paused one.
+     */
+    runDurable(request) {
+      const state = this?.[STATE]
+      if (state === undefined) return Promise.reject(unboundRunError(this))
+      return runDurableSession(PYTHON, state, request)
     }
   }
   return PythonCodeRuntime

@@ -9,6 +9,7 @@ import { CallLog, NO_CALLS } from './call-log.mjs'
 import { losslessJson } from './lossless.mjs'
 import native from './native.mjs'
 import { stopClause } from './stop-clause.mjs'
+import { Journal, divergenceMessage, isSuspension, readJournal, sameJson } from './durable.mjs'
 import {
   PREFIX, UNRENDERABLE, afterDisposalError, readNamespaces, renderRejection, validateNamespaces,
 } from './request.mjs'
@@ -115,6 +116,21 @@ export function runSession(backend, state, request, options = {}) {
   return runChannel.tracePromise(startRun, trace, undefined, backend, state, request, options, trace)
 }
 
+/**
+ * `runDurable(request)` for `backend` (lib/durable.mjs, docs/durable.md): `run()` with its binding
+ * calls journaled and replayed from `request.journal`. A malformed journal rejects before anything
+ * runs.
+ */
+export function runDurableSession(backend, state, request, options = {}) {
+  let journal
+  try {
+    journal = new Journal(readJournal(request?.journal))
+  } catch (error) {
+    return Promise.reject(error)
+  }
+  return runSession(backend, state, request, { ...options, durable: { journal, suspension: undefined, inFlight: 0 } })
+}
+
 async function startRun(backend, state, request, options, trace) {
   const seam = options.seam ?? CODE_SEAM
   if (state.disposed) throw afterDisposalError()
@@ -131,6 +147,7 @@ async function startRun(backend, state, request, options, trace) {
     runSpan: startRunSpan(state.tracing, LANGUAGE[backend.dialect]),
     calls: undefined,
     backend,
+    durable: options.durable,
   }
   if (options.refuse !== undefined) {
     const { kind, message } = options.refuse
@@ -234,6 +251,8 @@ class Session {
     // `RunOptions.maxMessageBytes`, and the bytes of arguments of the calls in flight.
     this.messageCap = undefined
     this.pendingBytes = 0
+    // Log entries streamed so far (a resumed durable run skips those it printed before).
+    this.logged = 0
   }
 
   start(plan) {
@@ -308,6 +327,13 @@ class Session {
     const seq = this.calls.count
     // A call the program made after its abort never reaches the host.
     if (this.aborted) return
+    const durable = this.ending.durable
+    if (durable !== undefined) {
+      // Paused: the run ends once the calls already with the host have settled.
+      if (durable.suspension !== undefined) return
+      const entry = durable.journal.replay(seq)
+      if (entry !== undefined) return this.replay(seq, name, JSONParse(payload), entry, record, reply)
+    }
     let held = this.admit(argBytes)
     if (held === undefined) return
     const span = this.ending.runSpan === undefined ? undefined : startCallSpan(this.ending.runSpan, seq, name, payload)
@@ -334,6 +360,7 @@ class Session {
       this.calls.settled(record)
       release()
       const text = capped(message)
+      if (durable !== undefined && this.journaled(seq, name, arg, false, text)) return
       nextTick(() => {
         if (!this.settled && !this.aborting()) answer(false, JSONStringify(text), { type, message: text })
       })
@@ -345,6 +372,12 @@ class Session {
       if (this.settled) return
       this.calls.settled(record)
       release()
+      if (durable !== undefined) {
+        // Journaled as the host settled it, whether or not the program is answered.
+        const json = losslessJson(value, this.backend.numberText)
+        const ok = json !== undefined
+        if (this.journaled(seq, name, arg, ok, ok ? JSONParse(json) : capped('binding resolution must be lossless JSON'))) return
+      }
       nextTick(() => this.guard(() => {
         if (this.settled || this.aborting()) return
         const json = losslessJson(value, this.backend.numberText)
@@ -360,6 +393,7 @@ class Session {
       }))
     }
     const arg = JSONParse(payload)
+    if (durable !== undefined) durable.inFlight++
     // The host's function's own promise, once called (a throwing tracer must not lose it).
     let invoked
     const host = () => (invoked = (async () => namespace.call(index, arg))())
@@ -377,7 +411,8 @@ class Session {
     }
     settles
       .then(resolve, (error) => {
-        if (isBindingMissing(error)) fail(error.message, 'unknown-binding')
+        if (durable !== undefined && isSuspension(error)) this.suspend(seq, name, arg, error.data)
+        else if (isBindingMissing(error)) fail(error.message, 'unknown-binding')
         else fail(renderRejection(error), span === undefined ? undefined : errorType(error))
       })
       .catch((error) => {
@@ -385,6 +420,51 @@ class Session {
           fail(renderRejection(error), '_OTHER')
         } catch {}
       })
+  }
+
+  /**
+   * A durable run's call `seq` the journal answers: the same call as the journal's at that number,
+   * answered as the host answered it then (never calling the host), or the run ends: it diverged.
+   */
+  replay(seq, name, arg, entry, record, reply) {
+    if (entry.name !== name || !sameJson(entry.args, arg)) {
+      this.handle?.abort(divergenceMessage(seq, entry, name, arg), 'exception')
+      return
+    }
+    const json = entry.ok ? losslessJson(entry.value, this.backend.numberText) : JSONStringify(entry.message)
+    this.calls.settled(record)
+    nextTick(() => {
+      if (this.settled || this.aborting()) return
+      this.calls.answered(record, entry.ok, byteLength(json))
+      reply(entry.ok, json)
+    })
+  }
+
+  /**
+   * A durable run's call settled with the host: journaled. True when the run is pausing, so the
+   * program is not answered (the run ends once no call is with the host).
+   */
+  journaled(seq, name, arg, ok, valueOrMessage) {
+    const durable = this.ending.durable
+    durable.journal.record(seq, name, arg, ok, valueOrMessage)
+    durable.inFlight--
+    if (durable.suspension === undefined) return false
+    this.endPaused()
+    return true
+  }
+
+  /** A binding paused the durable run at call `seq` (the first pause wins). */
+  suspend(seq, name, arg, data) {
+    const durable = this.ending.durable
+    durable.inFlight--
+    if (durable.suspension === undefined) durable.suspension = Object.freeze({ seq, name, args: arg, data })
+    this.endPaused()
+  }
+
+  /** Ends a paused run once every call the host was running has settled and been journaled. */
+  endPaused() {
+    const durable = this.ending.durable
+    if (!this.settled && durable.inFlight === 0) this.handle?.abort(`${PREFIX}the run paused at call #${durable.suspension.seq}`, 'abort')
   }
 
   /**
@@ -416,6 +496,9 @@ class Session {
 
   /** A log entry the ledger admitted, for `onLog` (an observer never changes the result). */
   log(text) {
+    // On a resumed durable run the entries the paused attempt printed were shown already.
+    const durable = this.ending.durable
+    if (durable !== undefined && this.logged++ < durable.journal.logs.length) return
     callQuietly(this.onLog, text)
   }
 
@@ -453,7 +536,7 @@ function byteLength(text) {
  * Records the stats (with the run's calls), tells the observer, ends the run's traces, and gives
  * the result exactly the seam's shape.
  */
-function finish(state, report, { onStats, seam, trace, runSpan, calls, backend }) {
+function finish(state, report, { onStats, seam, trace, runSpan, calls, backend, durable }) {
   let stats
   if (report.stats !== undefined) {
     // One frozen object for the observer and lastRunStats(): neither can change the other's.
@@ -476,6 +559,14 @@ function finish(state, report, { onStats, seam, trace, runSpan, calls, backend }
     result.error = { kind: seam.kind(kind), message: text }
   }
   else if (ObjectHasOwn(report, 'value')) result.value = report.value
+  if (durable !== undefined) {
+    // The attempt's journal, and where it paused instead of how it ended (docs/durable.md).
+    if (durable.suspension !== undefined && result.error?.kind === seam.kind('abort')) {
+      delete result.error
+      result.suspended = durable.suspension
+    }
+    result.journal = durable.journal.toJSON(result.logs)
+  }
   if (trace !== undefined) trace.stats = stats
   if (runSpan !== undefined) endRunSpan(runSpan, stats, result.error)
   return result

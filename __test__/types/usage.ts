@@ -5,6 +5,8 @@ import PythonRuntime from 'code-runtime-native/python'
 import PtcRuntimeSubpath, { PtcService, filePlan, type FilePlan } from 'code-runtime-native/ptc'
 import DefaultRuntime, {
   type CodeCallRecord,
+  type CodeJournal,
+  suspend,
   type CodeRunRequest,
   type CodeRunResult,
   type CodeRunFailureKind,
@@ -83,6 +85,14 @@ export async function usage(ctx: Context): Promise<string> {
   const counted: number | undefined = ctx.codeRuntime.lastRunStats()?.callCount
   const stoppedLine: number | undefined = ctx.codeRuntime.lastRunStats()?.stoppedAt?.line
   void stoppedLine
+  // Durable runs: a binding pauses the run with suspend(); the journal comes back on resume.
+  const tools = { global: 'tools', functions: { approve: (): never => { throw suspend({ approval: 7 }) } } }
+  const first = await ctx.codeRuntime.runDurable({ program: 'return await tools.approve({})', bindings: [tools] })
+  const journal: CodeJournal = first.journal
+  const pausedAt: number | undefined = 'suspended' in first ? first.suspended.seq : undefined
+  const resumed = await ctx.codeRuntime.runDurable({ program: 'return await tools.approve({})', bindings: [tools], journal })
+  void pausedAt
+  void resumed
   void traced
   void outcomes
   void counted

@@ -1,0 +1,211 @@
+// Durable runs (docs/durable.md): a binding that needs a human's approval throws `suspend(data)`,
+// the run pauses with a journal of every call the host answered, and a later `runDurable()` with
+// that journal replays it (never calling a journaled tool again) and goes on from the paused call.
+// What the host hands back is input: a malformed, tampered or oversized journal is refused before
+// anything runs, and a program that does not make the journal's calls ends, saying where.
+import { Context } from 'cordis'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { IsolateCodeRuntime, MAX_JOURNAL_BYTES, PythonCodeRuntime, suspend } from '../lib/index.mjs'
+import native from '../lib/native.mjs'
+import { PYTHON } from './python-helpers.mjs'
+
+vi.setConfig({ testTimeout: 30_000, hookTimeout: 20_000 })
+
+const RUNTIMES = [
+  ...(native.containedIsolatesAvailable() ? [['typescript', 'process']] : []),
+  ['typescript', 'thread'],
+  ['python', undefined],
+]
+
+/** The programs, in each language: the same calls and the same value. */
+const PROGRAMS = {
+  typescript: {
+    approval: "console.log('before')\nconst a = await tools.fetch({ q: 'x' })\nconst ok = await tools.approve({ amount: a.n })\nconsole.log('after')\nconst b = await tools.fetch({ q: 'y' })\nreturn [a.n, ok, b.n]",
+    gathered: "const [a, ok, b] = await Promise.all([tools.fetch({ q: 'x' }), tools.approve({ amount: 1 }), tools.fetch({ q: 'y' })])\nreturn [a.n, ok, b.n]",
+    other: "return await tools.fetch({ q: 'other' })",
+  },
+  python: {
+    approval: 'print("before")\na = await tools.fetch({"q": "x"})\nok = await tools.approve({"amount": a["n"]})\nprint("after")\nb = await tools.fetch({"q": "y"})\nreturn [a["n"], ok, b["n"]]',
+    gathered: 'import asyncio\na, ok, b = await asyncio.gather(tools.fetch({"q": "x"}), tools.approve({"amount": 1}), tools.fetch({"q": "y"}))\nreturn [a["n"], ok, b["n"]]',
+    other: 'return await tools.fetch({"q": "other"})',
+  },
+}
+
+/** A host whose `approve` pauses until it is approved, counting every call that reached it. */
+function host() {
+  const seen = []
+  let approved = false
+  let n = 0
+  const bindings = [{
+    global: 'tools',
+    functions: {
+      fetch: async ({ q }) => (seen.push(`fetch ${q}`), { q, n: ++n }),
+      approve: async ({ amount }) => {
+        seen.push(`approve ${amount}`)
+        if (!approved) throw suspend({ approval: `pay ${amount}` })
+        return 'approved'
+      },
+    },
+  }]
+  return { bindings, seen, approve: () => (approved = true) }
+}
+
+describe.each(RUNTIMES)('%s (%s)', (language, containment) => {
+  let ctx
+  let fiber
+  let runtime
+  const load = async () => {
+    const c = new Context()
+    const f = await c.plugin(language === 'python' ? PythonCodeRuntime : IsolateCodeRuntime, language === 'python' ? { pythonBin: PYTHON } : { containment })
+    return { ctx: c, fiber: f, runtime: c.codeRuntime }
+  }
+  beforeAll(async () => {
+    ;({ ctx, fiber, runtime } = await load())
+  })
+  afterAll(() => fiber.dispose())
+  const P = PROGRAMS[language]
+
+  it('pauses at the approval, and resumes after it without calling any tool twice', async () => {
+    const h = host()
+    const first = await runtime.runDurable({ program: P.approval, bindings: h.bindings })
+    expect(first).toStrictEqual({
+      logs: ['before'],
+      suspended: { seq: 2, name: 'tools.approve', args: { amount: 1 }, data: { approval: 'pay 1' } },
+      journal: { version: 1, calls: [{ seq: 1, name: 'tools.fetch', args: { q: 'x' }, ok: true, value: { q: 'x', n: 1 } }], logs: ['before'] },
+    })
+    expect(Object.isFrozen(first.suspended)).toBe(true)
+    h.approve()
+    // The journal as a host stores it: JSON text, read back later.
+    const journal = JSON.parse(JSON.stringify(first.journal))
+    const streamed = []
+    const resumed = await runtime.runDurable({ program: P.approval, bindings: h.bindings, journal, onLog: (t) => streamed.push(t) })
+    expect(resumed.value).toStrictEqual([1, 'approved', 2])
+    expect(resumed.logs).toStrictEqual(['before', 'after'])
+    // What the paused attempt printed was shown already.
+    expect(streamed).toStrictEqual(['after'])
+    expect(resumed.journal.calls.map((c) => `${c.seq} ${c.name}`)).toStrictEqual(['1 tools.fetch', '2 tools.approve', '3 tools.fetch'])
+    // fetch x once, approve twice (paused, then approved), fetch y once.
+    expect(h.seen).toStrictEqual(['fetch x', 'approve 1', 'approve 1', 'fetch y'])
+    // The value an uninterrupted run with the approval gives.
+    const straight = host()
+    straight.approve()
+    expect((await runtime.runDurable({ program: P.approval, bindings: straight.bindings })).value).toStrictEqual(resumed.value)
+  })
+
+  it('a pause among concurrent calls waits for the others, journals them, and replays them', async () => {
+    const h = host()
+    const first = await runtime.runDurable({ program: P.gathered, bindings: h.bindings })
+    expect(first.suspended).toStrictEqual({ seq: 2, name: 'tools.approve', args: { amount: 1 }, data: { approval: 'pay 1' } })
+    // Call 1 was with the host when the run paused: journaled. Call 3 is journaled too when it
+    // reached the host before the pause did; after it, it never reaches the host.
+    const journaled = first.journal.calls.map((c) => c.seq)
+    expect([[1], [1, 3]]).toContainEqual(journaled)
+    h.approve()
+    const resumed = await runtime.runDurable({ program: P.gathered, bindings: h.bindings, journal: first.journal })
+    expect(resumed.value).toStrictEqual([1, 'approved', 2])
+    expect(resumed.journal.calls.map((c) => c.seq)).toStrictEqual([1, 2, 3])
+    // No tool ran twice: each fetch once over both attempts.
+    expect(h.seen.filter((s) => s.startsWith('fetch'))).toStrictEqual(['fetch x', 'fetch y'])
+  })
+
+  it('a host restart: a new runtime resumes the journal', async () => {
+    const h = host()
+    const first = await runtime.runDurable({ program: P.approval, bindings: h.bindings })
+    const stored = JSON.stringify(first.journal)
+    h.approve()
+    const next = await load()
+    try {
+      const resumed = await next.runtime.runDurable({ program: P.approval, bindings: h.bindings, journal: JSON.parse(stored) })
+      expect(resumed.value).toStrictEqual([1, 'approved', 2])
+    } finally {
+      await next.fiber.dispose()
+    }
+  })
+
+  it('a program that does not make the journal\'s call ends, saying where it diverged', async () => {
+    const h = host()
+    const first = await runtime.runDurable({ program: P.approval, bindings: h.bindings })
+    const diverged = await runtime.runDurable({ program: P.other, bindings: h.bindings, journal: first.journal })
+    expect(diverged.error.kind).toBe('exception')
+    expect(diverged.error.message).toBe(
+      'replay diverged at call #1: the journal has tools.fetch({"q":"x"}) there, the program called tools.fetch({"q":"other"}). ' +
+        'A durable program must make the same calls with the same arguments on every attempt: what decides them must not come from randomness, clocks or anything the tools return differently',
+    )
+    // The journaled call was never made again.
+    expect(h.seen).toStrictEqual(['fetch x', 'approve 1'])
+  })
+
+  it('pause, then an abort of the resumed run: the abort, with the journal', async () => {
+    const h = host()
+    const first = await runtime.runDurable({ program: P.approval, bindings: h.bindings })
+    const abort = new AbortController()
+    abort.abort('cancelled by the user')
+    const aborted = await runtime.runDurable({ program: P.approval, bindings: h.bindings, journal: first.journal, signal: abort.signal })
+    expect(aborted.error).toStrictEqual({ kind: 'abort', message: 'cancelled by the user' })
+    expect(aborted.journal).toStrictEqual(first.journal)
+  })
+
+  it('run() is untouched: suspend() there fails the call, and no journal is added', async () => {
+    const h = host()
+    const result = await runtime.run({ program: P.approval, bindings: h.bindings })
+    expect(Object.keys(result).sort()).toStrictEqual(['error', 'logs'])
+    expect(result.error.message).toContain('suspend() pauses a run only under runDurable(); this run is not durable')
+  })
+})
+
+describe('what a host hands back is checked before anything runs', () => {
+  let fiber
+  let runtime
+  beforeAll(async () => {
+    const ctx = new Context()
+    fiber = await ctx.plugin(IsolateCodeRuntime, { containment: 'thread' })
+    runtime = ctx.codeRuntime
+  })
+  afterAll(() => fiber.dispose())
+  const entry = { seq: 1, name: 'tools.fetch', args: {}, ok: true, value: 1 }
+  const journal = (fields) => ({ version: 1, calls: [], logs: [], ...fields })
+
+  it.each([
+    ['not an object', [], 'must be an object'],
+    ['a string', 'journal', 'must be an object'],
+    ['another version', journal({ version: 2 }), 'is version 2, not 1'],
+    ['an unknown key', journal({ extra: 1 }), 'must have exactly version, calls and logs (it has calls,extra,logs,version)'],
+    ['logs that are not strings', journal({ logs: [1] }), 'logs must be an array of strings'],
+    ['an entry with an unknown key', journal({ calls: [{ ...entry, at: 1 }] }), 'calls[0] must have exactly args, name, ok, seq, value'],
+    ['numbers out of order', journal({ calls: [{ ...entry, seq: 2 }, entry] }), 'calls[1].seq must be an integer above the one before it'],
+    ['a repeated number', journal({ calls: [entry, entry] }), 'calls[1].seq must be an integer above the one before it'],
+    ['a failure without its message', journal({ calls: [{ seq: 1, name: 'tools.fetch', args: {}, ok: false, message: 3 }] }), 'calls[0].message must be a string'],
+  ])('%s', async (_, bad, message) => {
+    const run = runtime.runDurable({ program: 'return 1', bindings: [], journal: bad })
+    await expect(run).rejects.toThrow(`code-runtime-native: request.journal ${message}; pass the journal a previous runDurable() returned, unchanged`)
+  })
+
+  it('a journal larger than MAX_JOURNAL_BYTES is refused', async () => {
+    const big = journal({ logs: ['x'.repeat(MAX_JOURNAL_BYTES)] })
+    await expect(runtime.runDurable({ program: 'return 1', bindings: [], journal: big })).rejects.toThrow(
+      `request.journal is larger than ${MAX_JOURNAL_BYTES} bytes of JSON`,
+    )
+  })
+
+  it('a journal that is not JSON (a cycle, a BigInt) is refused', async () => {
+    const cyclic = journal({})
+    cyclic.calls.push(cyclic)
+    await expect(runtime.runDurable({ program: 'return 1', bindings: [], journal: cyclic })).rejects.toThrow('request.journal is not JSON')
+    await expect(runtime.runDurable({ program: 'return 1', bindings: [], journal: journal({ logs: [1n] }) })).rejects.toThrow('request.journal is not JSON')
+  })
+
+  it('a forged answer is what the program sees (the host owns its journal), and a tool is never called for it', async () => {
+    let called = 0
+    const bindings = [{ global: 'tools', functions: { fetch: () => ++called } }]
+    const forged = journal({ calls: [{ seq: 1, name: 'tools.fetch', args: { q: 1 }, ok: false, message: 'from the journal' }] })
+    const result = await runtime.runDurable({ program: 'try { await tools.fetch({ q: 1 }) } catch (e) { return e.message }', bindings, journal: forged })
+    expect(result.value).toBe('from the journal')
+    expect(called).toBe(0)
+  })
+
+  it('suspend(data) takes lossless JSON only', () => {
+    expect(() => suspend({ at: new Date() })).toThrow('code-runtime-native: suspend(data): data must be lossless JSON')
+    expect(() => suspend(1n)).toThrow(TypeError)
+    expect(suspend().data).toBe(null)
+  })
+})
