@@ -102,6 +102,15 @@ describe('the CPU budget', () => {
   })
 })
 
+it('a CPU budget past what a timer can hold leaves the kernel\'s limit alone, and runs', async () => {
+  const { fiber: huge, runtime } = await load(PythonCodeRuntime, { cpuSeconds: 9007199254740990 })
+  try {
+    expect(await runtime.run({ program: 'return 1', bindings: [] })).toStrictEqual({ logs: [], value: 1 })
+  } finally {
+    await huge.dispose()
+  }
+})
+
 it('no location when nothing of the program ran, or the run ended another way', async () => {
   for (const [program, ended] of [
     ['await tools.wait({})', 'timeout'], // awaiting a binding: stats.calls shows it in flight

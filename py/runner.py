@@ -817,7 +817,10 @@ def main(
         left = cpu_limit[0] - CPU_MARGIN - (me.ru_utime + me.ru_stime)
         if left > 0:
             set_handler(signal.SIGPROF, lambda signum, frame: stopped_then_die(frame, SIGXCPU))
-            signal.setitimer(signal.ITIMER_PROF, left)
+            try:
+                signal.setitimer(signal.ITIMER_PROF, left)
+            except (OverflowError, OSError, ValueError):
+                pass  # a limit past what a timer can hold (cpuSeconds up to 2^53): the kernel's alone
 
     try:
         if loop_runner is None:
