@@ -49,7 +49,8 @@ export interface CodeRunStats {
    * Where the program was when a budget, an abort or a protocol breach stopped it while its code
    * ran (TypeScript in both tiers, Python): its innermost frame, in the program's own
    * coordinates (docs/tracing.md#where-a-run-stopped).
-   * Absent when it was waiting (on a binding, a timer), for the heap cap, and for every other end.
+   * TypeScript's heap cap included. Absent when it was waiting (on a binding, a timer), and for
+   * every other end.
    */
   stoppedAt?: CodeStoppedAt
   /**

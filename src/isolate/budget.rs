@@ -223,7 +223,9 @@ fn heap_limit_reached(guard: &HeapGuard, current: usize) -> usize {
     if new_refusal && guard.external_grants.fetch_add(1, Ordering::Relaxed) < MAX_EXTERNAL_GRANTS {
         return current.saturating_add(EXTERNAL_HEADROOM);
     }
-    guard.shared.claim(Terminal::Failed(FailureKind::WorkerExit, Text::new(&heap_limit_message(guard.limit_mb))));
+    guard
+        .shared
+        .claim_at_heap_limit(Terminal::Failed(FailureKind::WorkerExit, Text::new(&heap_limit_message(guard.limit_mb))));
     // One grant, never repeated: the isolate is terminating and only needs to unwind. A second
     // exhaustion lets V8 take its fatal path, which ends a sandbox process (contained) or, on a
     // host thread, the host: the thread tier cannot contain a program that outgrows the grant.

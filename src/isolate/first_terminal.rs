@@ -138,12 +138,25 @@ impl RunShared {
     /// Claims the terminal event; returns false when another one already won.
     /// Stops the isolate (from any thread) and wakes its event loop when this claim wins.
     pub fn claim(&self, terminal: Terminal) -> bool {
+        self.claim_from(terminal, false)
+    }
+
+    /// The heap cap's claim, made once the near-heap-limit callback granted its headroom: the
+    /// program's frame can be read within it.
+    pub fn claim_at_heap_limit(&self, terminal: Terminal) -> bool {
+        self.claim_from(terminal, true)
+    }
+
+    fn claim_from(&self, terminal: Terminal, heap: bool) -> bool {
         // A budget, an abort or a protocol breach while program code runs: the isolate thread
-        // records where the program was before it stops (`stop.rs`). The heap cap stops at once
-        // (no allocation near the limit), as does every claim while the thread waits.
-        let locate =
-            matches!(&terminal, Terminal::Failed(FailureKind::Timeout | FailureKind::Abort | FailureKind::Protocol, _))
-                && !self.waiting.load(Ordering::Acquire);
+        // records where the program was before it stops (`stop.rs`). Every claim while the
+        // thread waits stops at once.
+        let locate = (heap
+            || matches!(
+                &terminal,
+                Terminal::Failed(FailureKind::Timeout | FailureKind::Abort | FailureKind::Protocol, _)
+            ))
+            && !self.waiting.load(Ordering::Acquire);
         let observed = match (&terminal, self.observer.get()) {
             (Terminal::Failed(kind, text), Some(_)) => Some((*kind, text.clone())),
             _ => None,
