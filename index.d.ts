@@ -432,6 +432,16 @@ export declare function forgeContainedIsolateRun(scenario: string, maxOutputByte
  */
 export declare function forgeContainedIsolateRuns(scenario: string, maxOutputBytes: number, programs: Array<string>, maxRunsPerProcess: number): string
 
+/** What makes an attempt of a durable run see what every other attempt saw. */
+export interface IsolateDurable {
+  /** The journal's seed: 16 lowercase hexadecimal digits. */
+  seed: string
+  /** The journal's clock: milliseconds since the epoch when the run first started. */
+  clockMs: number
+  /** How many calls the journal answers. */
+  replayedCalls: number
+}
+
 /** A result decided before any isolate exists (a pre-aborted signal), through a fresh ledger. */
 export declare function isolateFreshFailure(kind: FailureKind, message: string, maxOutputBytes: number): IsolateReport
 
@@ -477,6 +487,8 @@ export interface IsolateRunOptions {
    * console does not know (not 20, 22, 24 or 26): the newest LTS it supports.
    */
   nodeMajor?: number
+  /** A durable attempt's seed and clock (docs/durable.md#determinism); absent for `run()`. */
+  durable?: IsolateDurable
 }
 
 /** The hardening layers of the sandbox processes, as the first one reported them. */

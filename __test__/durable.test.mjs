@@ -71,8 +71,18 @@ describe.each(RUNTIMES)('%s (%s)', (language, containment) => {
     expect(first).toStrictEqual({
       logs: ['before'],
       suspended: { seq: 2, name: 'tools.approve', args: { amount: 1 }, data: { approval: 'pay 1' } },
-      journal: { version: 1, calls: [{ seq: 1, name: 'tools.fetch', args: { q: 'x' }, ok: true, value: { q: 'x', n: 1 } }], logs: ['before'] },
+      journal: {
+        version: 2,
+        seed: expect.stringMatching(/^[0-9a-f]{16}$/),
+        clock: expect.any(Number),
+        // The time zone and locale programs see (Python's are not checked yet).
+        zone: language === 'python' ? null : expect.stringMatching(/^\S+ \S+$/),
+        calls: [{ seq: 1, name: 'tools.fetch', args: { q: 'x' }, ok: true, value: { q: 'x', n: 1 } }],
+        logs: ['before'],
+      },
     })
+    expect(Math.abs(first.journal.clock - Date.now())).toBeLessThan(60_000)
+    if (containment === 'process') expect(first.journal.zone).toBe('UTC en-US')
     expect(Object.isFrozen(first.suspended)).toBe(true)
     h.approve()
     // The journal as a host stores it: JSON text, read back later.
@@ -163,13 +173,20 @@ describe('what a host hands back is checked before anything runs', () => {
   })
   afterAll(() => fiber.dispose())
   const entry = { seq: 1, name: 'tools.fetch', args: {}, ok: true, value: 1 }
-  const journal = (fields) => ({ version: 1, calls: [], logs: [], ...fields })
+  const journal = (fields) => ({ version: 2, seed: '0123456789abcdef', clock: 1_700_000_000_000, zone: null, calls: [], logs: [], ...fields })
 
   it.each([
     ['not an object', [], 'must be an object'],
     ['a string', 'journal', 'must be an object'],
-    ['another version', journal({ version: 2 }), 'is version 2, not 1'],
-    ['an unknown key', journal({ extra: 1 }), 'must have exactly version, calls and logs (it has calls,extra,logs,version)'],
+    ['another version', journal({ version: 1 }), 'is version 1, not 2'],
+    ['an unknown key', journal({ extra: 1 }), 'must have exactly version, seed, clock, zone, calls and logs (it has calls,clock,extra,logs,seed,version,zone)'],
+    ['no seed', (({ seed, ...rest }) => rest)(journal({})), 'must have exactly version, seed, clock, zone, calls and logs (it has calls,clock,logs,version,zone)'],
+    ['a seed that is not 16 hexadecimal digits', journal({ seed: '0123456789ABCDEF' }), 'seed must be 16 lowercase hexadecimal digits'],
+    ['a short seed', journal({ seed: 'abc' }), 'seed must be 16 lowercase hexadecimal digits'],
+    ['a clock that is not whole milliseconds', journal({ clock: 1.5 }), 'clock must be whole milliseconds since the epoch'],
+    ['a clock past what a Date holds', journal({ clock: 8.64e15 + 1 }), 'clock must be whole milliseconds since the epoch'],
+    ['a zone that is not a string', journal({ zone: 7 }), 'zone must be null or a time zone and locale (a string of 200 characters at most)'],
+    ['a zone too long', journal({ zone: 'x'.repeat(201) }), 'zone must be null or a time zone and locale (a string of 200 characters at most)'],
     ['logs that are not strings', journal({ logs: [1] }), 'logs must be an array of strings'],
     ['an entry with an unknown key', journal({ calls: [{ ...entry, at: 1 }] }), 'calls[0] must have exactly args, name, ok, seq, value'],
     ['numbers out of order', journal({ calls: [{ ...entry, seq: 2 }, entry] }), 'calls[1].seq must be an integer above the one before it'],

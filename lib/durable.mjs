@@ -5,12 +5,16 @@
 // The journal is the host's to store and hand back; it is input like any other, checked whole
 // before anything runs. Calls are numbered as they reach the host, which is the order the program
 // made them (lib/call-log.mjs), so calls started together keep their numbers on every attempt.
+// The journal also holds what makes every attempt see the same world (docs/durable.md#determinism):
+// the seed its randomness is drawn from, the clock it started at, and the time zone and locale
+// its first attempt ran in.
 
+import { randomBytes } from 'node:crypto'
 import { losslessJson } from './lossless.mjs'
 import { PREFIX } from './request.mjs'
 
 /** The journal's format; a journal of another version is refused. */
-export const JOURNAL_VERSION = 1
+export const JOURNAL_VERSION = 2
 /** A journal's size at most, in bytes of JSON (its calls' arguments and results, and its logs). */
 export const MAX_JOURNAL_BYTES = 64 * 1024 * 1024
 /** How much of a call's arguments a divergence message shows. */
@@ -55,12 +59,21 @@ export function isSuspension(error) {
 const refuse = (what) =>
   new TypeError(`${PREFIX}request.journal ${what}; pass the journal a previous runDurable() returned, unchanged`)
 
+const SEED = /^[0-9a-f]{16}$/
+/** Milliseconds either side of the epoch a `Date` can hold. */
+const MAX_CLOCK = 8.64e15
+/** A time zone and locale's length at most (`Europe/Berlin de-DE`). */
+const MAX_ZONE = 200
+
 /**
- * The journal of `request.journal` checked whole: `{ calls: Map<seq, entry>, logs }`, or a
- * TypeError naming what is wrong. An absent journal is an empty one.
+ * The journal of `request.journal` checked whole: `{ calls: Map<seq, entry>, logs, seed, clock,
+ * zone }`, or a TypeError naming what is wrong. An absent journal is an empty one with a new seed,
+ * the clock at now and no zone yet (the attempt's own).
  */
 export function readJournal(journal) {
-  if (journal === undefined || journal === null) return { calls: new Map(), logs: [] }
+  if (journal === undefined || journal === null) {
+    return { calls: new Map(), logs: [], seed: randomBytes(8).toString('hex'), clock: Date.now(), zone: undefined, last: 0 }
+  }
   let text
   try {
     text = JSONStringify(journal)
@@ -74,8 +87,15 @@ export function readJournal(journal) {
   // From its own JSON: getters ran once, above; what is checked is what will be used.
   const parsed = JSON.parse(text)
   const keys = ObjectKeys(parsed).sort().join()
-  if (keys !== 'calls,logs,version') throw refuse(`must have exactly version, calls and logs (it has ${keys || 'nothing'})`)
+  if (keys !== 'calls,clock,logs,seed,version,zone') {
+    throw refuse(`must have exactly version, seed, clock, zone, calls and logs (it has ${keys || 'nothing'})`)
+  }
   if (parsed.version !== JOURNAL_VERSION) throw refuse(`is version ${JSONStringify(parsed.version)}, not ${JOURNAL_VERSION}`)
+  if (typeof parsed.seed !== 'string' || !SEED.test(parsed.seed)) throw refuse('seed must be 16 lowercase hexadecimal digits')
+  if (!Number.isSafeInteger(parsed.clock) || Math.abs(parsed.clock) > MAX_CLOCK) throw refuse('clock must be whole milliseconds since the epoch')
+  if (parsed.zone !== null && (typeof parsed.zone !== 'string' || parsed.zone.length > MAX_ZONE)) {
+    throw refuse(`zone must be null or a time zone and locale (a string of ${MAX_ZONE} characters at most)`)
+  }
   if (!ArrayIsArray(parsed.logs) || !parsed.logs.every((entry) => typeof entry === 'string')) throw refuse('logs must be an array of strings')
   if (!ArrayIsArray(parsed.calls)) throw refuse('calls must be an array')
   const calls = new Map()
@@ -92,7 +112,20 @@ export function readJournal(journal) {
     last = entry.seq
     calls.set(entry.seq, ObjectFreeze(entry))
   }
-  return { calls, logs: parsed.logs }
+  return { calls, logs: parsed.logs, seed: parsed.seed, clock: parsed.clock, zone: parsed.zone ?? undefined, last }
+}
+
+/**
+ * The journal's zone checked against the one this runtime's programs see: an attempt elsewhere
+ * would format the same clock differently. A first attempt takes the runtime's.
+ */
+export function checkZone(journal, zone) {
+  if (journal.zone === undefined || zone === undefined || journal.zone === zone) return
+  throw new Error(
+    `${PREFIX}request.journal was written where programs saw the time zone and locale ${JSONStringify(journal.zone)}; ` +
+      `this runtime's programs see ${JSONStringify(zone)}. Resume it on a runtime whose programs see the same ` +
+      "(a sandbox process's are always UTC en-US; a host thread's are the host's TZ and LANG)",
+  )
 }
 
 /** Whether two JSON values are equal, key order aside (a host's store may reorder keys). */
@@ -134,10 +167,15 @@ export function divergenceMessage(seq, entry, name, args) {
  * host answered (`ok`, the reply's value or the failure's message), in call order.
  */
 export class Journal {
-  constructor({ calls, logs }) {
+  constructor({ calls, logs, seed, clock, zone, last }) {
     this.replayed = calls
     this.added = new Map()
     this.logs = logs
+    this.seed = seed
+    this.clock = clock
+    this.zone = zone
+    /** How many calls the journal answers: the attempt replays until its program has made them. */
+    this.replayedCalls = last
   }
 
   /** The entry call `seq` replays, if the journal has one. */
@@ -157,6 +195,7 @@ export class Journal {
    */
   toJSON(logs) {
     const calls = [...this.replayed.values(), ...this.added.values()].sort((a, b) => a.seq - b.seq)
-    return { version: JOURNAL_VERSION, calls, logs: [...(logs.length >= this.logs.length ? logs : this.logs)] }
+    const kept = [...(logs.length >= this.logs.length ? logs : this.logs)]
+    return { version: JOURNAL_VERSION, seed: this.seed, clock: this.clock, zone: this.zone ?? null, calls, logs: kept }
   }
 }

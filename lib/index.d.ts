@@ -64,7 +64,13 @@ export type CodeJournalCall =
 
 /** What `runDurable()` returns to keep, and takes back on resume: plain JSON, stored as it is. */
 export interface CodeJournal {
-  version: 1
+  version: 2
+  /** What the run's randomness is drawn from: 16 lowercase hexadecimal digits. */
+  seed: string
+  /** The run's clock at its start, in milliseconds since the epoch (docs/durable.md#determinism). */
+  clock: number
+  /** The time zone and locale its programs saw (`"UTC en-US"`); `null` when not known. */
+  zone: string | null
   calls: CodeJournalCall[]
   /** The log entries of the attempt that returned it (not streamed again on resume). */
   logs: string[]
@@ -93,7 +99,7 @@ export declare class RunSuspension extends Error {
 /** The error a binding throws to pause `runDurable()`; `data` must be lossless JSON. */
 export declare function suspend(data?: CodeJsonValue): RunSuspension
 /** The journal format `runDurable()` writes and reads. */
-export declare const JOURNAL_VERSION: 1
+export declare const JOURNAL_VERSION: 2
 /** A journal's size at most, in bytes of JSON. */
 export declare const MAX_JOURNAL_BYTES: number
 

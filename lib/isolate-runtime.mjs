@@ -286,6 +286,8 @@ const ISOLATE = {
     report(native.isolateFreshFailure(kind, message, state.config.maxOutputBytes)),
   startErrorMessage: renderRejection,
   start: startIsolate,
+  // What runDurable() asks once per runtime: the time zone and locale programs see.
+  zoneProbe: 'const o = Intl.DateTimeFormat().resolvedOptions(); return `${o.timeZone} ${o.locale}`',
 }
 
 /** Log entries built per turn of the event loop when a report has many (src/boundary/logs.rs). */
@@ -337,6 +339,9 @@ function startIsolate(state, plan, session) {
     streamLogs: plan.streamLogs,
     nodeMajor: NODE_MAJOR,
   }
+  // A durable attempt's seed and clock (docs/durable.md#determinism).
+  const journal = session.ending.durable?.journal
+  if (journal !== undefined) options.durable = { seed: journal.seed, clockMs: journal.clock, replayedCalls: journal.replayedCalls }
   let run
   const onEvent = session.events(() => run, {
     done(payload) {

@@ -9,7 +9,7 @@ import { CallLog, NO_CALLS } from './call-log.mjs'
 import { losslessJson } from './lossless.mjs'
 import native from './native.mjs'
 import { stopClause } from './stop-clause.mjs'
-import { Journal, divergenceMessage, isSuspension, readJournal, sameJson } from './durable.mjs'
+import { Journal, checkZone, divergenceMessage, isSuspension, readJournal, sameJson } from './durable.mjs'
 import {
   PREFIX, UNRENDERABLE, afterDisposalError, readNamespaces, renderRejection, validateNamespaces,
 } from './request.mjs'
@@ -121,14 +121,28 @@ export function runSession(backend, state, request, options = {}) {
  * calls journaled and replayed from `request.journal`. A malformed journal rejects before anything
  * runs.
  */
-export function runDurableSession(backend, state, request, options = {}) {
-  let journal
-  try {
-    journal = new Journal(readJournal(request?.journal))
-  } catch (error) {
-    return Promise.reject(error)
-  }
-  return runSession(backend, state, request, { ...options, durable: { journal, suspension: undefined, inFlight: 0 } })
+export async function runDurableSession(backend, state, request, options = {}) {
+  const journal = new Journal(readJournal(request?.journal))
+  const zone = await programZone(backend, state)
+  checkZone(journal, zone)
+  journal.zone ??= zone
+  // Answers reach the program in call order (docs/durable.md#determinism): `next` is the call
+  // whose answer goes next, `held` the answers that came before theirs could.
+  const delivery = { next: 1, held: new Map() }
+  return runSession(backend, state, request, { ...options, durable: { journal, suspension: undefined, inFlight: 0, delivery } })
+}
+
+/**
+ * The time zone and locale this runtime's programs see, asked of a program once per runtime
+ * (`backend.zoneProbe`); `undefined` when the backend has no probe or the probe failed.
+ */
+function programZone(backend, state) {
+  if (backend.zoneProbe === undefined) return undefined
+  state.programZone ??= startRun(backend, state, { program: backend.zoneProbe, bindings: [] }, { probe: true }, undefined).then(
+    (result) => (typeof result.value === 'string' ? result.value : undefined),
+    () => undefined,
+  )
+  return state.programZone
 }
 
 async function startRun(backend, state, request, options, trace) {
@@ -144,7 +158,8 @@ async function startRun(backend, state, request, options, trace) {
     onStats: typeof request.onStats === 'function' ? request.onStats : undefined,
     seam,
     trace,
-    runSpan: startRunSpan(state.tracing, LANGUAGE[backend.dialect]),
+    // The zone probe (runDurable's first) is the runtime's own business: no span.
+    runSpan: options.probe ? undefined : startRunSpan(state.tracing, LANGUAGE[backend.dialect]),
     calls: undefined,
     backend,
     durable: options.durable,
@@ -331,6 +346,7 @@ class Session {
     if (durable !== undefined) {
       // Paused: the run ends once the calls already with the host have settled.
       if (durable.suspension !== undefined) return
+      reply = inCallOrder(durable.delivery, seq, reply)
       const entry = durable.journal.replay(seq)
       if (entry !== undefined) return this.replay(seq, name, JSONParse(payload), entry, record, reply)
     }
@@ -615,4 +631,21 @@ function unlisten(signal, onAbort) {
   try {
     if (typeof signal?.removeEventListener === 'function') signal.removeEventListener('abort', onAbort)
   } catch {}
+}
+
+/**
+ * `reply` for durable call `seq`, held until every call made before it has been answered: the
+ * program sees answers in the order it made the calls, on every attempt, however the tools'
+ * timing differed (docs/durable.md#determinism).
+ */
+function inCallOrder(delivery, seq, reply) {
+  return (ok, json) => {
+    delivery.held.set(seq, () => reply(ok, json))
+    while (delivery.held.has(delivery.next)) {
+      const send = delivery.held.get(delivery.next)
+      delivery.held.delete(delivery.next)
+      delivery.next++
+      send()
+    }
+  }
 }

@@ -89,6 +89,8 @@ export async function usage(ctx: Context): Promise<string> {
   const tools = { global: 'tools', functions: { approve: (): never => { throw suspend({ approval: 7 }) } } }
   const first = await ctx.codeRuntime.runDurable({ program: 'return await tools.approve({})', bindings: [tools] })
   const journal: CodeJournal = first.journal
+  const seeded: CodeJournal = { version: 2, seed: '00000000deadbeef', clock: 0, zone: null, calls: [], logs: [] }
+  void seeded
   const pausedAt: number | undefined = 'suspended' in first ? first.suspended.seq : undefined
   const resumed = await ctx.codeRuntime.runDurable({ program: 'return await tools.approve({})', bindings: [tools], journal })
   void pausedAt

@@ -223,7 +223,7 @@ pub fn start_contained_isolate_run(
         pending_calls: Default::default(),
     });
     // The isolate's heap cap is the one its process was prepared with.
-    let run = RunConfig { heap_mb: pool.heap_mb, ..run_config(options) };
+    let run = RunConfig { heap_mb: pool.heap_mb, ..run_config(options)? };
     let config = Arc::new(ContainedConfig { memory_cap: memory_cap(run.heap_mb), run });
     // Node's main thread reads the run's channel and calls `onEvent` directly with what it
     // reads. The callback's strong references all live on this thread (this run's object and

@@ -15,6 +15,7 @@ use napi_derive::napi;
 use super::events::{self, Payload, ReportError, RunEventKind};
 use super::isolate_spare::{IsolateSpare, Parts};
 use super::logs::ReportLogs;
+use crate::isolate::durable::DurableConfig;
 use crate::isolate::first_terminal::{RunShared, Terminal};
 use crate::isolate::host::{Host, HostEvent, HostSink, RunReport, RunStats};
 use crate::isolate::run::HostStart;
@@ -49,6 +50,19 @@ pub struct IsolateRunOptions {
     /// The Node major whose console output the isolate reproduces (the host's); absent or one the
     /// console does not know (not 20, 22, 24 or 26): the newest LTS it supports.
     pub node_major: Option<u32>,
+    /// A durable attempt's seed and clock (docs/durable.md#determinism); absent for `run()`.
+    pub durable: Option<IsolateDurable>,
+}
+
+/// What makes an attempt of a durable run see what every other attempt saw.
+#[napi(object)]
+pub struct IsolateDurable {
+    /// The journal's seed: 16 lowercase hexadecimal digits.
+    pub seed: String,
+    /// The journal's clock: milliseconds since the epoch when the run first started.
+    pub clock_ms: f64,
+    /// How many calls the journal answers.
+    pub replayed_calls: f64,
 }
 
 /// A run in flight. Dropping it does not stop the run; `abort`/`dispose` do.
@@ -129,8 +143,9 @@ fn namespace_specs(namespaces: Vec<IsolateNamespace>) -> Vec<globals::NamespaceS
 }
 
 /// The run as the isolate sees it, from the JavaScript layer's options.
-pub fn run_config(options: IsolateRunOptions) -> run::RunConfig {
-    run::RunConfig {
+pub fn run_config(options: IsolateRunOptions) -> napi::Result<run::RunConfig> {
+    let durable = options.durable.map(durable_config).transpose()?;
+    Ok(run::RunConfig {
         program: source::ProgramText::from_units(&options.program),
         namespaces: namespace_specs(options.namespaces),
         compute_ms: options.compute_ms,
@@ -143,6 +158,25 @@ pub fn run_config(options: IsolateRunOptions) -> run::RunConfig {
         stream_logs: options.stream_logs,
         log_at_once: false,
         node_major: options.node_major,
+        durable,
+    })
+}
+
+fn durable_config(durable: IsolateDurable) -> napi::Result<DurableConfig> {
+    let seed = (durable.seed.len() == 16 && durable.seed.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| u64::from_str_radix(&durable.seed, 16).ok())
+        .flatten();
+    let clock = durable.clock_ms.is_finite() && durable.clock_ms.fract() == 0.0 && durable.clock_ms.abs() <= 8.64e15;
+    let replayed = durable.replayed_calls >= 0.0
+        && durable.replayed_calls <= 9_007_199_254_740_991.0
+        && durable.replayed_calls.fract() == 0.0;
+    match seed {
+        Some(seed) if clock && replayed => {
+            Ok(DurableConfig { seed, clock_ms: durable.clock_ms, replayed_calls: durable.replayed_calls as u64 })
+        }
+        _ => Err(napi::Error::from_reason(
+            "code-runtime-native: durable needs a 16-digit hexadecimal seed, a whole-millisecond clock and a call count",
+        )),
     }
 }
 
@@ -159,7 +193,7 @@ pub fn start_isolate_run(
     spare: Option<&IsolateSpare>,
 ) -> napi::Result<IsolateRun> {
     platform::platform();
-    let config = run_config(options);
+    let config = run_config(options)?;
     // The thread's stack is sized for the deepest nesting the program text could hold, so the
     // type strip can never overflow it (programs past the token cap fail in `strip` unparsed).
     let tokens = strip::token_bound(&config.program.text);

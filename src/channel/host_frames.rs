@@ -14,6 +14,7 @@ use serde_json::value::RawValue;
 
 use super::numbers::wire_number;
 use super::wire::push_str;
+pub use crate::isolate::durable::DurableConfig;
 use crate::isolate::globals::NamespaceSpec;
 use crate::ledger::json;
 
@@ -55,6 +56,8 @@ pub struct IsolateRun {
     /// The process is retired after this run.
     pub last: bool,
     pub node_major: Option<u32>,
+    /// A durable attempt's seed, clock and replayed calls.
+    pub durable: Option<DurableConfig>,
 }
 
 /// One namespace as every frame spells it.
@@ -112,6 +115,15 @@ pub fn isolate_run_frame(run: &IsolateRun) -> Vec<u8> {
     ));
     if let Some(major) = run.node_major {
         line.push_str(&format!(",\"nodeMajor\":{major}"));
+    }
+    if let Some(durable) = &run.durable {
+        line.push_str(&format!(
+            ",\"durable\":{{\"seedHigh\":{},\"seedLow\":{},\"clockMs\":{},\"replayedCalls\":{}}}",
+            durable.seed >> 32,
+            durable.seed & 0xffff_ffff,
+            wire_number(durable.clock_ms),
+            durable.replayed_calls
+        ));
     }
     line.push_str("}\n");
     line.into_bytes()
@@ -207,10 +219,24 @@ pub fn decode_host_frame(line: &[u8]) -> Option<HostFrame> {
                 waited_ms: number("waitedMs").unwrap_or(0.0),
                 last: parse("last").and_then(|v| v.as_bool()).unwrap_or(false),
                 node_major: parse("nodeMajor").and_then(|v| v.as_u64()).map(|n| n as u32),
+                durable: match field("durable") {
+                    None => None,
+                    Some(_) => Some(decode_durable(&parse("durable")?)?),
+                },
             })))
         }
         _ => None,
     }
+}
+
+fn decode_durable(durable: &serde_json::Value) -> Option<DurableConfig> {
+    let half = |k: &str| u32::try_from(durable.get(k)?.as_u64()?).ok().map(u64::from);
+    let clock_ms = durable.get("clockMs")?.as_f64().filter(|n| n.is_finite())?;
+    Some(DurableConfig {
+        seed: half("seedHigh")? << 32 | half("seedLow")?,
+        clock_ms,
+        replayed_calls: durable.get("replayedCalls")?.as_u64()?,
+    })
 }
 
 fn decode_namespace(ns: &serde_json::Value) -> Option<NamespaceSpec> {
@@ -259,6 +285,11 @@ mod tests {
             waited_ms: 0.25,
             last: true,
             node_major: Some(24),
+            durable: Some(DurableConfig {
+                seed: 0x0123_4567_89ab_cdef,
+                clock_ms: 1_700_000_000_123.0,
+                replayed_calls: 2,
+            }),
         }
     }
 
@@ -266,10 +297,29 @@ mod tests {
     fn an_isolate_run_round_trips() {
         let run = sample_run();
         assert_eq!(decode_host_frame(&line(isolate_run_frame(&run))), Some(HostFrame::Run(Box::new(run.clone()))));
-        let plain = IsolateRun { lone: vec![], node_major: None, last: false, namespaces: vec![], ..run };
+        let plain =
+            IsolateRun { lone: vec![], node_major: None, last: false, namespaces: vec![], durable: None, ..run };
         let text = String::from_utf8(isolate_run_frame(&plain)).unwrap();
-        assert!(!text.contains("lone") && !text.contains("nodeMajor"), "{text}");
+        assert!(!text.contains("lone") && !text.contains("nodeMajor") && !text.contains("durable"), "{text}");
         assert_eq!(decode_host_frame(text.trim_end().as_bytes()), Some(HostFrame::Run(Box::new(plain))));
+    }
+
+    #[test]
+    fn a_durable_run_needs_all_of_its_fields_each_in_range() {
+        let text = String::from_utf8(line(isolate_run_frame(&sample_run()))).unwrap();
+        let durable =
+            r#""durable":{"seedHigh":19088743,"seedLow":2309737967,"clockMs":1700000000123,"replayedCalls":2}"#;
+        assert!(text.contains(durable), "{text}");
+        for broken in [
+            text.replace("19088743", "4294967296"),
+            text.replace("2309737967", "-1"),
+            text.replace(",\"clockMs\":1700000000123", ""),
+            text.replace("\"replayedCalls\":2", "\"replayedCalls\":1.5"),
+            text.replace(durable, "\"durable\":true"),
+        ] {
+            assert_ne!(broken, text);
+            assert_eq!(decode_host_frame(broken.as_bytes()), None, "{broken}");
+        }
     }
 
     #[test]

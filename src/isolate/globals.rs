@@ -221,7 +221,10 @@ fn add_timer(
     let delay = normalize_delay(delay);
     let extra: Vec<v8::Global<v8::Value>> = (2..args.length()).map(|i| v8::Global::new(scope, args.get(i))).collect();
     let timer = Timer { callback: v8::Global::new(scope, callback), args: extra, interval: repeat.then_some(delay) };
-    let id = state(scope).borrow_mut().timers.add(timer, delay);
+    let run = state(scope);
+    let mut st = run.borrow_mut();
+    let now = st.clock();
+    let id = st.timers.add(timer, delay, now);
     rv.set_uint32(id);
 }
 

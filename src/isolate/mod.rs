@@ -4,6 +4,7 @@
 mod bridge;
 pub(crate) mod budget;
 mod console;
+pub mod durable;
 pub mod env_hook;
 mod event_wait;
 pub mod first_terminal;

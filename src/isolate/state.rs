@@ -58,6 +58,8 @@ pub struct RunState {
     pub settled: bool,
     /// When the isolate was created: the origin of `performance.now()`.
     pub created: Instant,
+    /// A durable run's clock and generator (src/isolate/durable.rs).
+    pub durable: Option<super::durable::Durable>,
 }
 
 pub type StateRef = Rc<RefCell<RunState>>;
@@ -73,8 +75,15 @@ pub fn state(isolate: &v8::Isolate) -> StateRef {
 }
 
 /// Milliseconds since the run's isolate was created (0 while the startup snapshot is being made).
+/// A durable run's is its virtual clock's (src/isolate/durable.rs).
 pub fn elapsed_ms(isolate: &v8::Isolate) -> f64 {
-    isolate.get_slot::<StateRef>().map_or(0.0, |run| run.borrow().created.elapsed().as_secs_f64() * 1000.0)
+    isolate.get_slot::<StateRef>().map_or(0.0, |run| {
+        let run = run.borrow();
+        match &run.durable {
+            Some(durable) => durable.performance_now(),
+            None => run.created.elapsed().as_secs_f64() * 1000.0,
+        }
+    })
 }
 
 impl RunState {
@@ -115,6 +124,11 @@ impl RunState {
     /// `Atomics.waitAsync` waiter with a timeout.
     pub fn has_pending_work(&mut self) -> bool {
         !self.calls.is_empty() || self.timers.next_due().is_some() || !self.async_waiters.is_empty()
+    }
+
+    /// The present timers are measured against: the virtual clock's in a durable run.
+    pub fn clock(&self) -> Instant {
+        self.durable.as_ref().map_or_else(Instant::now, super::durable::Durable::now)
     }
 
     /// When the loop must wake next on its own: the next timer, or a waiter's timeout.

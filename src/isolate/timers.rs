@@ -27,10 +27,11 @@ pub fn normalize_delay(ms: f64) -> Duration {
 }
 
 impl Timers {
-    pub fn add(&mut self, timer: Timer, delay: Duration) -> u32 {
+    /// Queues `timer` `delay` after `now` (the run's clock: virtual in a durable run).
+    pub fn add(&mut self, timer: Timer, delay: Duration, now: Instant) -> u32 {
         self.next_id += 1;
         let id = self.next_id;
-        self.schedule(id, Instant::now() + delay);
+        self.schedule(id, now + delay);
         self.live.insert(id, timer);
         id
     }

@@ -213,6 +213,11 @@ fn new_context(scope: &mut v8::PinScope, _args: v8::FunctionCallbackArguments, m
                 return;
             }
         }
+        // A durable run's clock and randomness hold in every context it makes.
+        let durable = state(scope).borrow().durable.is_some();
+        if durable && super::durable::install(scope).is_none() {
+            return;
+        }
         let Some(key) = mark(scope) else { return };
         let yes = v8::Boolean::new(scope, true).into();
         if global.set_private(scope, key, yes).is_none() {

@@ -169,6 +169,17 @@ const ISOLATE_RUN: Shape = Shape {
         lenient("waitedMs", Json::Num),
         lenient("last", Json::Bool),
         lenient("nodeMajor", Json::Count),
+        opt("durable", Json::Obj(&ISOLATE_DURABLE)),
+    ],
+};
+/// A durable attempt's seed (its 64 bits as two halves), clock and replayed calls.
+const ISOLATE_DURABLE: Shape = Shape {
+    name: "IsolateDurable",
+    fields: &[
+        req("seedHigh", Json::Count),
+        req("seedLow", Json::Count),
+        req("clockMs", Json::Num),
+        req("replayedCalls", Json::Count),
     ],
 };
 const REPLY_OK: Shape =

@@ -48,7 +48,8 @@ pub(super) fn event_loop(
         if check_unhandled(scope, shared) || check_completion(scope, promise, shared) {
             return;
         }
-        let due = run.borrow_mut().timers.pop_due(Instant::now());
+        let now = run.borrow().clock();
+        let due = run.borrow_mut().timers.pop_due(now);
         if let Some((callback, args)) = due {
             run_timer(scope, callback, args, shared);
             continue;
@@ -57,15 +58,38 @@ pub(super) fn event_loop(
             handle(scope, event);
             continue;
         }
-        let (next_due, awaiting_reply) = {
+        let (next_due, awaiting_reply, durable) = {
             let mut st = run.borrow_mut();
             if !st.has_pending_work() {
                 drop(st);
                 shared.claim_quietly(Terminal::Failed(FailureKind::Exception, Text::new(NEVER_SETTLES)));
                 return;
             }
-            (st.next_due(), !st.calls.is_empty())
+            let durable = st.durable.as_ref().map(|d| (d.now(), d.replaying(st.next_call_id)));
+            (st.next_due(), !st.calls.is_empty(), durable)
         };
+        if let Some((now, replaying)) = durable {
+            // Virtual time (src/isolate/durable.rs): while a call is in flight only its answer
+            // moves the run on; with none, the next timer's time comes (at once while replaying).
+            if let Some(due) = next_due.filter(|_| !awaiting_reply) {
+                if !replaying {
+                    match waiter.wait(events, Some(Instant::now() + due.saturating_duration_since(now)), shared, false)
+                    {
+                        Woken::Event(event) => {
+                            handle(scope, event);
+                            continue;
+                        }
+                        Woken::Closed => return,
+                        Woken::Timer => {}
+                    }
+                }
+                if let Some(durable) = run.borrow_mut().durable.as_mut() {
+                    durable.advance_to(due);
+                }
+                continue;
+            }
+        }
+        let next_due = if durable.is_some() { None } else { next_due };
         match waiter.wait(events, next_due, shared, awaiting_reply) {
             Woken::Event(event) => handle(scope, event),
             Woken::Timer => {}
@@ -77,7 +101,13 @@ pub(super) fn event_loop(
 fn handle(scope: &mut v8::PinScope, event: IsolateEvent) {
     match event {
         IsolateEvent::Reply { id, ok, json } => {
-            state(scope).borrow().shared.reply_taken(json.len());
+            let run = state(scope);
+            let mut st = run.borrow_mut();
+            st.shared.reply_taken(json.len());
+            if let Some(durable) = st.durable.as_mut() {
+                durable.answered();
+            }
+            drop(st);
             settle_reply(scope, id, ok, &json)
         }
         IsolateEvent::Wake => {}

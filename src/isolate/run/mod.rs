@@ -43,6 +43,8 @@ pub struct RunConfig {
     /// printed reaches the supervisor before a crash or a kill could lose it).
     pub log_at_once: bool,
     pub node_major: Option<u32>,
+    /// A durable attempt's seed and clock (src/isolate/durable.rs); `None` for `run()`.
+    pub durable: Option<super::durable::DurableConfig>,
 }
 
 /// What a prepared isolate's thread waits for: the run, where its events go, and when it began
@@ -240,6 +242,7 @@ fn execute(
         uncaught: None,
         settled: false,
         created: Instant::now(),
+        durable: config.durable.map(super::durable::Durable::new),
     }));
     isolate.set_slot(run.clone());
     // Where an interrupt reads the program's frames (`stop.rs`).

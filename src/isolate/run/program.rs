@@ -4,6 +4,7 @@
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
+use super::super::durable;
 use super::super::first_terminal::{IsolateEvent, RunShared, Terminal};
 use super::super::globals;
 use super::super::natives::Compile;
@@ -36,6 +37,9 @@ pub(super) fn run_program(
     let Some(args) = globals::install_program_scope(scope, runtime, &config.namespaces, config.node_major) else {
         return;
     };
+    if config.durable.is_some() && durable::install(scope).is_none() {
+        return;
+    }
     let head = format!("{WRAPPER_HEAD}{}) {{\n", args.names.join(", "));
     let Some(promise) = start_program(scope, js, &head, &args.values, shared) else {
         return;

@@ -2,9 +2,10 @@
 
 use super::{set_str, view_bytes};
 
-/// Fills a buffer from the OS random source; false if the OS refuses.
-fn os_random(buf: &mut [u8]) -> bool {
-    getrandom::fill(buf).is_ok()
+/// Fills a buffer from the OS random source, or a durable run's generator
+/// (src/isolate/durable.rs); false if the OS refuses.
+fn os_random(isolate: &v8::Isolate, buf: &mut [u8]) -> bool {
+    crate::isolate::durable::fill_random(isolate, buf) || getrandom::fill(buf).is_ok()
 }
 
 fn throw_random_failure(scope: &mut v8::PinScope) {
@@ -42,7 +43,7 @@ pub fn random_fill<'s>(
         rv.set_int32(2);
         return;
     }
-    if os_random(view_bytes(view)) {
+    if os_random(scope, view_bytes(view)) {
         rv.set_int32(0);
     } else {
         throw_random_failure(scope);
@@ -56,7 +57,7 @@ pub fn random_uuid<'s>(
     mut rv: v8::ReturnValue<'s, v8::Value>,
 ) {
     let mut b = [0u8; 16];
-    if !os_random(&mut b) {
+    if !os_random(scope, &mut b) {
         throw_random_failure(scope);
         return;
     }

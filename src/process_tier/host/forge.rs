@@ -118,6 +118,7 @@ fn forged_one(
         stream_logs: true,
         log_at_once: false,
         node_major: None,
+        durable: None,
     };
     let config = Arc::new(ContainedConfig { run, memory_cap });
     let collector = Arc::new(Collector::default());

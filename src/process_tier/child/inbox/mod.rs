@@ -304,6 +304,7 @@ fn parse_frame(line: &[u8]) -> Option<Frame> {
                 waited_ms,
                 last,
                 node_major,
+                durable,
             } = *run;
             let config = RunConfig {
                 program: ProgramText { text: program, lone },
@@ -316,6 +317,7 @@ fn parse_frame(line: &[u8]) -> Option<Frame> {
                 stream_logs: true,
                 log_at_once: true,
                 node_major,
+                durable,
             };
             Frame::Run(Box::new((config, waited_ms, last)))
         }

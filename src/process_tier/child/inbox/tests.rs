@@ -91,6 +91,7 @@ fn run_frame(program: &str) -> Vec<u8> {
         waited_ms: 3.0,
         last: true,
         node_major: None,
+        durable: None,
     })
 }
 

@@ -327,6 +327,7 @@ fn run_frame(config: &ContainedConfig, waited: Duration, last: bool) -> Vec<u8> 
         waited_ms: waited.as_secs_f64() * 1000.0,
         last,
         node_major: run.node_major,
+        durable: run.durable,
     })
 }
 

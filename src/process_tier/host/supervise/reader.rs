@@ -346,6 +346,7 @@ mod tests {
             stream_logs: true,
             log_at_once: false,
             node_major: None,
+            durable: None,
         };
         let config = Arc::new(ContainedConfig { run, memory_cap: 1 << 30 });
         let (host_end, process_end) = UnixStream::pair().unwrap();
