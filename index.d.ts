@@ -394,6 +394,16 @@ export declare const DEFAULT_MAX_PENDING_CALLS: number
 /** The `abort` message of a run whose runtime was disposed while it was in flight. */
 export declare const DISPOSED: string
 
+/** What makes an attempt of a durable run see what every other attempt saw. */
+export interface DurableOptions {
+  /** The journal's seed: 16 lowercase hexadecimal digits. */
+  seed: string
+  /** The journal's clock: milliseconds since the epoch when the run first started. */
+  clockMs: number
+  /** How many calls the journal answers. */
+  replayedCalls: number
+}
+
 /** How a run failed, as `error.kind` spells it. */
 export declare const enum FailureKind {
   Exception = 'exception',
@@ -431,16 +441,6 @@ export declare function forgeContainedIsolateRun(scenario: string, maxOutputByte
  * as JSON text. For the suite (a compromised process must never see a later run).
  */
 export declare function forgeContainedIsolateRuns(scenario: string, maxOutputBytes: number, programs: Array<string>, maxRunsPerProcess: number): string
-
-/** What makes an attempt of a durable run see what every other attempt saw. */
-export interface IsolateDurable {
-  /** The journal's seed: 16 lowercase hexadecimal digits. */
-  seed: string
-  /** The journal's clock: milliseconds since the epoch when the run first started. */
-  clockMs: number
-  /** How many calls the journal answers. */
-  replayedCalls: number
-}
 
 /** A result decided before any isolate exists (a pre-aborted signal), through a fresh ledger. */
 export declare function isolateFreshFailure(kind: FailureKind, message: string, maxOutputBytes: number): IsolateReport
@@ -488,7 +488,7 @@ export interface IsolateRunOptions {
    */
   nodeMajor?: number
   /** A durable attempt's seed and clock (docs/durable.md#determinism); absent for `run()`. */
-  durable?: IsolateDurable
+  durable?: DurableOptions
 }
 
 /** The hardening layers of the sandbox processes, as the first one reported them. */
@@ -668,6 +668,8 @@ export interface PythonRunOptions {
    * host's files and no network.
    */
   filePolicy?: PythonFilePolicy
+  /** A durable attempt's seed and clock (docs/durable.md#determinism); absent for `run()`. */
+  durable?: DurableOptions
 }
 
 /** Which layers hold around a child, as one real spawn through the sandbox showed them. */

@@ -1,4 +1,4 @@
-// A durable TypeScript run sees the same world on every attempt (docs/durable.md#determinism):
+// A durable run sees the same world on every attempt (docs/durable.md#determinism):
 // randomness from the journal's seed, a virtual clock that starts at the journal's and moves per
 // answer and per timer, answers in call order, timers in due order, and what has no replayable
 // order refused. The proof is replay equivalence: random programs (concurrent calls, timers,
@@ -7,8 +7,9 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Context } from 'cordis'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { IsolateCodeRuntime, suspend } from '../lib/index.mjs'
+import { IsolateCodeRuntime, PythonCodeRuntime, suspend } from '../lib/index.mjs'
 import native from '../lib/native.mjs'
+import { PYTHON } from './python-helpers.mjs'
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 20_000 })
 
@@ -281,4 +282,157 @@ function randomProgram(seed) {
     return lines.map((l) => `${indent}${l}`).join('\n')
   }
   return `const seen = []\n${block(0, '')}\nawait new Promise((r) => setTimeout(r, 40))\nreturn seen`
+}
+
+/** Every source a Python program could read, as one value. */
+const PY_READ_ALL =
+  '[random.random(), os.urandom(6).hex(), secrets.token_hex(6), str(uuid.uuid4()), random.SystemRandom().random(), time.time(), time.time_ns() // 1000, ' +
+  'datetime.datetime.now().isoformat(), datetime.datetime.now(datetime.timezone.utc).isoformat(), str(datetime.date.today()), ' +
+  "time.monotonic(), time.perf_counter_ns(), time.strftime('%Y-%m-%d %H:%M:%S'), asyncio.get_running_loop().time()]"
+const PY_IMPORTS = 'import asyncio, datetime, os, random, secrets, threading, time, uuid\n'
+
+describe('Python', () => {
+  let fiber
+  let runtime
+  beforeAll(async () => {
+    const ctx = new Context()
+    fiber = await ctx.plugin(PythonCodeRuntime, { pythonBin: PYTHON })
+    runtime = ctx.codeRuntime
+  })
+  afterAll(() => fiber.dispose())
+
+  it('every attempt reads the same randomness and clocks, before and after a pause', async () => {
+    const program = `${PY_IMPORTS}before = ${PY_READ_ALL}\nawait tools.approve(str(before[0]))\nafter = ${PY_READ_ALL}\nreturn {"before": before, "after": after}`
+    const paused = await toTheEnd(runtime, program, fresh())
+    expect(paused.attempts).toBe(2)
+    const straight = await uninterrupted(runtime, program, fresh())
+    expect(paused.result.value).toStrictEqual(straight.result.value)
+    const { before, after } = paused.result.value
+    expect(before.slice(5)).toStrictEqual([
+      1_700_000_000, 1_700_000_000_000_000, '2023-11-14T22:13:20', '2023-11-14T22:13:20+00:00', '2023-11-14', 0, 0, '2023-11-14 22:13:20', 0,
+    ])
+    expect(after.slice(5, 8)).toStrictEqual([1_700_000_000.001, 1_700_000_000_001_000, '2023-11-14T22:13:20.001000'])
+    expect(after[0]).not.toBe(before[0])
+    expect(after[1]).not.toBe(before[1])
+    const other = await uninterrupted(runtime, program, fresh('00000000deadbeee'))
+    expect(other.result.value.before[0]).not.toBe(before[0])
+    expect(other.result.value.before[3]).not.toBe(before[3])
+  })
+
+  it('the clocks: one millisecond per answer, a timer\'s delay when it fires, never real time', async () => {
+    const program = [
+      PY_IMPORTS,
+      't = [time.time(), time.monotonic()]',
+      'await tools.fetch(1)',
+      't.append(time.time())',
+      'sum(range(2000000))',
+      't.append(time.time())',
+      'await asyncio.sleep(0.25)',
+      't += [round(time.time() * 1000), round(time.monotonic() * 1000)]',
+      'await asyncio.gather(tools.fetch(2), tools.fetch(3))',
+      't.append(round(time.monotonic() * 1000))',
+      'return t',
+    ].join('\n')
+    const { result } = await uninterrupted(runtime, program, fresh())
+    expect(result.value).toStrictEqual([1_700_000_000, 0, 1_700_000_000.001, 1_700_000_000.001, 1_700_000_000_251, 251, 253])
+  })
+
+  it('answers reach the program in call order and timers in due order, however the tools are timed', async () => {
+    const program = [
+      PY_IMPORTS,
+      'order = []',
+      'loop = asyncio.get_running_loop()',
+      'loop.call_later(0.005, order.append, "t5"); loop.call_later(0.002, order.append, "t2"); loop.call_later(0.002, order.append, "t2b")',
+      'async def one(i):',
+      '    r = await tools.fetch(i)',
+      '    order.append(f"f{r[\'x\']}")',
+      'await asyncio.gather(*[one(i) for i in range(1, 7)])',
+      'await asyncio.sleep(0.01)',
+      'return order',
+    ].join('\n')
+    const seen = new Set()
+    for (let i = 0; i < 5; i++) seen.add(JSON.stringify((await uninterrupted(runtime, program, fresh())).result.value))
+    expect([...seen]).toStrictEqual([JSON.stringify(['f1', 'f2', 't2', 't2b', 'f3', 'f4', 'f5', 't5', 'f6'])])
+  })
+
+  it('a timer never overtakes a call in flight: time moves only by answers', async () => {
+    const program = 'import asyncio\ntry:\n    return await asyncio.wait_for(tools.slow(0), 0.005)\nexcept asyncio.TimeoutError:\n    return "timer"'
+    const { result } = await uninterrupted(runtime, program, fresh())
+    expect(result.value).toBe('slow')
+    expect((await runtime.run({ program, bindings: tools('all').bindings })).value).toBe('timer')
+  })
+
+  it('threads are refused, saying why; run() keeps them', async () => {
+    const program = `${PY_IMPORTS}out = []
+for start in (lambda: threading.Thread(target=print).start(), lambda: __import__("_thread").start_new_thread(print, ())):
+    try:
+        start()
+        out.append("started")
+    except RuntimeError as e:
+        out.append(str(e))
+try:
+    await asyncio.to_thread(print)
+    out.append("started")
+except RuntimeError as e:
+    out.append(str(e))
+return out`
+    const { result } = await uninterrupted(runtime, program, fresh())
+    const refused = 'threads are not available in a durable run (runDurable): how they interleave could not be replayed; use asyncio tasks'
+    expect(result.value).toStrictEqual([refused, refused, refused])
+    expect((await runtime.run({ program, bindings: [] })).value).toStrictEqual(['started', 'started', 'started'])
+  })
+
+  it('run() is untouched: real randomness and real time', async () => {
+    const program = 'import random, time\nreturn [random.random(), time.time()]'
+    const [a, b] = [await runtime.run({ program, bindings: [] }), await runtime.run({ program, bindings: [] })]
+    expect(a.value[0]).not.toBe(b.value[0])
+    expect(Math.abs(a.value[1] * 1000 - Date.now())).toBeLessThan(60_000)
+  })
+
+  const FUZZ_PROGRAMS = 16
+  it(`replay equivalence over ${FUZZ_PROGRAMS} random programs`, async () => {
+    let pauses = 0
+    for (let n = 0; n < FUZZ_PROGRAMS; n++) {
+      const program = randomPythonProgram(2000 + n)
+      const journal = fresh(`${(0x2000 + n).toString(16).padStart(16, '0')}`, 1_700_000_000_000 + n * 1000)
+      const paused = await toTheEnd(runtime, program, journal)
+      pauses += paused.attempts - 1
+      const straight = await uninterrupted(runtime, program, journal)
+      const context = `program ${n}:\n${program}`
+      expect(paused.result.error, context).toBeUndefined()
+      expect(paused.result.value, context).toStrictEqual(straight.result.value)
+      expect(paused.result.logs, context).toStrictEqual(straight.result.logs)
+      const fetches = (seen) => seen.filter((s) => s.startsWith('fetch')).sort()
+      expect(fetches(paused.seen), context).toStrictEqual(fetches(straight.seen))
+    }
+    expect(pauses).toBeGreaterThan(FUZZ_PROGRAMS)
+  })
+})
+
+/** `randomProgram`'s Python twin: nested `asyncio.gather`s of blocks, timers, randomness, clocks, approvals. */
+function randomPythonProgram(seed) {
+  const pick = generator(seed)
+  let approvals = 0
+  let timers = 0
+  let branches = 0
+  const arg = () => ['random.randrange(1000)', 'int(time.time() * 1000) % 1000', 'round(time.monotonic() * 1000)', `${pick(50)}`][pick(4)]
+  const block = (depth, indent) => {
+    const lines = []
+    const count = 1 + pick(4)
+    for (let i = 0; i < count; i++) {
+      const kind = pick(depth > 1 ? 5 : 6)
+      if (kind === 0) lines.push(`seen.append((await tools.fetch(${arg()}))["half"])`)
+      else if (kind === 1) lines.push(`await asyncio.sleep(${pick(20) / 1000})`)
+      else if (kind === 2) lines.push(`asyncio.get_running_loop().call_later(${pick(30) / 1000}, lambda: seen.append(f"timer ${timers++} at {time.monotonic() * 1000:.0f}"))`)
+      else if (kind === 3) lines.push(`seen.append(await tools.approve("a${approvals++}")); seen.append(time.time_ns() // 1000)`)
+      else if (kind === 4) lines.push('print("at", round(time.perf_counter() * 1000), uuid.uuid4().hex[:8])')
+      else {
+        const names = Array.from({ length: 2 + pick(3) }, () => `b${branches++}`)
+        for (const name of names) lines.push(`async def ${name}():`, ...block(depth + 1, '    ').split('\n'))
+        lines.push(`seen.extend(x for x in await asyncio.gather(${names.map((n) => `${n}()`).join(', ')}) if x is not None)`)
+      }
+    }
+    return lines.map((l) => `${indent}${l}`).join('\n')
+  }
+  return `${PY_IMPORTS}seen = []\n${block(0, '')}\nawait asyncio.sleep(0.04)\nreturn seen`
 }

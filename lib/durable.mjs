@@ -128,6 +128,12 @@ export function checkZone(journal, zone) {
   )
 }
 
+/** A durable attempt's native options (docs/durable.md#determinism); none for `run()`. */
+export function durableOptions(journal) {
+  if (journal === undefined) return {}
+  return { durable: { seed: journal.seed, clockMs: journal.clock, replayedCalls: journal.replayedCalls } }
+}
+
 /** Whether two JSON values are equal, key order aside (a host's store may reorder keys). */
 export function sameJson(a, b) {
   const stack = [[a, b]]

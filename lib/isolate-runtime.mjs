@@ -6,6 +6,7 @@ import os from 'node:os'
 import Schema from 'schemastery'
 import { RUN_AS_SCHEMA, readRunAs } from './run-as.mjs'
 import native from './native.mjs'
+import { durableOptions } from './durable.mjs'
 import { DEFAULT_MAX_PENDING_CALLS, PREFIX, renderReason, renderRejection, unboundRunError, validatePendingCalls } from './request.mjs'
 import { inspectSandboxHelper, sandboxHelperError } from './sandbox-helper.mjs'
 import { disposeSessions, runDurableSession, runSession, sessionState } from './session.mjs'
@@ -339,9 +340,7 @@ function startIsolate(state, plan, session) {
     streamLogs: plan.streamLogs,
     nodeMajor: NODE_MAJOR,
   }
-  // A durable attempt's seed and clock (docs/durable.md#determinism).
-  const journal = session.ending.durable?.journal
-  if (journal !== undefined) options.durable = { seed: journal.seed, clockMs: journal.clock, replayedCalls: journal.replayedCalls }
+  Object.assign(options, durableOptions(session.ending.durable?.journal))
   let run
   const onEvent = session.events(() => run, {
     done(payload) {

@@ -9,6 +9,7 @@ import Schema from 'schemastery'
 import { RUN_AS_SCHEMA, readRunAs } from './run-as.mjs'
 import native from './native.mjs'
 import { DEFAULT_MAX_PENDING_CALLS, PREFIX, renderRejection, unboundRunError, validatePendingCalls } from './request.mjs'
+import { durableOptions } from './durable.mjs'
 import { exactDigits } from './lossless.mjs'
 import { inspectSandboxHelper, sandboxHelperError } from './sandbox-helper.mjs'
 import { disposeSessions, runDurableSession, runSession, sessionState } from './session.mjs'
@@ -327,6 +328,8 @@ const PYTHON = {
   failedBeforeStart: (state, kind, message) => ({ logs: [], error: { kind, message } }),
   startErrorMessage: (error) => `python spawn error: ${renderRejection(error)}`,
   start: startPython,
+  // What runDurable() asks once per runtime: the time zone and locale programs see.
+  zoneProbe: 'import locale, time\nreturn f"{time.tzname[0]}/{time.tzname[1]} {locale.setlocale(locale.LC_CTYPE)}"',
 }
 
 /** Dispose to quiescence: the spares are killed, every live run ends as `abort`/`runtime disposed`. */
@@ -397,6 +400,7 @@ function startPython(state, plan, session) {
       streamLogs: plan.streamLogs,
       // The file plan of a ptc run (lib/ptc/file-plan.mjs), for the native file policy to enforce.
       ...(plan.filePolicy === undefined ? {} : { filePolicy: plan.filePolicy }),
+      ...durableOptions(session.ending.durable?.journal),
     },
     pycache,
     spare,

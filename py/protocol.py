@@ -47,9 +47,20 @@ class BootMessage(TypedDict):
     namespaces: List[Namespace]
 
 
-class RunMessage(TypedDict):
+class Durable(TypedDict):
+    seedHigh: int
+    seedLow: int
+    clockMs: float
+    replayedCalls: int
+
+
+class _RunRequired(TypedDict):
     type: Literal["run"]
     program: str
+
+
+class RunMessage(_RunRequired, total=False):
+    durable: Durable
 
 
 class BootAckMessage(TypedDict):
@@ -108,7 +119,7 @@ class ReplyErr(TypedDict):
 
 
 FRAMES = (
-    BootMessage, Namespace, ErrorClass, RunMessage, BootAckMessage, CallMessage, LogMessage,
+    BootMessage, Namespace, ErrorClass, RunMessage, Durable, BootAckMessage, CallMessage, LogMessage,
     DoneErrorField, DoneMessage, StoppedMessage, ReplyOk, ReplyErr,
 )
 

@@ -15,6 +15,133 @@ import os
 import protocol as P
 
 
+def durable_world(config, in_flight, calls_made, deliver_one):
+    """A durable run's world (docs/durable.md#determinism): what every attempt of the run sees
+    the same. Randomness (`random`, `os.urandom`, `secrets`, `uuid4`) is drawn from the journal's
+    seed; the clocks (`time`, `datetime`, the event loop's) are virtual: they start at the
+    journal's clock, move one millisecond each time an answer reaches the program and jump to a
+    timer's due time when nothing else can happen; threads are refused. `in_flight()` says a
+    call awaits its answer, `calls_made()` how many calls the program made, `deliver_one()`
+    hands the program the next answer that arrived (false when none did). Returns the event
+    loop's factory and what each delivered answer calls."""
+    import _thread
+    import asyncio
+    import datetime as _datetime
+    import math
+    import random
+    import threading
+    import time
+
+    seed = (config["seedHigh"] << 32) | config["seedLow"]
+    clock_ns = int(config["clockMs"]) * 1_000_000
+    replayed = config["replayedCalls"]
+    elapsed = [0]  # virtual nanoseconds since the run began
+
+    def wall():
+        return (clock_ns + elapsed[0]) / 1e9
+
+    # ---- randomness: the module's generator seeded, and one byte source for the rest ----------
+    random.seed(seed)
+    source = random.Random(seed ^ 0x2545F4914F6CDD1D)
+
+    def urandom(size):
+        size = size.__index__()
+        if size < 0:
+            raise ValueError("negative argument not allowed")
+        return source.randbytes(size)
+
+    os.urandom = urandom
+    random._urandom = urandom  # SystemRandom, and so `secrets`
+    if hasattr(os, "getrandom"):
+        os.getrandom = lambda size, flags=0: urandom(size)
+
+    # ---- clocks ---------------------------------------------------------------------------------
+    real = (time.localtime, time.gmtime, time.ctime, time.asctime, time.strftime)
+    time.time = wall
+    time.time_ns = lambda: clock_ns + elapsed[0]
+    time.monotonic = time.perf_counter = lambda: elapsed[0] / 1e9
+    time.monotonic_ns = time.perf_counter_ns = lambda: elapsed[0]
+    time.localtime = lambda secs=None: real[0](wall() if secs is None else secs)
+    time.gmtime = lambda secs=None: real[1](wall() if secs is None else secs)
+    time.ctime = lambda secs=None: real[2](wall() if secs is None else secs)
+    time.asctime = lambda t=None: real[3](real[0](wall()) if t is None else t)
+    time.strftime = lambda format, t=None: real[4](format, real[0](wall()) if t is None else t)
+
+    class date(_datetime.date):
+        __slots__ = ()
+
+        @classmethod
+        def today(cls):
+            return cls.fromtimestamp(wall())
+
+    class datetime(_datetime.datetime, date):
+        __slots__ = ()
+
+        @classmethod
+        def now(cls, tz=None):
+            return cls.fromtimestamp(wall(), tz)
+
+        @classmethod
+        def utcnow(cls):
+            return cls.utcfromtimestamp(wall())
+
+        @classmethod
+        def today(cls):
+            return cls.fromtimestamp(wall())
+
+    for cls, name in ((date, "date"), (datetime, "datetime")):
+        cls.__name__ = cls.__qualname__ = name
+        cls.__module__ = "datetime"
+    _datetime.date, _datetime.datetime = date, datetime
+
+    # ---- threads: how they interleave has no order a later attempt could replay ---------------
+    def refuse(*args, **kwargs):
+        raise RuntimeError(
+            "threads are not available in a durable run (runDurable): how they interleave could not "
+            "be replayed; use asyncio tasks"
+        )
+
+    threading.Thread.start = refuse
+    _thread.start_new_thread = _thread.start_new = refuse
+
+    # ---- the event loop: virtual time, one answer per idle point --------------------------------
+    class Selector:
+        """The loop's selector, waiting as virtual time says: while a call is in flight only its
+        answer moves the run on; with none, the next timer's time comes (after its real delay on a
+        first attempt, at once while replaying)."""
+
+        def __init__(self, real_selector):
+            self._real = real_selector
+
+        def __getattr__(self, name):
+            return getattr(self._real, name)
+
+        def select(self, timeout=None):
+            if timeout is not None and timeout <= 0:
+                return self._real.select(0)
+            if deliver_one():
+                elapsed[0] += 1_000_000
+                return self._real.select(0)
+            if in_flight() or timeout is None:
+                return self._real.select(None)
+            if calls_made() >= replayed:
+                events = self._real.select(timeout)
+                if events:
+                    return events
+            elapsed[0] += max(1, math.ceil(timeout * 1e9))
+            return []
+
+    class Loop(asyncio.SelectorEventLoop):
+        def __init__(self):
+            super().__init__()
+            self._selector = Selector(self._selector)
+
+        def time(self):
+            return elapsed[0] / 1e9
+
+    return Loop
+
+
 def main(
     P=P, BaseException=BaseException, Exception=Exception, KeyError=KeyError, TypeError=TypeError,
     ValueError=ValueError, RuntimeError=RuntimeError, AttributeError=AttributeError,
@@ -541,6 +668,10 @@ def main(
     if not isinstance(run, dict) or run.get("type") != "run":
         raise RuntimeError("bootstrap: expected run frame on fd 3")
     source = run["program"]
+    # A durable attempt (docs/durable.md#determinism): answers that arrived wait here, and reach
+    # the program one at a time, when it has nothing else to do.
+    durable = run.get("durable")
+    arrived = [] if durable is not None else None
 
     # ---- completion ---------------------------------------------------------------------------
     def cap_message(lines, chain_cut):
@@ -663,6 +794,20 @@ def main(
                 pass
         _exit(0)
 
+    loop_factory = None
+    if durable is not None:
+
+        def deliver_one():
+            if not arrived:
+                return False
+            complete(*arrived.pop(0))
+            return True
+
+        try:
+            loop_factory = durable_world(durable, lambda: len(pending) > 0, lambda: next_id[0], deliver_one)
+        except BaseException as exc:
+            finish(False, exc)
+
     # ---- the program --------------------------------------------------------------------------
     try:
         code = wrap(source)
@@ -727,6 +872,9 @@ def main(
             owner, future = entry
             ok = bool(frame.get("ok"))
             payload = frame.get("value") if ok else frame.get("message")
+            if arrived is not None:
+                arrived.append((future, ok, payload))
+                continue
             try:
                 owner.call_soon_threadsafe(complete, future, ok, payload)
             except RuntimeError:
@@ -823,7 +971,13 @@ def main(
                 pass  # a limit past what a timer can hold (cpuSeconds up to 2^53): the kernel's alone
 
     try:
-        if loop_runner is None:
+        if loop_factory is not None and hasattr(asyncio, "Runner"):
+            asyncio.Runner(loop_factory=loop_factory).run(runner())
+        elif loop_factory is not None:
+            loop = loop_factory()
+            asyncio.set_event_loop(loop)
+            loop.run_until_complete(runner())
+        elif loop_runner is None:
             asyncio.run(runner())
         else:
             loop_runner.run(runner())

@@ -51,12 +51,12 @@ pub struct IsolateRunOptions {
     /// console does not know (not 20, 22, 24 or 26): the newest LTS it supports.
     pub node_major: Option<u32>,
     /// A durable attempt's seed and clock (docs/durable.md#determinism); absent for `run()`.
-    pub durable: Option<IsolateDurable>,
+    pub durable: Option<DurableOptions>,
 }
 
 /// What makes an attempt of a durable run see what every other attempt saw.
 #[napi(object)]
-pub struct IsolateDurable {
+pub struct DurableOptions {
     /// The journal's seed: 16 lowercase hexadecimal digits.
     pub seed: String,
     /// The journal's clock: milliseconds since the epoch when the run first started.
@@ -162,7 +162,8 @@ pub fn run_config(options: IsolateRunOptions) -> napi::Result<run::RunConfig> {
     })
 }
 
-fn durable_config(durable: IsolateDurable) -> napi::Result<DurableConfig> {
+/// A durable attempt's options checked (both languages).
+pub(crate) fn durable_config(durable: DurableOptions) -> napi::Result<DurableConfig> {
     let seed = (durable.seed.len() == 16 && durable.seed.bytes().all(|b| b.is_ascii_hexdigit()))
         .then(|| u64::from_str_radix(&durable.seed, 16).ok())
         .flatten();

@@ -378,6 +378,8 @@ pub struct PythonRunOptions {
     /// The run's file policy (the `ctx.ptcRuntime` seam's): absent, the child reaches none of the
     /// host's files and no network.
     pub file_policy: Option<PythonFilePolicy>,
+    /// A durable attempt's seed and clock (docs/durable.md#determinism); absent for `run()`.
+    pub durable: Option<super::isolate::DurableOptions>,
 }
 
 /// What of the host's tree a run is granted (lib/ptc/file-plan.mjs plans it from the policy).
@@ -535,6 +537,7 @@ pub fn python_start_run(
         program: options.program.to_vec(),
         stream_logs: options.stream_logs,
         spare: None,
+        durable: options.durable.map(super::isolate::durable_config).transpose()?,
     };
     let mut spec = spec;
     spec.spare = spare.and_then(|s| s.inner.take(&spec.child));

@@ -35,8 +35,24 @@ pub fn boot_frame(
 }
 
 /// Python's `{"type":"run","program":…}`.
-pub fn run_frame(program: &[u16]) -> Vec<u8> {
-    format!("{{\"type\":\"run\",\"program\":{}}}\n", json::quote16(program)).into_bytes()
+pub fn run_frame(program: &[u16], durable: Option<&DurableConfig>) -> Vec<u8> {
+    let mut line = format!("{{\"type\":\"run\",\"program\":{}", json::quote16(program));
+    push_durable(&mut line, durable);
+    line.push_str("}\n");
+    line.into_bytes()
+}
+
+/// `,"durable":{…}` for a durable attempt (either language's `run`).
+fn push_durable(line: &mut String, durable: Option<&DurableConfig>) {
+    if let Some(durable) = durable {
+        line.push_str(&format!(
+            ",\"durable\":{{\"seedHigh\":{},\"seedLow\":{},\"clockMs\":{},\"replayedCalls\":{}}}",
+            durable.seed >> 32,
+            durable.seed & 0xffff_ffff,
+            wire_number(durable.clock_ms),
+            durable.replayed_calls
+        ));
+    }
 }
 
 /// An isolate process's run: its program (and the program's lone surrogates, which UTF-8 cannot
@@ -116,15 +132,7 @@ pub fn isolate_run_frame(run: &IsolateRun) -> Vec<u8> {
     if let Some(major) = run.node_major {
         line.push_str(&format!(",\"nodeMajor\":{major}"));
     }
-    if let Some(durable) = &run.durable {
-        line.push_str(&format!(
-            ",\"durable\":{{\"seedHigh\":{},\"seedLow\":{},\"clockMs\":{},\"replayedCalls\":{}}}",
-            durable.seed >> 32,
-            durable.seed & 0xffff_ffff,
-            wire_number(durable.clock_ms),
-            durable.replayed_calls
-        ));
-    }
+    push_durable(&mut line, run.durable.as_ref());
     line.push_str("}\n");
     line.into_bytes()
 }
@@ -365,8 +373,13 @@ mod tests {
         );
         let program: Vec<u16> = "x\u{0}".encode_utf16().chain([0xD800]).collect();
         assert_eq!(
-            String::from_utf8(run_frame(&program)).unwrap(),
+            String::from_utf8(run_frame(&program, None)).unwrap(),
             "{\"type\":\"run\",\"program\":\"x\\u0000\\ud800\"}\n"
+        );
+        let durable = DurableConfig { seed: (7 << 32) | 9, clock_ms: 1.5e12, replayed_calls: 4 };
+        assert_eq!(
+            String::from_utf8(run_frame(&[0x78], Some(&durable))).unwrap(),
+            "{\"type\":\"run\",\"program\":\"x\",\"durable\":{\"seedHigh\":7,\"seedLow\":9,\"clockMs\":1500000000000,\"replayedCalls\":4}}\n"
         );
     }
 

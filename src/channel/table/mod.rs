@@ -155,7 +155,8 @@ const BOOT: Shape = Shape {
         req("namespaces", NAMESPACES),
     ],
 };
-const PYTHON_RUN: Shape = Shape { name: "RunMessage", fields: &[req("program", Json::Str)] };
+const PYTHON_RUN: Shape =
+    Shape { name: "RunMessage", fields: &[req("program", Json::Str), opt("durable", Json::Obj(&DURABLE))] };
 const ISOLATE_RUN: Shape = Shape {
     name: "IsolateRun",
     fields: &[
@@ -169,12 +170,13 @@ const ISOLATE_RUN: Shape = Shape {
         lenient("waitedMs", Json::Num),
         lenient("last", Json::Bool),
         lenient("nodeMajor", Json::Count),
-        opt("durable", Json::Obj(&ISOLATE_DURABLE)),
+        opt("durable", Json::Obj(&DURABLE)),
     ],
 };
-/// A durable attempt's seed (its 64 bits as two halves), clock and replayed calls.
-const ISOLATE_DURABLE: Shape = Shape {
-    name: "IsolateDurable",
+/// A durable attempt's seed (its 64 bits as two halves), clock and replayed calls
+/// (docs/durable.md#determinism), in either language's `run`.
+const DURABLE: Shape = Shape {
+    name: "Durable",
     fields: &[
         req("seedHigh", Json::Count),
         req("seedLow", Json::Count),

@@ -41,7 +41,9 @@ fn boot_frame_writes_its_row() {
 #[test]
 fn run_frame_writes_its_row() {
     // serde_json reads no lone surrogate; their spelling is host_frames' own test.
-    writes_exactly(Fd3, ToChild, &[&text(run_frame(&[0x78, 0x0, 0xE9]))], &[]);
+    let durable = DurableConfig { seed: u64::MAX, clock_ms: -1.0, replayed_calls: 0 };
+    writes_exactly(Fd3, ToChild, &[&text(run_frame(&[0x78, 0x0, 0xE9], Some(&durable)))], &[]);
+    conforms(Fd3, ToChild, &text(run_frame(&[0x78], None)));
 }
 
 fn full_run() -> IsolateRun {

@@ -75,6 +75,8 @@ pub struct RunSpec {
     pub stream_logs: bool,
     /// A child booted ahead of this run, when one was ready.
     pub spare: Option<Booted>,
+    /// A durable attempt's seed and clock (docs/durable.md#determinism); `None` for `run()`.
+    pub durable: Option<crate::isolate::durable::DurableConfig>,
 }
 
 /// A host pipe end being read; `None` once at EOF (or destroyed at the close deadline).
@@ -383,7 +385,8 @@ impl Run {
             Inbound::BootAck => {
                 // `run` goes out once, only after the first boot-ack.
                 if !self.run_queued && self.decided.is_none() && !self.writer.is_dead() {
-                    self.writer.push(host_frames::run_frame(&self.spec.program), WriteKind::Run);
+                    self.writer
+                        .push(host_frames::run_frame(&self.spec.program, self.spec.durable.as_ref()), WriteKind::Run);
                     self.run_queued = true;
                 }
             }
