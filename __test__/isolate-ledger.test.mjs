@@ -171,6 +171,18 @@ describe('results with many entries (taken from the addon a slice per event-loop
     expect(result.logs).toEqual(expected)
   })
 
+  it('recent short entries, interleaved, keep every entry exactly (they share strings)', async () => {
+    // 2 000 distinct short texts (more than the host's table of recent ones has slots, so many
+    // share a slot) in both encodings, cycled over 80 000 entries, and a long one between them.
+    const program = `
+      const texts = Array.from({ length: 2000 }, (_, i) => (i % 3 ? 'k' : '€') + i.toString(36) + (i % 7 ? '' : '\\ud800'))
+      for (let i = 0; i < 80000; i++) process.stdout.write(i % 101 ? texts[(i * 7919) % texts.length] : 'y'.repeat(40 + (i % 5)))`
+    const texts = Array.from({ length: 2000 }, (_, i) => (i % 3 ? 'k' : '€') + i.toString(36) + (i % 7 ? '' : '\ud800'))
+    const expected = Array.from({ length: 80000 }, (_, i) => (i % 101 ? texts[(i * 7919) % texts.length] : 'y'.repeat(40 + (i % 5))))
+    const result = await runAt(64 * 1024 * 1024, program)
+    expect(result.logs).toEqual(expected)
+  })
+
   it('an output-limit result with many entries is exact at its cap', async () => {
     const cap = 200_000
     const result = await runAt(cap, "for (let i = 0;; i++) process.stdout.write(i % 2 ? 'x' : '€')")

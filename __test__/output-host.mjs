@@ -12,8 +12,11 @@ const budget = Number(budgetText)
 const PATTERNS = {
   'one-byte': "for (;;) process.stdout.write('x')",
   'two-byte': "for (;;) process.stdout.write('€')",
-  // No entry equal to the one before it, so none shares a string (src/boundary/logs.rs).
+  // No entry equal to the one before it (they share strings through the table of recent ones,
+  // src/boundary/logs.rs).
   alternating: "for (let i = 0; ; i++) process.stdout.write(i & 1 ? '€' : '₤')",
+  // 20 000 different two-byte characters in turn: almost none can share a string.
+  distinct: "for (let i = 0; ; i++) process.stdout.write(String.fromCharCode(0x4e00 + (i % 20000)))",
   whole: `process.stdout.write('x'.repeat(${budget} + 10))`,
 }
 

@@ -1,5 +1,6 @@
 // Output cannot multiply in the host (README "Host safety"): a program that prints its whole
-// output budget, in one-byte pieces (millions of entries), in two-byte ones, or in one piece,
+// output budget, in one-byte pieces (millions of entries), in two-byte ones (the same one, or two
+// alternating, so that no entry is the one before it), or in one piece,
 // costs the host's peak resident memory a small constant times the budget (the result's own array
 // of strings is the floor: 8 bytes a slot, plus a string for each run of equal entries that are
 // not one-byte characters), and no turn of Node's event loop takes over 50 ms for it. Before,
@@ -48,10 +49,12 @@ describe.each([
   ['process', 'one-byte', 'whole'],
   ['process', 'one-byte', 'stream'],
   ['process', 'two-byte', 'whole'],
+  ['process', 'alternating', 'whole'],
   ['process', 'whole', 'whole'],
   ['thread', 'one-byte', 'whole'],
   ['thread', 'one-byte', 'stream'],
   ['thread', 'two-byte', 'whole'],
+  ['thread', 'alternating', 'whole'],
   ['thread', 'whole', 'whole'],
 ])("containment '%s', %s entries, logs %s", (containment, pattern, mode) => {
   it(`costs the host at most ${MULTIPLE}× the budget at its peak, and no event-loop turn over ${TURN_MS} ms`, async () => {

@@ -4,15 +4,17 @@
 // isolate tiers, `return 1` and a run with one binding call, and Python (fewer runs: each is a
 // child process), also under a file policy. RSS includes V8's young generation growing towards its
 // cap (up to tens of MiB, faster the more a run allocates); `--max-semi-space-size=1` takes that out.
+// Durable cases (docs/durable.md): each "run" is a runDurable() that pauses at an approval and
+// its resume from the stored journal, so the runs count pairs.
 // Usage: node --expose-gc bench/soak.mjs [runs=20000] [case…] [--json]
 //   cases: process-return, process-call, thread-return, thread-call, thread-modules, python-return, python-call,
-//          python-policy
+//          python-policy, process-durable, thread-durable, python-durable
 //   --json: one JSON line per case instead (__test__/soak-growth.test.mjs reads them)
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { Context } from 'cordis'
-import { IsolateCodeRuntime, PythonCodeRuntime, PythonPtcRuntime } from '../lib/index.mjs'
+import { IsolateCodeRuntime, PythonCodeRuntime, PythonPtcRuntime, suspend } from '../lib/index.mjs'
 
 if (typeof globalThis.gc !== 'function') {
   console.error('run with node --expose-gc bench/soak.mjs')
@@ -22,6 +24,8 @@ if (typeof globalThis.gc !== 'function') {
 const args = process.argv.slice(2).filter((a) => a !== '--json')
 const JSON_LINES = process.argv.includes('--json')
 const RUNS = Number(args[0] ?? 20000)
+const DURABLE_TS = 'const a = await tools.echo(Math.random() < 2 ? 1 : 0)\nreturn (await tools.approve(a)) * (Date.now() > 0 ? 1 : 0)'
+const DURABLE_PY = 'import random, time\na = await tools.echo(1 if random.random() < 2 else 0)\nreturn (await tools.approve(a)) * (1 if time.time() > 0 else 0)'
 const CASES = {
   'process-return': { Class: IsolateCodeRuntime, config: { containment: 'process' }, program: 'return 1', runs: RUNS },
   'process-call': { Class: IsolateCodeRuntime, config: { containment: 'process' }, program: 'return await tools.echo(1)', runs: RUNS },
@@ -42,6 +46,9 @@ const CASES = {
   // The ptc seam under a read-only file policy whose workspace changes every 3 runs among three:
   // each run takes a spare booted for its policy, and a change of policy releases one.
   'python-policy': { Class: PythonPtcRuntime, config: {}, program: 'return 1', runs: Math.ceil(RUNS / 10), workspaces: 3 },
+  'process-durable': { Class: IsolateCodeRuntime, config: { containment: 'process' }, program: DURABLE_TS, runs: Math.ceil(RUNS / 4), durable: true },
+  'thread-durable': { Class: IsolateCodeRuntime, config: { containment: 'thread' }, program: DURABLE_TS, runs: Math.ceil(RUNS / 4), durable: true },
+  'python-durable': { Class: PythonCodeRuntime, config: {}, program: DURABLE_PY, runs: Math.ceil(RUNS / 20), durable: true },
 }
 const chosen = args.slice(1).length > 0 ? args.slice(1) : Object.keys(CASES)
 const tools = { global: 'tools', functions: { echo: async (x) => x } }
@@ -67,6 +74,19 @@ function policyRuns(runtime, program, count) {
   return run
 }
 
+/** A durable run paused at its approval, then resumed from its journal as a host stores it. */
+function durableRuns(runtime, program) {
+  return async () => {
+    let approved = false
+    const functions = { echo: async (x) => x, approve: async (x) => (approved ? x : Promise.reject(suspend({ x }))) }
+    const bindings = [{ global: 'tools', functions }]
+    const first = await runtime.runDurable({ program, bindings })
+    if (first.suspended === undefined) throw new Error(`the durable run did not pause: ${JSON.stringify(first)}`)
+    approved = true
+    return runtime.runDurable({ program, bindings, journal: JSON.parse(JSON.stringify(first.journal)) })
+  }
+}
+
 /** Least-squares slope of y over x. */
 function slope(points) {
   const n = points.length
@@ -78,12 +98,16 @@ function slope(points) {
 }
 
 /** Runs one case; returns `{ heapPerRun, rssPerRun, heapGrowth, rssGrowth, runs }`. */
-export async function soak({ Class, config, program, runs, workspaces }, { every = Math.max(1, Math.floor(runs / 20)), warmup = Math.floor(runs / 4) } = {}) {
+export async function soak({ Class, config, program, runs, workspaces, durable }, { every = Math.max(1, Math.floor(runs / 20)), warmup = Math.floor(runs / 4) } = {}) {
   const ctx = new Context()
   const fiber = await ctx.plugin(Class, config)
   const heap = []
   const rss = []
-  const run = workspaces ? policyRuns(ctx.get('ptcRuntime'), program, workspaces) : (runtime => () => runtime.run({ program, bindings: [tools] }))(ctx.get('codeRuntime'))
+  const run = workspaces
+    ? policyRuns(ctx.get('ptcRuntime'), program, workspaces)
+    : durable
+      ? durableRuns(ctx.get('codeRuntime'), program)
+      : ((runtime) => () => runtime.run({ program, bindings: [tools] }))(ctx.get('codeRuntime'))
   for (let i = 1; i <= runs; i++) {
     const result = await run(i)
     if (result.value !== 1) throw new Error(`run ${i} returned ${JSON.stringify(result)}`)

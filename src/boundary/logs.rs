@@ -57,23 +57,52 @@ unsafe fn fill(
     to: usize,
 ) -> napi::Result<()> {
     let mut scratch = Vec::new();
-    // An entry equal to the one before it is the same string: a program that prints one short
-    // text millions of times costs the host one string, not millions (JavaScript strings are
-    // values: nothing can tell them apart).
+    // An entry equal to the one before it, or to a recent short one, is the same string: a
+    // program that prints a few short texts millions of times costs the host a few strings, not
+    // millions (JavaScript strings are values: nothing can tell them apart).
     let mut last: Option<(Entry<'_>, sys::napi_value)> = None;
+    let mut recent: [Option<(Entry<'_>, sys::napi_value)>; RECENT_SLOTS] = [None; RECENT_SLOTS];
     for (k, i) in (from..to).enumerate() {
         let entry = book.get(i);
-        // SAFETY: the caller's env and array; `last`'s value was made in this call's scope.
+        let slot = recent_slot(entry);
+        // SAFETY: the caller's env and array; every value kept was made in this call's scope.
         unsafe {
-            let value = match last {
-                Some((previous, value)) if previous == entry => value,
+            let value = match (last, slot.and_then(|s| recent[s])) {
+                (Some((previous, value)), _) if previous == entry => value,
+                (_, Some((seen, value))) if seen == entry => value,
                 _ => entry_value(env, entry, &mut scratch)?,
             };
             last = Some((entry, value));
+            if let Some(s) = slot {
+                recent[s] = Some((entry, value));
+            }
             check(sys::napi_set_element(env, array, at + k as u32, value), "store a log entry")?;
         }
     }
     Ok(())
+}
+
+/// Recent short entries remembered while a slice is filled: a direct-mapped table.
+const RECENT_SLOTS: usize = 256;
+/// Entries of at most this many bytes are remembered: above it, an entry's own text outweighs a
+/// string's fixed cost, so sharing gains little.
+const RECENT_MAX_BYTES: usize = 32;
+
+/// `entry`'s slot in the table of recent entries (FNV-1a of its bytes and encoding), or `None`
+/// when it is too long to be remembered.
+fn recent_slot(entry: Entry<'_>) -> Option<usize> {
+    let (tag, bytes) = match entry {
+        Entry::Latin1(b) => (1u8, b),
+        Entry::Utf16(w) => (2u8, w.bytes()),
+    };
+    if bytes.len() > RECENT_MAX_BYTES {
+        return None;
+    }
+    let mut hash: u32 = 0x811c_9dc5;
+    for &b in std::iter::once(&tag).chain(bytes) {
+        hash = (hash ^ u32::from(b)).wrapping_mul(0x0100_0193);
+    }
+    Some(hash as usize % RECENT_SLOTS)
 }
 
 /// A batch of entries (`onLog`'s, or a small report's) as an array.

@@ -43,6 +43,13 @@ pub enum Entry<'a> {
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Wide<'a>(&'a [u8]);
 
+impl<'a> Wide<'a> {
+    /// The units' bytes, as stored.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.0
+    }
+}
+
 impl Wide<'_> {
     fn unit(&self, i: usize) -> u16 {
         u16::from_ne_bytes([self.0[2 * i], self.0[2 * i + 1]])
