@@ -230,28 +230,32 @@ return [new Date() instanceof Date, s instanceof Date, s instanceof Stamp, s.get
     expect(h.seen).toStrictEqual([])
   })
 
-  // Replay equivalence: random programs paused at each approval, resumed from the stored journal.
-  const FUZZ_PROGRAMS = 24
-  it(`replay equivalence over ${FUZZ_PROGRAMS} random programs`, async () => {
-    let pauses = 0
-    for (let n = 0; n < FUZZ_PROGRAMS; n++) {
-      const program = randomProgram(1000 + n)
-      const journal = fresh(`${(0x1000 + n).toString(16).padStart(16, '0')}`, 1_700_000_000_000 + n * 1000)
-      const paused = await toTheEnd(runtime, program, journal)
-      pauses += paused.attempts - 1
-      const straight = await uninterrupted(runtime, program, journal)
-      const context = `program ${n}:\n${program}`
-      expect(paused.result.error, context).toBeUndefined()
-      expect(paused.result.value, context).toStrictEqual(straight.result.value)
-      expect(paused.result.logs, context).toStrictEqual(straight.result.logs)
-      // Each fetch reached the host once over all the attempts.
-      const fetches = (seen) => seen.filter((s) => s.startsWith('fetch')).sort()
-      expect(fetches(paused.seen), context).toStrictEqual(fetches(straight.seen))
-    }
-    // The programs paused, most of them more than once.
-    expect(pauses).toBeGreaterThan(FUZZ_PROGRAMS)
-  })
+  it('replay equivalence over 24 random programs', () => replayEquivalence(runtime, randomProgram, 24, 0x1000))
 })
+
+/**
+ * Replay equivalence: `count` random programs (`make(seed)`), each paused at every approval and
+ * resumed from the journal as a host stores it, end exactly as an uninterrupted run with the same
+ * seed and clock, each tool called once over all the attempts.
+ */
+async function replayEquivalence(runtime, make, count, base) {
+  let pauses = 0
+  for (let n = 0; n < count; n++) {
+    const program = make(base + n)
+    const journal = fresh((base + n).toString(16).padStart(16, '0'), 1_700_000_000_000 + n * 1000)
+    const paused = await toTheEnd(runtime, program, journal)
+    pauses += paused.attempts - 1
+    const straight = await uninterrupted(runtime, program, journal)
+    const context = `program ${n}:\n${program}`
+    expect(paused.result.error, context).toBeUndefined()
+    expect(paused.result.value, context).toStrictEqual(straight.result.value)
+    expect(paused.result.logs, context).toStrictEqual(straight.result.logs)
+    const fetches = (seen) => seen.filter((s) => s.startsWith('fetch')).sort()
+    expect(fetches(paused.seen), context).toStrictEqual(fetches(straight.seen))
+  }
+  // The programs paused, most of them more than once.
+  expect(pauses).toBeGreaterThan(count)
+}
 
 /**
  * A random program: nested `Promise.all`s of blocks that fetch (with arguments drawn from
@@ -389,24 +393,7 @@ return out`
     expect(Math.abs(a.value[1] * 1000 - Date.now())).toBeLessThan(60_000)
   })
 
-  const FUZZ_PROGRAMS = 16
-  it(`replay equivalence over ${FUZZ_PROGRAMS} random programs`, async () => {
-    let pauses = 0
-    for (let n = 0; n < FUZZ_PROGRAMS; n++) {
-      const program = randomPythonProgram(2000 + n)
-      const journal = fresh(`${(0x2000 + n).toString(16).padStart(16, '0')}`, 1_700_000_000_000 + n * 1000)
-      const paused = await toTheEnd(runtime, program, journal)
-      pauses += paused.attempts - 1
-      const straight = await uninterrupted(runtime, program, journal)
-      const context = `program ${n}:\n${program}`
-      expect(paused.result.error, context).toBeUndefined()
-      expect(paused.result.value, context).toStrictEqual(straight.result.value)
-      expect(paused.result.logs, context).toStrictEqual(straight.result.logs)
-      const fetches = (seen) => seen.filter((s) => s.startsWith('fetch')).sort()
-      expect(fetches(paused.seen), context).toStrictEqual(fetches(straight.seen))
-    }
-    expect(pauses).toBeGreaterThan(FUZZ_PROGRAMS)
-  })
+  it('replay equivalence over 16 random programs', () => replayEquivalence(runtime, randomPythonProgram, 16, 0x2000))
 })
 
 /** `randomProgram`'s Python twin: nested `asyncio.gather`s of blocks, timers, randomness, clocks, approvals. */

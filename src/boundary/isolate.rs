@@ -345,3 +345,34 @@ impl ToNapiValue for Box<RunReport> {
         unsafe { IsolateReport::to_napi_value(env, report) }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(seed: &str, clock_ms: f64, replayed_calls: f64) -> DurableOptions {
+        DurableOptions { seed: seed.into(), clock_ms, replayed_calls }
+    }
+
+    #[test]
+    fn a_durable_attempt_takes_exactly_a_seed_a_clock_and_a_count() {
+        let ok = durable_config(options("00000000deadbeef", 1.7e12, 3.0)).unwrap();
+        assert_eq!(ok, DurableConfig { seed: 0xdead_beef, clock_ms: 1.7e12, replayed_calls: 3 });
+        assert_eq!(durable_config(options("ffffffffffffffff", -8.64e15, 0.0)).unwrap().seed, u64::MAX);
+        for bad in [
+            options("deadbeef", 0.0, 0.0),
+            options("00000000deadbeeg", 0.0, 0.0),
+            options("+0000000deadbeef", 0.0, 0.0),
+            options("00000000deadbeef0", 0.0, 0.0),
+            options("00000000deadbeef", 0.5, 0.0),
+            options("00000000deadbeef", f64::NAN, 0.0),
+            options("00000000deadbeef", 8.64e15 + 1.0, 0.0),
+            options("00000000deadbeef", 0.0, -1.0),
+            options("00000000deadbeef", 0.0, 2.5),
+            options("00000000deadbeef", 0.0, f64::INFINITY),
+        ] {
+            let shown = format!("{} {} {}", bad.seed, bad.clock_ms, bad.replayed_calls);
+            assert!(durable_config(bad).is_err(), "{shown}");
+        }
+    }
+}
