@@ -393,6 +393,25 @@ return out`
     expect(Math.abs(a.value[1] * 1000 - Date.now())).toBeLessThan(60_000)
   })
 
+  it('string hashes follow the journal\'s seed, on any runtime (a host restart); run() keeps the runtime\'s secret', async () => {
+    const program = 'import os, sys\nreturn [str(hash("code-runtime")), list({"a", "b", "c", "d", "e", "f", "g", "h"}), sys.path, os.path.dirname(sys.argv[0]) in sys.path, sys.flags.no_user_site]'
+    const first = await uninterrupted(runtime, program, fresh())
+    const ctx = new Context()
+    const restarted = await ctx.plugin(PythonCodeRuntime, { pythonBin: PYTHON })
+    try {
+      const again = await uninterrupted(ctx.codeRuntime, program, fresh())
+      expect(again.result.value).toStrictEqual(first.result.value)
+    } finally {
+      await restarted.dispose()
+    }
+    const other = await uninterrupted(runtime, program, fresh('00000000deadbeee'))
+    expect(other.result.value[0]).not.toBe(first.result.value[0])
+    // Started without -I, the child is as isolated: the same sys.path, no bootstrap directory, no user site.
+    const plain = await runtime.run({ program, bindings: [] })
+    expect(first.result.value.slice(2)).toStrictEqual([plain.value[2], false, 1])
+    expect(plain.value[0]).not.toBe(first.result.value[0])
+  })
+
   it('replay equivalence over 16 random programs', () => replayEquivalence(runtime, randomPythonProgram, 16, 0x2000))
 })
 

@@ -1,9 +1,10 @@
 """code-runtime-native: the entry point of the Python child (docs/protocol.md#order-of-a-run,
 docs/python.md#the-bootstrap).
 
-Spawned as `python3 -u -I <staging>/bootstrap.py` with the protocol on fd 3. It restores SIGXCPU,
-imports its two modules from its own directory (which isolated mode leaves off `sys.path`), hides
-them from the program, and hands over to `runner.main()`.
+Spawned as `python3 -u -I <staging>/bootstrap.py` with the protocol on fd 3 (a durable attempt's
+as `python3 -u -s`, whose `PYTHONHASHSEED` `-I` would ignore). It restores SIGXCPU, imports its two
+modules from its own directory (which isolated mode leaves off `sys.path`; without it, dropped
+here), hides them from the program, and hands over to `runner.main()`.
 """
 
 import os
@@ -27,6 +28,8 @@ def _load():
         sys.modules.pop("runner", None)
         sys.modules.pop("protocol", None)
         sys.dont_write_bytecode = wrote_bytecode
+    if not sys.flags.isolated:
+        sys.path[:] = [entry for entry in sys.path if entry != here]
     return runner.main
 
 

@@ -350,7 +350,15 @@ fn child_spec(
         policy: None,
         #[cfg(target_os = "linux")]
         template: template.map(|t| t.inner.clone()),
+        hash_seed: None,
     }
+}
+
+/// A durable attempt's `PYTHONHASHSEED`, from its journal's seed: every attempt, on any runtime,
+/// hashes strings alike, so a `set`'s order is the same after a host restart. 1 to 2³² − 1
+/// (0 would turn the secret off).
+fn hash_seed_of(durable: &crate::isolate::durable::DurableConfig) -> u32 {
+    (durable.seed % u64::from(u32::MAX)) as u32 + 1
 }
 
 #[napi(object)]
@@ -522,6 +530,8 @@ pub fn python_start_run(
         template,
     );
     child.policy = policy;
+    let durable = options.durable.map(super::isolate::durable_config).transpose()?;
+    child.hash_seed = durable.as_ref().map(hash_seed_of);
     let spec = RunSpec {
         child,
         max_log_bytes: options.max_log_bytes as usize,
@@ -537,7 +547,7 @@ pub fn python_start_run(
         program: options.program.to_vec(),
         stream_logs: options.stream_logs,
         spare: None,
-        durable: options.durable.map(super::isolate::durable_config).transpose()?,
+        durable,
     };
     let mut spec = spec;
     spec.spare = spare.and_then(|s| s.inner.take(&spec.child));

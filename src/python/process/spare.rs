@@ -30,6 +30,8 @@ pub struct ChildSpec {
     /// The runtime's template, which forks the child when it can.
     #[cfg(target_os = "linux")]
     pub template: Option<Arc<crate::python::template::host::RuntimeTemplate>>,
+    /// A durable attempt's string hash secret (docs/durable.md#determinism); `None` for `run()`.
+    pub hash_seed: Option<u32>,
 }
 
 impl ChildSpec {
@@ -51,6 +53,7 @@ impl ChildSpec {
             && self.interpreter_paths == other.interpreter_paths
             && self.run_as == other.run_as
             && self.policy == other.policy
+            && self.hash_seed == other.hash_seed
     }
 }
 
@@ -121,6 +124,7 @@ pub fn boot(spec: &ChildSpec, ahead: bool) -> Result<Booted, BootError> {
         #[cfg(target_os = "linux")]
         template: spec.template.as_deref(),
         ahead,
+        hash_seed: spec.hash_seed,
     };
     match spawn(&spec.executable, &mut staging, &spec.pycache, plan, &confine) {
         Ok(spawned) => Ok(Booted { staging, cgroups, spawned }),

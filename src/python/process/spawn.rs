@@ -2,6 +2,7 @@
 //! helper when it is there (src/sandbox): namespaces, Landlock, seccomp and limits around the
 //! interpreter.
 
+use std::ffi::OsString;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::time::Duration;
 
@@ -277,6 +278,9 @@ pub struct Confinement<'a> {
     /// to now. A child booted on its run's path does without: there that move saves the run
     /// nothing and costs a burst of runs two execs each.
     pub ahead: bool,
+    /// A durable attempt's string hash secret (`PYTHONHASHSEED`), or `None` for the random one.
+    /// A child with one is spawned, never forked: the template's secret is the runtime's.
+    pub hash_seed: Option<u32>,
 }
 
 /// System files every dynamically linked interpreter reads, read-only, and `/bin` (where
@@ -322,10 +326,26 @@ fn sandbox_plan(confine: &Confinement, helper: &Path, interpreter: &Path, stagin
         cgroup: confine.cgroup.map(Path::to_path_buf),
         memory_cgroup: confine.memory_cgroup.map(Path::to_path_buf),
         slim: confine.ahead.then(|| helper.to_path_buf()),
-        env: vec![("TMPDIR".into(), scratch.into_os_string())],
+        env: child_env(staging, confine.hash_seed),
         status_fd: STATUS_FD,
-        argv: vec![interpreter.as_os_str().to_os_string(), "-u".into(), "-I".into(), staging.bootstrap().into()],
+        argv: [vec![interpreter.as_os_str().to_os_string()], child_args(staging, confine.hash_seed)].concat(),
     }
+}
+
+/// The interpreter's arguments: `-u -I <bootstrap>`. `-I` also ignores `PYTHONHASHSEED`, so a
+/// child with a fixed hash secret runs `-u -s <bootstrap>` instead: its environment is
+/// `child_env` alone (cleared, so no other `PYTHON*` variable reaches it) and the bootstrap drops
+/// its own directory from `sys.path`, which leaves it as isolated as `-I` would.
+fn child_args(staging: &Staging, hash_seed: Option<u32>) -> Vec<OsString> {
+    let isolation = if hash_seed.is_some() { "-s" } else { "-I" };
+    vec!["-u".into(), isolation.into(), staging.bootstrap().into()]
+}
+
+/// The child's whole environment: its scratch directory as `TMPDIR`, and a fixed hash secret.
+fn child_env(staging: &Staging, hash_seed: Option<u32>) -> Vec<(OsString, OsString)> {
+    let mut env = vec![("TMPDIR".into(), staging.scratch().into_os_string())];
+    env.extend(hash_seed.map(|seed| ("PYTHONHASHSEED".into(), seed.to_string().into())));
+    env
 }
 
 /// `<interpreter> -u -I <bootstrap>` with `{ TMPDIR: <scratch> }`, in a new session, fds 0–3 as
@@ -343,7 +363,7 @@ pub fn spawn(
     let (out_r, out_w) = pipe2(OFlag::O_CLOEXEC).map_err(sys)?;
     let (err_r, err_w) = pipe2(OFlag::O_CLOEXEC).map_err(sys)?;
     #[cfg(target_os = "linux")]
-    if let (Some(helper), Some(runtime_template)) = (confine.helper, confine.template) {
+    if let (Some(helper), Some(runtime_template), None) = (confine.helper, confine.template, confine.hash_seed) {
         if let Some(template) = runtime_template.get() {
             let lifeline = crate::sandbox::lifeline::hold();
             let helper_plan = sandbox_plan(confine, helper, interpreter, staging, lifeline.is_some());
@@ -365,11 +385,7 @@ pub fn spawn(
         confine.helper.map(|helper| sandbox_plan(confine, helper, interpreter, staging, lifeline.is_some()));
     let (executable, args, env) = match (confine.helper, &plan_of_helper) {
         (Some(helper), Some(helper_plan)) => (helper, helper_plan.to_args(), Vec::new()),
-        _ => (
-            interpreter,
-            vec!["-u".into(), "-I".into(), staging.bootstrap().into()],
-            vec![("TMPDIR".into(), staging.scratch().into_os_string())],
-        ),
+        _ => (interpreter, child_args(staging, confine.hash_seed), child_env(staging, confine.hash_seed)),
     };
     let launch = Launch {
         executable,
@@ -463,6 +479,7 @@ pub fn probe_layers(
         #[cfg(target_os = "linux")]
         template: None,
         ahead: false,
+        hash_seed: None,
     };
     let spawned = spawn(interpreter, &mut staging, &[], plan, &confine);
     if let Ok(child) = &spawned {
