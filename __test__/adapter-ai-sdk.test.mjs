@@ -6,7 +6,7 @@
 // ai 7 declares Node >= 22; the paths tested here also run on Node 20, so this suite runs in full
 // on every Node CI uses, and fails unless every test ran.
 import { createRequire } from 'node:module'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { Context } from 'cordis'
 import { generateText, jsonSchema, tool } from 'ai'
 import { MockLanguageModelV4 } from 'ai/test'
@@ -14,6 +14,7 @@ import { z } from 'zod'
 import { PythonPtcRuntime } from 'code-runtime-native'
 import { CodeRunError, codeRuntimeTool } from 'code-runtime-native/ai-sdk'
 import { COMPUTE_MS, ledger, recorder } from './adapter-helpers.mjs'
+import { USAGE, codeTools } from './ai-sdk-helpers.mjs'
 import { PYTHON } from './python-helpers.mjs'
 
 const TESTS = {
@@ -24,27 +25,12 @@ const TESTS = {
   syntax: 'a syntax error is a tool-error of kind exception',
   budget: 'a compute-budget overrun is a tool-error of kind timeout',
   abort: "the tool call's abortSignal (generateText's tool timeout) ends a running program",
-  names: 'hostile tool names, tools needing approval and tools without execute',
+  names: 'hostile tool names, tools needing approval (offered) and tools without execute (not)',
   json: 'tool inputs and values JSON cannot carry exactly are errors the program catches',
   python: 'a Python runtime runs the model’s Python against the same tools',
 }
 const suite = ledger(Object.values(TESTS))
-const open = []
-afterAll(async () => {
-  await Promise.all(open.map((codeTool) => codeTool.dispose()))
-  suite.check()
-})
-
-function codeTool(options) {
-  const created = codeRuntimeTool({ config: { computeMs: COMPUTE_MS }, ...options })
-  open.push(created)
-  return created
-}
-
-const USAGE = {
-  inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
-  outputTokens: { total: 1, text: 1, reasoning: undefined },
-}
+const codeTool = codeTools(suite)
 
 /**
  * One `generateText` call in which the model runs `code` with the `code` tool, then answers.
@@ -191,11 +177,13 @@ describe('the AI SDK with codeRuntimeTool', () => {
       const out = [await tools['get-weather']({}), await tools.then({}), await tools.constructor({}), await tools.__proto__({})]
       out.push(typeof tools.approve, typeof tools.client, Object.keys(tools).sort())
       return out`)
+    // A tool that needs approval is offered (the program pauses at its calls: adapter-ai-sdk-approval.test.mjs).
     expect(outcome.output).toEqual({
       logs: [],
-      value: ['get-weather', 'then', 'constructor', '__proto__', 'undefined', 'undefined', ['__proto__', 'constructor', 'get-weather', 'then']],
+      value: ['get-weather', 'then', 'constructor', '__proto__', 'function', 'undefined', ['__proto__', 'approve', 'constructor', 'get-weather', 'then']],
     })
-    expect(offered[0].description).not.toContain('approve')
+    expect(offered[0].description).toContain('- tools["approve"](input): (needs approval) Needs approval.')
+    expect(offered[0].description).not.toContain('client')
     suite.ran(TESTS.names)
   })
 

@@ -5,7 +5,7 @@
 // anything runs, and a program that does not make the journal's calls ends, saying where.
 import { Context } from 'cordis'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { IsolateCodeRuntime, MAX_JOURNAL_BYTES, PythonCodeRuntime, suspend } from '../lib/index.mjs'
+import { IsolateCodeRuntime, IsolatePtcRuntime, MAX_JOURNAL_BYTES, PythonCodeRuntime, PythonPtcRuntime, suspend } from '../lib/index.mjs'
 import native from '../lib/native.mjs'
 import { PYTHON } from './python-helpers.mjs'
 
@@ -129,6 +129,30 @@ describe.each(RUNTIMES)('%s (%s)', (language, containment) => {
       expect(resumed.value).toStrictEqual([1, 'approved', 2])
     } finally {
       await next.fiber.dispose()
+    }
+  })
+
+  it('ctx.ptcRuntime: runDurable(spec, journal) pauses and resumes a resolved spec, its sandbox facts kept', async () => {
+    const c = new Context()
+    const f = await c.plugin(
+      language === 'python' ? PythonPtcRuntime : IsolatePtcRuntime,
+      language === 'python' ? { pythonBin: PYTHON } : { containment },
+    )
+    try {
+      const ptc = c.ptcRuntime
+      const h = host()
+      const spec = ptc.resolve({ program: P.approval, bindings: h.bindings, sandboxPolicy: { mode: 'danger-full-access', workspaceRoot: '/tmp' } })
+      const first = await ptc.runDurable(spec)
+      expect(first).toMatchObject({ logs: ['before'], suspended: { seq: 2, name: 'tools.approve' }, sandbox: { mode: 'danger-full-access', denied: false } })
+      h.approve()
+      const resumed = await ptc.runDurable(spec, JSON.parse(JSON.stringify(first.journal)))
+      expect(resumed).toMatchObject({ logs: ['before', 'after'], value: [1, 'approved', 2], sandbox: { mode: 'danger-full-access' } })
+      expect(resumed.journal.calls).toHaveLength(3)
+      expect(h.seen).toStrictEqual(['fetch x', 'approve 1', 'approve 1', 'fetch y'])
+      // A journal a host hands back is checked before anything runs.
+      await expect(ptc.runDurable(spec, { version: 1 })).rejects.toThrow(TypeError)
+    } finally {
+      await f.dispose()
     }
   })
 

@@ -217,6 +217,11 @@ export function runIsolate(state, request, options) {
   return runSession(ISOLATE, state, request, options)
 }
 
+/** `runIsolate` durably (lib/session.mjs `runDurableSession`): `request.journal` resumes. */
+export function runIsolateDurable(state, request, options) {
+  return runDurableSession(ISOLATE, state, request, options)
+}
+
 /** @param {abstract new (ctx: any, name: string) => object} Base */
 export function defineIsolateRuntime(Base) {
   class IsolateCodeRuntime extends Base {
@@ -266,7 +271,7 @@ export function defineIsolateRuntime(Base) {
     runDurable(request) {
       const state = this?.[STATE]
       if (state === undefined) return Promise.reject(unboundRunError(this))
-      return runDurableSession(ISOLATE, state, request)
+      return runIsolateDurable(state, request)
     }
   }
   return IsolateCodeRuntime

@@ -245,6 +245,11 @@ export function runPython(state, request, options) {
   return runSession(PYTHON, state, request, options)
 }
 
+/** `runPython` durably (lib/session.mjs `runDurableSession`): `request.journal` resumes. */
+export function runPythonDurable(state, request, options) {
+  return runDurableSession(PYTHON, state, request, options)
+}
+
 export function definePythonRuntime(Base) {
   class PythonCodeRuntime extends Base {
     static Config = PythonConfig
@@ -303,7 +308,7 @@ export function definePythonRuntime(Base) {
     runDurable(request) {
       const state = this?.[STATE]
       if (state === undefined) return Promise.reject(unboundRunError(this))
-      return runDurableSession(PYTHON, state, request)
+      return runPythonDurable(state, request)
     }
   }
   return PythonCodeRuntime

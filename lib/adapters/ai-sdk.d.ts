@@ -1,18 +1,55 @@
 // `code-runtime-native/ai-sdk`: an AI SDK tool (`ai` 7, tested with 7.0.173) that runs a
 // model-written program against a ToolSet.
 import type { Tool, ToolSet } from 'ai'
+import type { CodeJournal } from '../index.js'
 import type { PtcRunFailureKind } from '../ptc/index.js'
 import type { AdapterRuntimeOptions } from './options.js'
 
-/** What a successful program gives the model: what it printed and, if any, what it returned. */
+/**
+ * What a program gives the model: what it printed and, if any, what it returned; or, where it
+ * paused at a second call that needs approval, that call and what the model should do.
+ */
 export interface CodeRunOutput {
   logs: string[]
   value?: unknown
+  /** The call the program paused at: the model runs the same code again to go on. */
+  suspended?: { tool: string; input: unknown }
+  /** What the model is told to do about `suspended`. */
+  message?: string
+}
+
+/** What the approval flow keeps of one paused program: plain JSON (docs/durable.md#the-ai-sdk). */
+export interface PausedCodeRun {
+  kind: 'approval' | 'continue'
+  code: string
+  journal: CodeJournal
+  paused: { tool: string; input: unknown }
+}
+
+/**
+ * Where paused programs are kept between the SDK's steps, by tool call id: a `Map` fits, as does
+ * a database table of JSON. Default: this process's most recent 1024.
+ */
+export interface PausedCodeRunStore {
+  get(toolCallId: string): PausedCodeRun | undefined | Promise<PausedCodeRun | undefined>
+  set(toolCallId: string, run: PausedCodeRun): unknown
+  delete(toolCallId: string): unknown
 }
 
 export type CodeRuntimeToolOptions = AdapterRuntimeOptions & {
-  /** The tools a program calls as `await tools.<name>(input)` (not those needing approval). */
+  /**
+   * The tools a program calls as `await tools.<name>(input)`. A tool with `needsApproval` pauses
+   * the program at its call and the SDK asks the user to approve the code tool call
+   * (docs/durable.md#the-ai-sdk); client-side tools (no `execute`) are left out.
+   */
   tools: ToolSet
+  /**
+   * Whether tools with `needsApproval` are offered (default `true`). They need a runtime with
+   * `runDurable()`: a borrowed one without it leaves them out.
+   */
+  approvals?: boolean
+  /** Where paused programs wait for approval: share one between processes to resume anywhere. */
+  journals?: PausedCodeRunStore
   /** The tool's description for the model; default: the language, the `tools` global, each tool's input. */
   description?: string
   /** Each run's elapsed deadline, ms (the runtime's `timeoutMs` when absent). */
@@ -31,6 +68,8 @@ export declare class CodeRunError extends Error {
 export type CodeRuntimeTool = Tool<{ code: string }, CodeRunOutput> & {
   /** Ends the runtime this tool started (programs still running end as `abort`). */
   dispose(): Promise<void>
+  /** The call a paused program of tool call `toolCallId` waits on, to show the user; `undefined` when none. */
+  suspension(toolCallId: string): Promise<{ tool: string; input: unknown } | undefined>
 }
 
 export declare function codeRuntimeTool(options: CodeRuntimeToolOptions): CodeRuntimeTool

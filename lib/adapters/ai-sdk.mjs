@@ -5,9 +5,11 @@
 // context })`, a streaming tool's last output. A failed tool rejects with a `ToolCallError` the
 // program can catch. A failed program throws a `CodeRunError` that keeps the runtime's failure
 // kind, which the SDK reports as the call's `tool-error`. The time limit is the tool call's
-// `abortSignal` (`generateText({ timeout })`) and, when given, `timeoutMs`.
+// `abortSignal` (`generateText({ timeout })`) and, when given, `timeoutMs`. Tools that need
+// approval are called through the SDK's own approval flow (lib/adapters/ai-sdk-approval.mjs).
 import { asSchema, jsonSchema, tool } from 'ai'
 import { PREFIX } from '../request.mjs'
+import { ApprovalFlow, approveOrPause, needsApprovalOf } from './ai-sdk-approval.mjs'
 import { AdapterRuntime } from './runtime.mjs'
 
 const LANGUAGE_NAMES = { typescript: 'TypeScript', python: 'Python' }
@@ -25,19 +27,46 @@ export class CodeRunError extends Error {
 
 /**
  * @param {{ tools: Record<string, object>, runtime?: object, config?: object,
- *   description?: string, timeoutMs?: number }} options
+ *   description?: string, timeoutMs?: number, approvals?: boolean, journals?: object }} options
  */
 export function codeRuntimeTool(options) {
   const toolSet = options?.tools
   if (toolSet === null || typeof toolSet !== 'object') {
     throw new TypeError(`${PREFIX}codeRuntimeTool: options.tools must be an AI SDK ToolSet (an object of tools)`)
   }
+  const approvals = readApprovals(options)
   const runtime = new AdapterRuntime(options, 'code-runtime-native/ai-sdk', ['typescript', 'python'])
   const language = options.runtime?.language ?? 'typescript'
-  const callable = callableTools(toolSet)
+  const callable = executable(toolSet).filter(([, nested]) => !needsApprovalOf(nested))
+  const gated = approvals ? executable(toolSet).filter(([, nested]) => needsApprovalOf(nested)) : []
   let calls = 0
-  const codeTool = tool({
-    description: options.description ?? describeTools(callable, language),
+  /** The `tools` namespace of one run; `approved` (a durable attempt's) lets that one call through. */
+  const bindings = (outer, approved) => {
+    const functions = Object.create(null)
+    // `needsApproval` gets no abortSignal: a program it runs has its calls a signal all the same.
+    const abortSignal = outer.abortSignal ?? new AbortController().signal
+    const callOptions = (name) => ({ ...outer, abortSignal, toolCallId: `${outer.toolCallId}/${name}/${++calls}` })
+    for (const [name, nested] of callable) {
+      functions[name] = async (input) => executeNested(nested, await checkedInput(name, nested, input), callOptions(name))
+    }
+    for (const [name, nested] of gated) {
+      functions[name] = async (input) => {
+        const nestedOptions = callOptions(name)
+        const checked = await checkedInput(name, nested, input)
+        await approveOrPause(name, nested, input, checked, nestedOptions, approved)
+        return executeNested(nested, checked, nestedOptions)
+      }
+    }
+    return [{ global: 'tools', functions, errorClass: { name: 'ToolCallError', memberNameProperty: 'toolName' } }]
+  }
+  const request = (code, outer, approved) => ({
+    program: code,
+    bindings: bindings(outer, approved),
+    signal: outer.abortSignal,
+    timeoutMs: options.timeoutMs,
+  })
+  const definition = {
+    description: options.description ?? describeTools(callable, gated, language),
     inputSchema: jsonSchema({
       type: 'object',
       properties: { code: { type: 'string', description: `The ${LANGUAGE_NAMES[language]} program to run.` } },
@@ -45,45 +74,71 @@ export function codeRuntimeTool(options) {
       additionalProperties: false,
     }),
     async execute({ code }, outer) {
-      const functions = Object.create(null)
-      for (const [name, nested] of callable) {
-        functions[name] = (input) => runNested(name, nested, input, { ...outer, toolCallId: `${outer.toolCallId}/${name}/${++calls}` })
-      }
-      const result = await runtime.run({
-        program: code,
-        bindings: [{ global: 'tools', functions, errorClass: { name: 'ToolCallError', memberNameProperty: 'toolName' } }],
-        signal: outer.abortSignal,
-        timeoutMs: options.timeoutMs,
-      })
-      if (result.error !== undefined) throw new CodeRunError(result.error, result.logs)
-      return 'value' in result ? { logs: result.logs, value: result.value } : { logs: result.logs }
+      return output(await runtime.run(request(code, outer)))
     },
-  })
+  }
+  let flow
+  if (gated.length > 0) {
+    flow = new ApprovalFlow({
+      attempt: (code, outer, journal, approved) => runtime.runDurable(request(code, outer, approved), journal),
+      store: options.journals,
+    })
+    definition.needsApproval = (input, outer) => flow.needsApproval(input, outer)
+    definition.execute = async (input, outer) => output(await flow.execute(input, outer))
+  }
+  const codeTool = tool(definition)
   // Not enumerable: the SDK reads tools' own fields, and a tool stays a plain AI SDK tool.
   Object.defineProperty(codeTool, 'dispose', { value: () => runtime.dispose() })
+  Object.defineProperty(codeTool, 'suspension', { value: async (toolCallId) => flow?.suspension(toolCallId) })
   return codeTool
 }
 
 /**
- * The tools a program may call: executed by the SDK (an `execute`), not awaiting an approval the
- * program could not ask for.
+ * Whether tools that need approval are offered (`options.approvals`, default `true`): they need a
+ * runtime that runs programs durably, which an owned one does and a borrowed one may not.
  */
-function callableTools(toolSet) {
-  return Object.entries(toolSet).filter(
-    ([, candidate]) => typeof candidate?.execute === 'function' && (candidate.needsApproval === undefined || candidate.needsApproval === false),
-  )
+function readApprovals(options) {
+  const approvals = options.approvals ?? true
+  if (typeof approvals !== 'boolean') {
+    throw new TypeError(`${PREFIX}codeRuntimeTool: options.approvals must be a boolean (whether tools that need approval are offered)`)
+  }
+  const borrowed = options.runtime
+  return approvals && (borrowed === undefined || borrowed === null || typeof borrowed.runDurable === 'function')
 }
 
-/** One tool call of the program, as the SDK makes it. */
-async function runNested(name, nested, input, options) {
-  let value = input
-  const schema = nested.inputSchema === undefined ? undefined : asSchema(nested.inputSchema)
-  if (schema?.validate !== undefined) {
-    const checked = await schema.validate(input)
-    if (!checked.success) throw new Error(`Invalid input for tool ${JSON.stringify(name)}: ${checked.error.message}`)
-    value = checked.value
+/** What the model gets of a run: what it printed and returned, or where it paused; a failure throws. */
+function output(result) {
+  if ('suspended' in result) {
+    const { tool: name, input } = result.suspended.data
+    return {
+      logs: result.logs,
+      suspended: { tool: name, input },
+      message:
+        `The program paused at tools[${JSON.stringify(name)}](...), which needs the user's approval; the calls before it ran once ` +
+        'and will not run again. To go on, call this tool again with exactly the same code: the user is then asked to approve that call.',
+    }
   }
-  const output = nested.execute(value, options)
+  if (result.error !== undefined) throw new CodeRunError(result.error, result.logs)
+  return 'value' in result ? { logs: result.logs, value: result.value } : { logs: result.logs }
+}
+
+/** The tools a program may call: executed by the SDK (an `execute`), not client-side ones. */
+function executable(toolSet) {
+  return Object.entries(toolSet).filter(([, candidate]) => typeof candidate?.execute === 'function')
+}
+
+/** A program's input to `name`, as its schema reads it; a mismatch fails the call. */
+async function checkedInput(name, nested, input) {
+  const schema = nested.inputSchema === undefined ? undefined : asSchema(nested.inputSchema)
+  if (schema?.validate === undefined) return input
+  const checked = await schema.validate(input)
+  if (!checked.success) throw new Error(`Invalid input for tool ${JSON.stringify(name)}: ${checked.error.message}`)
+  return checked.value
+}
+
+/** One tool call of the program, as the SDK makes it: a streaming tool's last output. */
+async function executeNested(nested, input, options) {
+  const output = nested.execute(input, options)
   if (output !== null && typeof output === 'object' && typeof output[Symbol.asyncIterator] === 'function') {
     let last
     for await (const part of output) last = part
@@ -93,20 +148,29 @@ async function runNested(name, nested, input, options) {
 }
 
 /** The tool's description for the model: the language, the `tools` global, each tool's input. */
-function describeTools(callable, language) {
-  const lines = callable.map(([name, nested]) => {
+function describeTools(callable, gated, language) {
+  const line = (approval) => ([name, nested]) => {
     const schema = nested.inputSchema === undefined ? undefined : asSchema(nested.inputSchema).jsonSchema
     const input = schema !== undefined && typeof schema?.then !== 'function' ? ` Input (JSON Schema): ${JSON.stringify(schema)}` : ''
     const about = typeof nested.description === 'string' ? ` ${nested.description}` : ''
-    return `- tools[${JSON.stringify(name)}](input):${about}${input}`
-  })
+    return `- tools[${JSON.stringify(name)}](input):${approval}${about}${input}`
+  }
   const print = language === 'python' ? 'print()' : 'console.log()'
+  const approvals =
+    gated.length === 0
+      ? []
+      : [
+          'Tools marked (needs approval) ask the user first: the program pauses at such a call until the user answers,',
+          'and the calls before it are not repeated.',
+        ]
   return [
     `Run one ${LANGUAGE_NAMES[language]} program in a fresh sandbox and get back what it printed and returned.`,
     'The program calls tools as async functions of the global `tools` (`await tools.name(input)`, one JSON argument',
     'each; run independent calls concurrently). A failed call raises ToolCallError (its `toolName` says which).',
     `End with \`return <value>\` (JSON data); ${print} output is returned too. No network, files or imports.`,
+    ...approvals,
     'Tools:',
-    ...lines,
+    ...callable.map(line('')),
+    ...gated.map(line(' (needs approval)')),
   ].join('\n')
 }

@@ -40,13 +40,28 @@ export class AdapterRuntime {
    * on misuse (a disposed adapter, an invalid config or request).
    * @param {{ program: string, bindings: object[], signal?: AbortSignal, timeoutMs?: number }} request
    */
-  async run({ program, bindings, signal, timeoutMs }) {
+  async run(request) {
+    const runtime = await this.#runtime()
+    return runtime.run(runtime.resolve(seamRequest(request)))
+  }
+
+  /** Whether the runtime runs programs durably (`runDurable`): an owned one does, a borrowed one may not. */
+  async durable() {
+    return typeof (await this.ready).runDurable === 'function'
+  }
+
+  /**
+   * Runs one attempt of a durable program (docs/durable.md): `run()`'s result plus `journal`,
+   * or `suspended` where a binding threw `suspend(data)`; `journal` resumes a paused one.
+   */
+  async runDurable(request, journal) {
+    const runtime = await this.#runtime()
+    return runtime.runDurable(runtime.resolve(seamRequest(request)), journal)
+  }
+
+  async #runtime() {
     if (this.disposed) throw new Error(`${PREFIX}this adapter was disposed; create a new one to run programs`)
-    const runtime = await this.ready
-    const request = { program, bindings }
-    if (signal !== undefined) request.signal = signal
-    if (timeoutMs !== undefined) request.timeoutMs = timeoutMs
-    return runtime.run(runtime.resolve(request))
+    return this.ready
   }
 
   /** Ends the owned runtime (its runs end as `abort`); a borrowed one is left to its owner. */
@@ -58,6 +73,14 @@ export class AdapterRuntime {
       await this.fiber.dispose()
     }
   }
+}
+
+/** The seam's request: the program, its bindings, and the deadline and signal when given. */
+function seamRequest({ program, bindings, signal, timeoutMs }) {
+  const request = { program, bindings }
+  if (signal !== undefined) request.signal = signal
+  if (timeoutMs !== undefined) request.timeoutMs = timeoutMs
+  return request
 }
 
 function checkBorrowed(runtime, adapter, languages) {

@@ -11,7 +11,7 @@ import type {
   IsolateCodeRuntimeConfig,
   PythonCodeRuntimeConfig,
 } from '../../index.js'
-import type { IsolateSandboxLayers, PythonSandboxLayers } from '../index.js'
+import type { CodeJournal, CodeSuspension, IsolateSandboxLayers, PythonSandboxLayers } from '../index.js'
 
 /** The file-policy modes of the host's sandbox vocabulary. */
 export type SandboxMode = 'read-only' | 'workspace-write' | 'danger-full-access'
@@ -83,6 +83,14 @@ export interface PtcRunResult {
   sandbox?: PtcRunSandbox
 }
 
+/**
+ * `runDurable(spec, journal?)`'s result (docs/durable.md): `run()`'s plus the journal to keep; a
+ * paused run has `suspended` instead of `value`/`error`.
+ */
+export type PtcDurableResult = (PtcRunResult | { logs: string[]; suspended: CodeSuspension; sandbox?: PtcRunSandbox }) & {
+  journal: CodeJournal
+}
+
 /** What both backends offer as `ctx.ptcRuntime`. */
 export interface PtcRuntime {
   readonly language: 'typescript' | 'python'
@@ -97,6 +105,12 @@ export interface PtcRuntime {
   resolve(request: PtcRunRequest): PtcRunSpec
   /** Runs a spec this runtime resolved; rejects only on misuse. */
   run(spec: PtcRunSpec): Promise<PtcRunResult>
+  /**
+   * Runs a spec durably (docs/durable.md): a binding that throws `suspend(data)` pauses it, and
+   * `runDurable(spec, journal)` replays the journal and goes on. Optional: a host's own runtime
+   * may not offer it (the adapters then leave tools that need approval out).
+   */
+  runDurable?(spec: PtcRunSpec, journal?: CodeJournal): Promise<PtcDurableResult>
   lastRunStats(): CodeRunStats | undefined
 }
 
@@ -142,6 +156,7 @@ export declare class IsolatePtcRuntime extends Service implements PtcRuntime {
   readonly sandbox: IsolateSandboxLayers
   resolve(request: PtcRunRequest): PtcRunSpec
   run(spec: PtcRunSpec): Promise<PtcRunResult>
+  runDurable(spec: PtcRunSpec, journal?: CodeJournal): Promise<PtcDurableResult>
   lastRunStats(): CodeRunStats | undefined
 }
 
@@ -162,6 +177,7 @@ export declare class PythonPtcRuntime extends Service implements PtcRuntime {
   readonly sandbox: PythonSandboxLayers
   resolve(request: PtcRunRequest): PtcRunSpec
   run(spec: PtcRunSpec): Promise<PtcRunResult>
+  runDurable(spec: PtcRunSpec, journal?: CodeJournal): Promise<PtcDurableResult>
   lastRunStats(): CodeRunStats | undefined
 }
 

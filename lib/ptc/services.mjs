@@ -4,8 +4,8 @@
 // sibling and runs through the same session (lib/session.mjs); what the seam adds is resolve(),
 // the per-run deadline, the sandbox facts and the two new failure kinds.
 import Schema from 'schemastery'
-import { IsolateConfig, createIsolateState, isolateSandbox, runIsolate } from '../isolate-runtime.mjs'
-import { PythonConfig, attachPythonState, disposePythonState, preparePythonState, runPython } from '../python-runtime.mjs'
+import { IsolateConfig, createIsolateState, isolateSandbox, runIsolate, runIsolateDurable } from '../isolate-runtime.mjs'
+import { PythonConfig, attachPythonState, disposePythonState, preparePythonState, runPython, runPythonDurable } from '../python-runtime.mjs'
 import { PREFIX, afterDisposalError, unboundRunError } from '../request.mjs'
 import { PTC_SEAM } from '../session.mjs'
 import { filePlan, filePolicyAvailable, refusedFileEffect } from './file-plan.mjs'
@@ -161,19 +161,33 @@ function defineIsolatePtc(Base) {
       return isolateSandbox(this[STATE].backend)
     }
 
-    async run(given) {
-      const state = stateFor(this, given)
-      const spec = specFor(state, given)
-      const options = runOptions(state, spec)
-      let started = false
-      options.started = () => (started = true)
-      const result = await runIsolate(state.backend, spec, options)
-      const policy = spec.sandboxPolicy
-      const enforcement = started ? isolateEnforcement(state.backend, policy) : undefined
-      return withSandbox(result, policy, { denied: false, enforcement })
+    run(given) {
+      return isolateAttempt(this, given, runIsolate)
+    }
+
+    /**
+     * `run(spec)` durably (docs/durable.md#ctxptcruntime-and-the-adapters): its result plus
+     * `journal`, or `suspended` when a binding threw `suspend(data)`; `runDurable(spec, journal)`
+     * replays the journal and goes on from there.
+     */
+    runDurable(given, journal) {
+      return isolateAttempt(this, given, (backend, spec, options) => runIsolateDurable(backend, { ...spec, journal }, options))
     }
   }
   return IsolatePtcRuntime
+}
+
+/** One run of a TypeScript spec by `attempt` (`runIsolate`, or its durable twin). */
+async function isolateAttempt(runtime, given, attempt) {
+  const state = stateFor(runtime, given)
+  const spec = specFor(state, given)
+  const options = runOptions(state, spec)
+  let started = false
+  options.started = () => (started = true)
+  const result = await attempt(state.backend, spec, options)
+  const policy = spec.sandboxPolicy
+  const enforcement = started ? isolateEnforcement(state.backend, policy) : undefined
+  return withSandbox(result, policy, { denied: false, enforcement })
 }
 
 /**
@@ -250,28 +264,38 @@ function definePythonPtc(Base) {
       return this[STATE].backend.sandbox
     }
 
-    async run(given) {
-      const state = stateFor(this, given)
-      const spec = specFor(state, given)
-      const options = runOptions(state, spec)
-      const policy = spec.sandboxPolicy
-      let enforcement
-      let started = false
-      if (policy !== undefined) {
-        options.started = () => (started = true)
-        options.filePolicy = filePlan(policy, spec.cwd)
-        if (policy.mode !== 'danger-full-access') {
-          if (filePolicyAvailable(state.backend)) enforcement = pythonEnforcement(state.backend, options.filePolicy)
-          else options.refuse = { kind: 'sandbox-unavailable', message: unavailable(policy.mode, state.backend.sandbox) }
-        }
-      }
-      const result = await runPython(state.backend, spec, options)
-      // A run whose child never started (refused, or failed to spawn) had nothing enforced.
-      const denied = policy !== undefined && refusedFileEffect(result, options.filePolicy, state.backend.ownRoot)
-      return withSandbox(result, policy, { denied, enforcement: started ? enforcement : undefined })
+    run(given) {
+      return pythonAttempt(this, given, runPython)
+    }
+
+    /** `run(spec)` durably, as IsolatePtcRuntime's `runDurable(spec, journal)`. */
+    runDurable(given, journal) {
+      return pythonAttempt(this, given, (backend, spec, options) => runPythonDurable(backend, { ...spec, journal }, options))
     }
   }
   return PythonPtcRuntime
+}
+
+/** One run of a Python spec by `attempt` (`runPython`, or its durable twin), under its file policy. */
+async function pythonAttempt(runtime, given, attempt) {
+  const state = stateFor(runtime, given)
+  const spec = specFor(state, given)
+  const options = runOptions(state, spec)
+  const policy = spec.sandboxPolicy
+  let enforcement
+  let started = false
+  if (policy !== undefined) {
+    options.started = () => (started = true)
+    options.filePolicy = filePlan(policy, spec.cwd)
+    if (policy.mode !== 'danger-full-access') {
+      if (filePolicyAvailable(state.backend)) enforcement = pythonEnforcement(state.backend, options.filePolicy)
+      else options.refuse = { kind: 'sandbox-unavailable', message: unavailable(policy.mode, state.backend.sandbox) }
+    }
+  }
+  const result = await attempt(state.backend, spec, options)
+  // A run whose child never started (refused, or failed to spawn) had nothing enforced.
+  const denied = policy !== undefined && refusedFileEffect(result, options.filePolicy, state.backend.ownRoot)
+  return withSandbox(result, policy, { denied, enforcement: started ? enforcement : undefined })
 }
 
 /**

@@ -11,7 +11,7 @@ import { z } from 'zod'
 import { CodeRuntimeTransport } from 'code-runtime-native/mastra'
 import { createCodeRuntimeDriver } from 'code-runtime-native/tanstack'
 import { CodeRuntimeExecutor } from 'code-runtime-native/cloudflare'
-import { CodeRunError, codeRuntimeTool, type CodeRunOutput, type CodeRuntimeTool } from 'code-runtime-native/ai-sdk'
+import { CodeRunError, codeRuntimeTool, type CodeRunOutput, type CodeRuntimeTool, type PausedCodeRun } from 'code-runtime-native/ai-sdk'
 import type { PtcRunFailureKind } from 'code-runtime-native'
 
 // skipLibCheck skips ai-sdk.d.ts too (ai's own declarations need @types/node, which the strict
@@ -55,6 +55,13 @@ export async function aiSdk(): Promise<string> {
     { toolCallId: 'c', messages: [], context: undefined },
   )
   void direct
+  const journals = new Map<string, PausedCodeRun>()
+  const gated = codeRuntimeTool({ tools: { weather }, approvals: true, journals })
+  const waiting: { tool: string; input: unknown } | undefined = await gated.suspension('c')
+  void waiting
+  // @ts-expect-error approvals is a boolean
+  codeRuntimeTool({ tools: { weather }, approvals: 'yes' })
+  await gated.dispose()
   await code.dispose()
   return result.text
 }

@@ -1,0 +1,27 @@
+// What the AI SDK suites share: a model step's usage, and code tools disposed after the file.
+import { afterAll } from 'vitest'
+import { codeRuntimeTool } from 'code-runtime-native/ai-sdk'
+import { COMPUTE_MS } from './adapter-helpers.mjs'
+
+/** The token usage every mock model step reports. */
+export const USAGE = {
+  inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 1, text: 1, reasoning: undefined },
+}
+
+/**
+ * `codeRuntimeTool` with a small compute budget; every tool it made is disposed, and `suite`
+ * checked, once the file's tests ran.
+ */
+export function codeTools(suite) {
+  const open = []
+  afterAll(async () => {
+    await Promise.all(open.map((created) => created.dispose()))
+    suite.check()
+  })
+  return (options) => {
+    const created = codeRuntimeTool({ config: { computeMs: COMPUTE_MS }, ...options })
+    open.push(created)
+    return created
+  }
+}
