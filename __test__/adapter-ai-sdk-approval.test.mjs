@@ -10,8 +10,8 @@ import { MockLanguageModelV4 } from 'ai/test'
 import { z } from 'zod'
 import { IsolatePtcRuntime, PythonPtcRuntime } from 'code-runtime-native'
 import { codeRuntimeTool } from 'code-runtime-native/ai-sdk'
-import { COMPUTE_MS, ledger } from './adapter-helpers.mjs'
-import { USAGE, codeTools } from './ai-sdk-helpers.mjs'
+import { COMPUTE_MS, USAGE, jsonStore, ledger } from './adapter-helpers.mjs'
+import { codeTools } from './ai-sdk-helpers.mjs'
 import { PYTHON } from './python-helpers.mjs'
 
 const TESTS = {
@@ -97,16 +97,6 @@ function mailTools(rule = true) {
   return { tools: { lookup, send }, ran }
 }
 
-/** A store of JSON text, as a database would keep the paused runs. */
-function jsonStore() {
-  const rows = new Map()
-  return {
-    rows,
-    get: async (key) => (rows.has(key) ? JSON.parse(rows.get(key)) : undefined),
-    set: async (key, entry) => void rows.set(key, JSON.stringify(entry)),
-    delete: async (key) => void rows.delete(key),
-  }
-}
 
 const LOOKUP_THEN_SEND = `
   const a: number = await tools.lookup({ k: 1 })

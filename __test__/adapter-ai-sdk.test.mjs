@@ -9,12 +9,11 @@ import { createRequire } from 'node:module'
 import { describe, expect, it } from 'vitest'
 import { Context } from 'cordis'
 import { generateText, jsonSchema, tool } from 'ai'
-import { MockLanguageModelV4 } from 'ai/test'
 import { z } from 'zod'
 import { PythonPtcRuntime } from 'code-runtime-native'
 import { CodeRunError, codeRuntimeTool } from 'code-runtime-native/ai-sdk'
-import { COMPUTE_MS, ledger, recorder } from './adapter-helpers.mjs'
-import { USAGE, codeTools } from './ai-sdk-helpers.mjs'
+import { COMPUTE_MS, ledger, recorder, scriptedModel } from './adapter-helpers.mjs'
+import { codeTools } from './ai-sdk-helpers.mjs'
 import { PYTHON } from './python-helpers.mjs'
 
 const TESTS = {
@@ -38,22 +37,7 @@ const codeTool = codeTools(suite)
  * saw next, the tools the model was offered, and the result.
  */
 async function generate(tools, code, options = {}) {
-  const steps = [
-    {
-      content: [{ type: 'tool-call', toolCallId: 'call-1', toolName: 'code', input: JSON.stringify({ code }) }],
-      finishReason: { unified: 'tool-calls', raw: undefined },
-      usage: USAGE,
-      warnings: [],
-    },
-    { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: undefined }, usage: USAGE, warnings: [] },
-  ]
-  const calls = []
-  const model = new MockLanguageModelV4({
-    doGenerate: async (callOptions) => {
-      calls.push(callOptions)
-      return steps.shift()
-    },
-  })
+  const { model, calls } = scriptedModel('code', { code })
   const result = await generateText({ model, tools, prompt: 'Run it.', stopWhen: ({ steps: done }) => done.length === 2, ...options })
   const outcome = result.steps[0].content.find((part) => part.type === 'tool-result' || part.type === 'tool-error')
   const toModel = calls[1]?.prompt.at(-1)?.content?.[0]?.output

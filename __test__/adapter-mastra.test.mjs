@@ -10,10 +10,9 @@ import { createRequire } from 'node:module'
 import { afterAll, describe, expect, it } from 'vitest'
 import { Agent } from '@mastra/core/agent'
 import { createCodeMode, createCodeModeTool, createTool } from '@mastra/core/tools'
-import { MockLanguageModelV4 } from 'ai/test'
 import { z } from 'zod'
 import { CodeRuntimeTransport } from 'code-runtime-native/mastra'
-import { COMPUTE_MS, ledger, recorder } from './adapter-helpers.mjs'
+import { COMPUTE_MS, ledger, recorder, scriptedModel } from './adapter-helpers.mjs'
 
 const TESTS = {
   node: 'the Node this runs on, and the engines Mastra declares',
@@ -34,31 +33,6 @@ afterAll(async () => {
   suite.check()
 })
 
-const USAGE = {
-  inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
-  outputTokens: { total: 1, text: 1, reasoning: undefined },
-}
-
-/** A model that calls `execute_typescript` with `code`, then answers with text. */
-function scriptedModel(code) {
-  const steps = [
-    {
-      content: [{ type: 'tool-call', toolCallId: 'call-1', toolName: 'execute_typescript', input: JSON.stringify({ code }) }],
-      finishReason: { unified: 'tool-calls', raw: undefined },
-      usage: USAGE,
-      warnings: [],
-    },
-    { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: undefined }, usage: USAGE, warnings: [] },
-  ]
-  const prompts = []
-  const model = new MockLanguageModelV4({
-    doGenerate: async (options) => {
-      prompts.push(options.prompt)
-      return steps.shift()
-    },
-  })
-  return { model, prompts }
-}
 
 /**
  * One agent turn in which the model runs `code` through Code Mode over `tools`. Returns the
@@ -69,7 +43,7 @@ async function turn(tools, code, { timeout, abortSignal, codeModeTool } = {}) {
   const { tool, instructions } = codeModeTool
     ? { tool: createCodeModeTool({ tools, timeout }, transport), instructions: '' }
     : createCodeMode({ tools, timeout }, transport)
-  const { model, prompts } = scriptedModel(code)
+  const { model, prompts } = scriptedModel('execute_typescript', { code })
   const agent = new Agent({ id: 'coder', name: 'coder', instructions: ['You write code.', instructions], model, tools: { execute_typescript: tool } })
   const output = await agent.generate('Run it.', { abortSignal })
   const toModel = prompts[1]?.at(-1)?.content?.[0]?.output

@@ -37,7 +37,7 @@ describe('the adapters in package.json', () => {
     }
     const loaded = await Promise.all(Object.keys(ADAPTERS).map((name) => import(`code-runtime-native/${name}`)))
     expect(loaded.map((module) => Object.keys(module).sort())).toEqual([
-      ['CodeRuntimeTransport'],
+      ['CodeRuntimeTransport', 'createCodeMode'],
       ['createCodeRuntimeDriver'],
       ['CodeRuntimeExecutor', 'sanitizeToolName'],
       ['CodeRunError', 'codeRuntimeTool'],

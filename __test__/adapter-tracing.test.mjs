@@ -12,7 +12,6 @@ import { createCodeMode as createMastraCodeMode, createTool } from '@mastra/core
 import { toolDefinition } from '@tanstack/ai'
 import { createCodeMode as createTanstackCodeMode } from '@tanstack/ai-code-mode'
 import { generateText, tool as aiTool } from 'ai'
-import { MockLanguageModelV4 } from 'ai/test'
 import { Context } from 'cordis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
@@ -21,6 +20,7 @@ import { codeRuntimeTool } from 'code-runtime-native/ai-sdk'
 import { CodeRuntimeExecutor } from 'code-runtime-native/cloudflare'
 import { CodeRuntimeTransport } from 'code-runtime-native/mastra'
 import { createCodeRuntimeDriver } from 'code-runtime-native/tanstack'
+import { scriptedModel } from './adapter-helpers.mjs'
 
 context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable())
 afterAll(() => context.disable())
@@ -42,24 +42,6 @@ const lookup = ({ q }) => tracer.startActiveSpan('lookup in the host', (span) =>
   return `found ${q}`
 })
 
-const USAGE = {
-  inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
-  outputTokens: { total: 1, text: 1, reasoning: undefined },
-}
-
-/** A model that calls `toolName` with `input` once, then answers. */
-function scriptedModel(toolName, input) {
-  const steps = [
-    {
-      content: [{ type: 'tool-call', toolCallId: 'call-1', toolName, input: JSON.stringify(input) }],
-      finishReason: { unified: 'tool-calls', raw: undefined },
-      usage: USAGE,
-      warnings: [],
-    },
-    { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: undefined }, usage: USAGE, warnings: [] },
-  ]
-  return new MockLanguageModelV4({ doGenerate: async () => steps.shift() })
-}
 
 const tanstackLookup = toolDefinition({ name: 'lookup', description: 'Looks up.', inputSchema: z.object({ q: z.string() }) }).server(lookup)
 
@@ -78,7 +60,7 @@ const FRAMEWORKS = {
     const transport = new CodeRuntimeTransport({ runtime })
     const tools = { lookup: createTool({ id: 'lookup', description: 'Looks up.', inputSchema: z.object({ q: z.string() }), execute: lookup }) }
     const { tool, instructions } = createMastraCodeMode({ tools, timeout: 5000 }, transport)
-    const model = scriptedModel('execute_typescript', { code: "return await external_lookup({ q: 'a' })" })
+    const { model } = scriptedModel('execute_typescript', { code: "return await external_lookup({ q: 'a' })" })
     const agent = new Agent({ id: 'coder', name: 'coder', instructions: ['You write code.', instructions], model, tools: { execute_typescript: tool } })
     const output = await agent.generate('Run it.')
     expect(output.toolResults[0]?.payload.result).toMatchObject({ result: 'found a' })
@@ -86,7 +68,7 @@ const FRAMEWORKS = {
   async 'ai-sdk'() {
     const code = codeRuntimeTool({ runtime, tools: { lookup: aiTool({ description: 'Looks up.', inputSchema: z.object({ q: z.string() }), execute: lookup }) } })
     const result = await generateText({
-      model: scriptedModel('code', { code: "return await tools.lookup({ q: 'a' })" }),
+      model: scriptedModel('code', { code: "return await tools.lookup({ q: 'a' })" }).model,
       tools: { code },
       prompt: 'Run it.',
       stopWhen: ({ steps }) => steps.length === 2,

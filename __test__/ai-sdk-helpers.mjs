@@ -1,13 +1,7 @@
-// What the AI SDK suites share: a model step's usage, and code tools disposed after the file.
+// What the AI SDK suites share: code tools disposed after the file.
 import { afterAll } from 'vitest'
 import { codeRuntimeTool } from 'code-runtime-native/ai-sdk'
 import { COMPUTE_MS } from './adapter-helpers.mjs'
-
-/** The token usage every mock model step reports. */
-export const USAGE = {
-  inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
-  outputTokens: { total: 1, text: 1, reasoning: undefined },
-}
 
 /**
  * `codeRuntimeTool` with a small compute budget; every tool it made is disposed, and `suite`

@@ -7,23 +7,11 @@
 // made before it are answered from the journal, never made twice. A program that then reaches a
 // second such call pauses again: its output says so, and the model's next call of the code tool
 // with the same program continues from that journal, through another approval.
-import { sameJson, suspend } from '../durable.mjs'
 import { PREFIX } from '../request.mjs'
+import { RecentJournals, pausedRun } from './approval.mjs'
 
-/** Paused programs a default store keeps at most; the oldest is dropped first. */
-const KEPT_RUNS = 1024
 /** Programs whose run ended in `needsApproval`, waiting for `execute` in the same step. */
 const KEPT_RESULTS = 64
-
-/** The default journal store: the paused programs of this process, the most recent `KEPT_RUNS`. */
-export class RecentJournals extends Map {
-  set(key, entry) {
-    this.delete(key)
-    super.set(key, entry)
-    if (this.size > KEPT_RUNS) this.delete(this.keys().next().value)
-    return this
-  }
-}
 
 /** Whether a tool gates its calls behind the user's approval. */
 export function needsApprovalOf(candidate) {
@@ -43,7 +31,7 @@ export async function callNeedsApproval(nested, input, options) {
 /**
  * What the approval flow keeps between the SDK's steps. `attempt(code, options, journal, approved)`
  * runs one durable attempt; while it runs, a call of a tool that needs approval pauses it
- * (`approveOrPause`) unless it is the call `approved` names.
+ * (lib/adapters/approval.mjs `approveOrPause`) unless it is the call `approved` names.
  */
 export class ApprovalFlow {
   /**
@@ -68,7 +56,7 @@ export class ApprovalFlow {
     const result = await this.attempt(code, options, earlier?.entry.journal, undefined)
     if (earlier !== undefined) await this.store.delete(earlier.key)
     if ('suspended' in result) {
-      await this.store.set(options.toolCallId, paused('approval', code, result))
+      await this.store.set(options.toolCallId, pausedRun('approval', code, result))
       return true
     }
     this.finished.set(options.toolCallId, result)
@@ -101,7 +89,7 @@ export class ApprovalFlow {
     } else {
       result = await this.attempt(code, options, undefined, undefined)
     }
-    if ('suspended' in result) await this.store.set(options.toolCallId, paused('continue', code, result))
+    if ('suspended' in result) await this.store.set(options.toolCallId, pausedRun('continue', code, result))
     return result
   }
 
@@ -129,24 +117,6 @@ export class ApprovalFlow {
     }
     return undefined
   }
-}
-
-/**
- * Lets one call of a tool that needs approval through, or pauses the program there with
- * `{ tool, input }`: the call `approved` names goes through once, as does any call whose
- * `needsApproval` does not hold for `checked` (its input as the tool's schema read it).
- */
-export async function approveOrPause(name, nested, input, checked, options, approved) {
-  if (approved !== undefined && !approved.used && approved.tool === name && sameJson(approved.input, input ?? null)) {
-    approved.used = true
-    return
-  }
-  if (await callNeedsApproval(nested, checked, options)) throw suspend({ tool: name, input: input ?? null })
-}
-
-/** What the store keeps of a paused program: plain JSON. */
-function paused(kind, code, result) {
-  return { kind, code, journal: result.journal, paused: result.suspended.data }
 }
 
 /** Whether the conversation holds an approval request for `toolCallId`. */

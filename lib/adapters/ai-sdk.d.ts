@@ -1,9 +1,10 @@
 // `code-runtime-native/ai-sdk`: an AI SDK tool (`ai` 7, tested with 7.0.173) that runs a
 // model-written program against a ToolSet.
 import type { Tool, ToolSet } from 'ai'
-import type { CodeJournal } from '../index.js'
 import type { PtcRunFailureKind } from '../ptc/index.js'
-import type { AdapterRuntimeOptions } from './options.js'
+import type { AdapterRuntimeOptions, PausedCodeRunStore } from './options.js'
+
+export type { PausedCodeRun, PausedCodeRunStore } from './options.js'
 
 /**
  * What a program gives the model: what it printed and, if any, what it returned; or, where it
@@ -16,24 +17,6 @@ export interface CodeRunOutput {
   suspended?: { tool: string; input: unknown }
   /** What the model is told to do about `suspended`. */
   message?: string
-}
-
-/** What the approval flow keeps of one paused program: plain JSON (docs/durable.md#the-ai-sdk). */
-export interface PausedCodeRun {
-  kind: 'approval' | 'continue'
-  code: string
-  journal: CodeJournal
-  paused: { tool: string; input: unknown }
-}
-
-/**
- * Where paused programs are kept between the SDK's steps, by tool call id: a `Map` fits, as does
- * a database table of JSON. Default: this process's most recent 1024.
- */
-export interface PausedCodeRunStore {
-  get(toolCallId: string): PausedCodeRun | undefined | Promise<PausedCodeRun | undefined>
-  set(toolCallId: string, run: PausedCodeRun): unknown
-  delete(toolCallId: string): unknown
 }
 
 export type CodeRuntimeToolOptions = AdapterRuntimeOptions & {

@@ -9,7 +9,8 @@
 // approval are called through the SDK's own approval flow (lib/adapters/ai-sdk-approval.mjs).
 import { asSchema, jsonSchema, tool } from 'ai'
 import { PREFIX } from '../request.mjs'
-import { ApprovalFlow, approveOrPause, needsApprovalOf } from './ai-sdk-approval.mjs'
+import { ApprovalFlow, callNeedsApproval, needsApprovalOf } from './ai-sdk-approval.mjs'
+import { approveOrPause } from './approval.mjs'
 import { AdapterRuntime } from './runtime.mjs'
 
 const LANGUAGE_NAMES = { typescript: 'TypeScript', python: 'Python' }
@@ -53,7 +54,7 @@ export function codeRuntimeTool(options) {
       functions[name] = async (input) => {
         const nestedOptions = callOptions(name)
         const checked = await checkedInput(name, nested, input)
-        await approveOrPause(name, nested, input, checked, nestedOptions, approved)
+        await approveOrPause(name, input, approved, () => callNeedsApproval(nested, checked, nestedOptions))
         return executeNested(nested, checked, nestedOptions)
       }
     }

@@ -8,6 +8,7 @@
 // A tool call never rejects across the runtime's bridge: the host resolves an envelope
 // (`{ ok, value? }` or `{ ok: false, message, name? }`) and the prelude turns a failure into an
 // Error the program can catch, so the error's name survives the crossing.
+import { isSuspension } from '../durable.mjs'
 import { losslessJson } from '../lossless.mjs'
 import { CALL_NAMES, UNRENDERABLE } from '../request.mjs'
 
@@ -53,13 +54,15 @@ export function buildBridge(plan) {
   return { prelude: prelude(globals, namespaces, plan.levels ?? [], plan.errorNames === true), binding }
 }
 
-/** A tool as a member of the hidden namespace: it resolves an envelope, never rejects. */
+/** A tool as a member of the hidden namespace: it resolves an envelope, and rejects only to pause a durable run. */
 function hostFunction(tool) {
   return async (args) => {
     let value
     try {
       value = await tool.call(Array.isArray(args) ? args : [args])
     } catch (error) {
+      // A durable run's pause (lib/durable.mjs) is the runtime's to see, not the program's.
+      if (isSuspension(error)) throw error
       return { ok: false, ...thrownShape(error) }
     }
     if (value === undefined) return { ok: true }

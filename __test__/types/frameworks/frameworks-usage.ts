@@ -8,7 +8,8 @@ import { createBrowserCodeTool, type Executor } from '@cloudflare/codemode/brows
 import { generateText, tool, type ToolSet } from 'ai'
 import { MockLanguageModelV4 } from 'ai/test'
 import { z } from 'zod'
-import { CodeRuntimeTransport } from 'code-runtime-native/mastra'
+import { Agent } from '@mastra/core/agent'
+import { CodeRuntimeTransport, createCodeMode } from 'code-runtime-native/mastra'
 import { createCodeRuntimeDriver } from 'code-runtime-native/tanstack'
 import { CodeRuntimeExecutor } from 'code-runtime-native/cloudflare'
 import { CodeRunError, codeRuntimeTool, type CodeRunOutput, type CodeRuntimeTool, type PausedCodeRun } from 'code-runtime-native/ai-sdk'
@@ -27,6 +28,11 @@ export const aKind: PtcRunFailureKind = null as unknown as CodeRunError['kind']
 export function mastra(): string {
   const transport: CodeModeTransport = new CodeRuntimeTransport({ config: { computeMs: 1000 } })
   const weather = createTool({ id: 'weather', description: 'Weather.', inputSchema: z.object({ city: z.string() }), execute: async () => 'sunny' })
+  const send = createTool({ id: 'send', description: 'Sends.', inputSchema: z.object({ to: z.string() }), requireApproval: true, execute: async () => 'sent' })
+  const mode = createCodeMode({ tools: { weather, send }, timeout: 5000 }, { config: { computeMs: 1000 }, journals: new Map<string, PausedCodeRun>() })
+  const agent = new Agent({ id: 'coder', name: 'coder', instructions: mode.instructions, model: 'openai/gpt-4o', tools: { [mode.tool.id]: mode.tool } })
+  void agent
+  void mode.dispose()
   return mastraCodeMode({ tools: { weather } }, transport).instructions
 }
 
