@@ -23,6 +23,7 @@ const TESTS = {
   parallel: 'calls that need approval started together pause one at a time, and each runs once',
   rule: 'a needsApproval function decides per input: a call it lets through runs at once',
   lost: 'an approved program whose paused run is gone runs nothing, and the model is told why',
+  tampered: 'a stored paused run or journal that was tampered with is refused, saying what is wrong, and nothing more runs',
   python: 'Python programs pause and resume the same way',
   borrowed: 'a borrowed runtime without runDurable leaves tools that need approval out, as approvals: false does',
 }
@@ -236,6 +237,28 @@ describe('the AI SDK: tools that need approval, from a program', () => {
     expect(shown.value).toContain('was approved, but its paused run is not in the journal store')
     expect(ran).toEqual([['lookup', 1]])
     suite.ran(TESTS.lost)
+  })
+
+  it(TESTS.tampered, async () => {
+    const tamperings = [
+      [(entry) => ({ ...entry, paused: null }), 'has no paused call ({ tool, input })'],
+      [(entry) => ({ ...entry, kind: 'other' }), 'has a kind other than "approval" or "continue"'],
+      [(entry) => ({ ...entry, journal: { ...entry.journal, version: 1 } }), 'request.journal'],
+    ]
+    for (const [tamper, message] of tamperings) {
+      const { tools, ran } = mailTools()
+      const journals = jsonStore()
+      const code = codeTool({ tools, journals })
+      const chat = new Conversation({ code })
+      chat.answer(await chat.turn([runs('call-1', LOOKUP_THEN_SEND)]), true)
+      journals.rows.set('call-1', JSON.stringify(tamper(JSON.parse(journals.rows.get('call-1')))))
+      await chat.turn([answers])
+      const shown = chat.shown('call-1')
+      expect(shown.type).toBe('error-text')
+      expect(shown.value).toContain(message)
+      expect(ran).toEqual([['lookup', 1]])
+    }
+    suite.ran(TESTS.tampered)
   })
 
   it(TESTS.python, async () => {

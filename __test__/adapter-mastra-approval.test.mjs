@@ -21,6 +21,7 @@ const TESTS = {
   restart: 'approved after a restart: a new Mastra on the same storage and a new Code Mode on the same store of JSON resume it',
   rule: 'a requireApproval function decides per input: a call it lets through runs at once',
   outside: 'outside an agent run nothing can ask the user: the program stops at the call, saying so',
+  tampered: 'a stored paused program that was tampered with is refused, saying what is wrong, and nothing more runs',
 }
 const suite = ledger(Object.values(TESTS))
 afterAll(() => suite.check())
@@ -185,6 +186,21 @@ describe('Mastra Code Mode: tools that need approval, from a program', () => {
     // Asked for each call made for real; the approved one is not asked again.
     expect(asked).toEqual([5, 500])
     suite.ran(TESTS.rule)
+  })
+
+  it(TESTS.tampered, async () => {
+    const { ran, tools } = mailTools()
+    const journals = jsonStore()
+    await withMode(tools, async ({ tool, instructions }) => {
+      const { agent, prompts } = agentRunning(LOOKUP_THEN_SEND, tool, instructions)
+      const asked = await agent.generate('Run it.')
+      const [key] = journals.rows.keys()
+      journals.rows.set(key, JSON.stringify({ ...JSON.parse(journals.rows.get(key)), code: 42 }))
+      await agent.approveToolCallGenerate({ runId: asked.runId, toolCallId: 'call-1' })
+      expect(JSON.stringify(shown(prompts))).toContain('has no string code')
+    }, { journals })
+    expect(ran).toEqual([['lookup', 1]])
+    suite.ran(TESTS.tampered)
   })
 
   it(TESTS.outside, async () => {

@@ -8,7 +8,7 @@
 // second such call pauses again: its output says so, and the model's next call of the code tool
 // with the same program continues from that journal, through another approval.
 import { PREFIX } from '../request.mjs'
-import { RecentJournals, pausedRun } from './approval.mjs'
+import { RecentJournals, pausedRun, storedRun } from './approval.mjs'
 
 /** Programs whose run ended in `needsApproval`, waiting for `execute` in the same step. */
 const KEPT_RESULTS = 64
@@ -75,7 +75,7 @@ export class ApprovalFlow {
       this.finished.delete(options.toolCallId)
       return kept
     }
-    const entry = await this.store.get(options.toolCallId)
+    const entry = await storedRun(this.store, options.toolCallId)
     let result
     if (entry?.kind === 'approval' && entry.code === code) {
       result = await this.attempt(code, options, entry.journal, { ...entry.paused, used: false })
@@ -95,7 +95,7 @@ export class ApprovalFlow {
 
   /** The call a paused program waits on: `{ tool, input }`, or `undefined`. */
   async suspension(toolCallId) {
-    const entry = await this.store.get(toolCallId)
+    const entry = await storedRun(this.store, toolCallId)
     return entry === undefined ? undefined : { tool: entry.paused.tool, input: entry.paused.input }
   }
 
@@ -112,7 +112,7 @@ export class ApprovalFlow {
       }
     }
     for (const key of ids.reverse()) {
-      const entry = await this.store.get(key)
+      const entry = await storedRun(this.store, key)
       if (entry?.kind === 'continue' && entry.code === code) return { key, entry }
     }
     return undefined

@@ -1,6 +1,7 @@
 // What the adapters' approval flows share (docs/durable.md#ctxptcruntime-and-the-adapters): the
 // default store of paused programs, and the gate a call of a tool that needs approval passes.
 import { sameJson, suspend } from '../durable.mjs'
+import { PREFIX } from '../request.mjs'
 
 /** Paused programs a default store keeps at most; the oldest is dropped first. */
 const KEPT_RUNS = 1024
@@ -32,4 +33,28 @@ export async function approveOrPause(name, input, approved, needsApproval) {
 /** What a store keeps of a paused program: plain JSON. */
 export function pausedRun(kind, code, result) {
   return { kind, code, journal: result.journal, paused: result.suspended.data }
+}
+
+/**
+ * A paused program as `store.get(key)` gave it back, checked: the store is input like any other
+ * (a database can be tampered with). `undefined` when the store has none; a TypeError naming what
+ * is wrong otherwise. Its journal is checked whole when it resumes (lib/durable.mjs).
+ */
+export async function storedRun(store, key) {
+  const entry = await store.get(key)
+  if (entry === undefined || entry === null) return undefined
+  const problem =
+    typeof entry !== 'object' || Array.isArray(entry)
+      ? 'is not an object'
+      : entry.kind !== 'approval' && entry.kind !== 'continue'
+        ? 'has a kind other than "approval" or "continue"'
+        : typeof entry.code !== 'string'
+          ? 'has no string code'
+          : entry.paused === null || typeof entry.paused !== 'object' || typeof entry.paused.tool !== 'string' || !('input' in entry.paused)
+            ? 'has no paused call ({ tool, input })'
+            : undefined
+  if (problem === undefined) return entry
+  throw new TypeError(
+    `${PREFIX}the paused program stored under ${JSON.stringify(key)} ${problem}; a journal store must give back what it was given, unchanged`,
+  )
 }

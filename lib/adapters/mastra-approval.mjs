@@ -11,7 +11,7 @@
 // transport started.
 import { createCodeMode as mastraCodeMode, createTool, isValidationError } from '@mastra/core/tools'
 import { PREFIX } from '../request.mjs'
-import { RecentJournals, approveOrPause, pausedRun } from './approval.mjs'
+import { RecentJournals, approveOrPause, pausedRun, storedRun } from './approval.mjs'
 import { CodeRuntimeTransport } from './mastra-transport.mjs'
 
 /** Mastra Code Mode's default elapsed deadline of a program, ms. */
@@ -60,7 +60,7 @@ function needsApprovalRule(candidate) {
 async function runWithApprovals({ code, context, tools, transport, journals, timeout }) {
   const agent = context?.agent
   const key = agent?.toolCallId === undefined ? undefined : `${context.runId}/${agent.toolCallId}`
-  const entry = key === undefined ? undefined : await journals.get(key)
+  const entry = key === undefined ? undefined : await storedRun(journals, key)
   // Mastra runs the code tool again only once the user approved the call it paused at.
   const resumed = entry?.kind === 'approval' && entry.code === code ? entry : undefined
   const approved = resumed === undefined ? undefined : { ...resumed.paused, used: false }
