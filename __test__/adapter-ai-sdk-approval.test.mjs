@@ -23,6 +23,7 @@ const TESTS = {
   parallel: 'calls that need approval started together pause one at a time, and each runs once',
   rule: 'a needsApproval function decides per input: a call it lets through runs at once',
   lost: 'an approved program whose paused run is gone runs nothing, and the model is told why',
+  setting: 'under a generateText toolApproval that approves the code tool, a pause still never makes a call twice',
   tampered: 'a stored paused run or journal that was tampered with is refused, saying what is wrong, and nothing more runs',
   python: 'Python programs pause and resume the same way',
   borrowed: 'a borrowed runtime without runDurable leaves tools that need approval out, as approvals: false does',
@@ -40,6 +41,7 @@ class Conversation {
     this.tools = tools
     this.messages = [{ role: 'user', content: 'Run it.' }]
     this.prompts = []
+    this.options = {}
   }
 
   /** One `generateText` call whose model takes `steps` in turn; its messages join the history. */
@@ -50,7 +52,7 @@ class Conversation {
         return steps.shift()
       },
     })
-    const result = await generateText({ model, tools: this.tools, messages: this.messages, stopWhen: stepCountIs(5) })
+    const result = await generateText({ model, tools: this.tools, messages: this.messages, stopWhen: stepCountIs(5), ...this.options })
     this.messages.push(...result.responseMessages)
     return result
   }
@@ -237,6 +239,21 @@ describe('the AI SDK: tools that need approval, from a program', () => {
     expect(shown.value).toContain('was approved, but its paused run is not in the journal store')
     expect(ran).toEqual([['lookup', 1]])
     suite.ran(TESTS.lost)
+  })
+
+  it(TESTS.setting, async () => {
+    const { tools, ran } = mailTools()
+    const code = codeTool({ tools })
+    const chat = new Conversation({ code })
+    chat.options = { toolApproval: { code: 'approved' } }
+    // The SDK never asks the code tool: the program runs in execute and pauses there; the
+    // model's rerun of the same code goes on from the pause (lookup is not called again).
+    await chat.turn([runs('call-1', LOOKUP_THEN_SEND), runs('call-2', LOOKUP_THEN_SEND), answers])
+    for (const id of ['call-1', 'call-2']) {
+      expect(chat.shown(id).value).toMatchObject({ logs: ['looked 10'], suspended: { tool: 'send', input: { to: 10 } } })
+    }
+    expect(ran).toEqual([['lookup', 1]])
+    suite.ran(TESTS.setting)
   })
 
   it(TESTS.tampered, async () => {

@@ -83,11 +83,16 @@ export class ApprovalFlow {
     } else if (approvalRequested(options.messages, options.toolCallId)) {
       throw new Error(
         `${PREFIX}the program of tool call ${JSON.stringify(options.toolCallId)} was approved, but its paused run is not in ` +
-          'the journal store (dropped, or stored by another process without a shared store): nothing ran, so no tool was ' +
-          'called twice. Pass codeRuntimeTool({ journals }) a store every process shares, and run the program again.',
+          'the journal store (dropped; stored by another process without a shared store; or the approval came from a ' +
+          "generateText toolApproval setting, which this tool's flow does not go through): nothing ran, so no tool was " +
+          'called twice. Pass codeRuntimeTool({ journals }) a store every process shares, leave the code tool out of ' +
+          'toolApproval, and run the program again.',
       )
     } else {
-      result = await this.attempt(code, options, undefined, undefined)
+      // No approval was asked (a toolApproval setting decided): a rerun still goes on from a pause.
+      const earlier = await this.continuation(code, options.messages)
+      result = await this.attempt(code, options, earlier?.entry.journal, undefined)
+      if (earlier !== undefined) await this.store.delete(earlier.key)
     }
     if ('suspended' in result) await this.store.set(options.toolCallId, pausedRun('continue', code, result))
     return result
