@@ -25,6 +25,31 @@ pub struct Metered {
 /// borrowed from the line when it had no escapes.
 pub type Key<'a> = Cow<'a, [u8]>;
 
+/// Generalized UTF-8 of UTF-16 units: pairs as 4 bytes, lone surrogates as 3 (canonical and injective).
+pub fn wtf8(units: &[u16]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(units.len());
+    for r in char::decode_utf16(units.iter().copied()) {
+        let cp = match r {
+            Ok(c) => c as u32,
+            Err(e) => e.unpaired_surrogate() as u32,
+        };
+        match cp {
+            0..=0x7f => out.push(cp as u8),
+            0x80..=0x7ff => out.extend([0xc0 | (cp >> 6) as u8, 0x80 | (cp & 0x3f) as u8]),
+            0x800..=0xffff => {
+                out.extend([0xe0 | (cp >> 12) as u8, 0x80 | ((cp >> 6) & 0x3f) as u8, 0x80 | (cp & 0x3f) as u8])
+            }
+            _ => out.extend([
+                0xf0 | (cp >> 18) as u8,
+                0x80 | ((cp >> 12) & 0x3f) as u8,
+                0x80 | ((cp >> 6) & 0x3f) as u8,
+                0x80 | (cp & 0x3f) as u8,
+            ]),
+        }
+    }
+    out
+}
+
 /// Members of an open object: a short list first, a map once it grows.
 #[derive(Default)]
 struct Members<'a> {

@@ -19,6 +19,44 @@ pub fn unit_cost(u: u32) -> usize {
     }
 }
 
+/// Costs a stream of UTF-16 units, quotes included, exactly as `JSON.stringify` would write them
+/// (surrogate pairs 4, lone surrogates 6): `json_string_cost` for units that arrive one by one
+/// (the fd-3 scanner's strings).
+pub struct UnitCost {
+    cost: usize,
+    high: bool,
+}
+
+impl UnitCost {
+    pub fn new() -> Self {
+        UnitCost { cost: 2, high: false }
+    }
+    pub fn push(&mut self, u: u16) {
+        let is_low = (0xdc00..=0xdfff).contains(&u);
+        if self.high {
+            self.high = false;
+            if is_low {
+                self.cost += 4;
+                return;
+            }
+            self.cost += 6;
+        }
+        if (0xd800..=0xdbff).contains(&u) {
+            self.high = true;
+        } else if is_low {
+            self.cost += 6;
+        } else {
+            self.cost += unit_cost(u as u32);
+        }
+    }
+    pub fn finish(mut self) -> usize {
+        if self.high {
+            self.cost += 6;
+        }
+        self.cost
+    }
+}
+
 /// Code units of text as V8 stores it: one byte (Latin-1) or two (UTF-16).
 pub trait CodeUnits {
     fn units_len(&self) -> usize;
