@@ -47,6 +47,12 @@ mod seccomp;
 #[cfg(target_os = "linux")]
 #[path = "../sandbox/harden/enter.rs"]
 mod enter;
+#[cfg(target_os = "linux")]
+#[path = "../sandbox/harden/process.rs"]
+mod process;
+#[cfg(target_os = "linux")]
+#[path = "../sandbox/harden/program.rs"]
+mod program;
 // poll(2) over a slice, shared with the addon.
 #[cfg(target_os = "linux")]
 #[allow(dead_code)]

@@ -22,6 +22,8 @@ pub mod harden {
     mod idmap;
     pub mod landlock;
     mod namespaces;
+    mod process;
+    mod program;
     mod root;
     mod seccomp;
 
