@@ -15,4 +15,5 @@ pub mod outcome;
 pub mod policy;
 #[cfg(unix)]
 pub mod python;
+pub mod python_setup;
 pub mod seam;
