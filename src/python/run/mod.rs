@@ -6,10 +6,15 @@
 //! decides the outcome on the first terminal event, tears the group down (SIGTERM → grace →
 //! SIGKILL, with the pid-reuse guard), settles when the child has closed (or at the close
 //! deadline), waits for the group to be gone, and only then emits the result — so a run never
-//! resolves while its substrate is alive.
+//! resolves while its substrate is alive. Here: the run's start and its frames; `end.rs` how it
+//! ends and settles; `watching.rs` what the loop asks of it.
 
+mod end;
 pub mod handle;
 pub mod shared;
+mod watching;
+
+use watching::Locked;
 
 use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -25,15 +30,13 @@ use crate::channel::backlog::pending_calls_message;
 use crate::channel::host_frames;
 use crate::channel::lines::LineSplitter;
 use crate::channel::wire::{cap_message, unknown_binding};
-use crate::ledger::byte_meter::number_to_string;
 use crate::ledger::json;
-use crate::outcome::{self, FailureKind, RunEnd, StoppedAt};
+use crate::outcome::{FailureKind, RunEnd, StoppedAt};
 use crate::panic::Lock;
-use crate::process_tier::watch::{self, Deadlines, Found, Interests, Monotonic, Watch};
-use crate::python::process::limits::LimitPlan;
-use crate::python::process::spare::{boot, memory_cap, BootError, Booted, Cgroups, ChildSpec};
-use crate::python::process::spawn::{exit_record, Spawned, Staging};
-use crate::python::process::teardown::{group_alive, signal_group};
+use crate::process_tier::watch::{self, Deadlines, Monotonic};
+use crate::python::process::spare::{boot, BootError, Booted, Cgroups, ChildSpec};
+use crate::python::process::spawn::{Spawned, Staging};
+use crate::python::process::teardown::signal_group;
 use crate::python::protocol::events::{emit_settled, failure, Decided, Events, PythonEvent, Usage};
 use crate::python::protocol::inbound::{inbound, Inbound};
 use crate::python::protocol::logs::LogLedger;
@@ -41,7 +44,7 @@ use crate::python::protocol::stray::Stray;
 use crate::python::protocol::writer::{WriteKind, Writer};
 use crate::python::run::handle::{Command, Group};
 use crate::python::run::shared::{MainFlags, Shared};
-use crate::sandbox::exit::{try_reap, Exit};
+use crate::sandbox::exit::Exit;
 
 const CHUNK: usize = 64 * 1024;
 /// The share of the applied CPU limit a SIGXCPU must find spent (in the CPU time the host reads)
@@ -562,76 +565,6 @@ impl Run {
         // Reply write errors are swallowed: the close path settles the run.
     }
 
-    /// Whether the child's exit shows the CPU budget spent: its tree's CPU time as the kernel
-    /// reports it to the host (wait4 rusage, reaped descendants included) reached the soft limit
-    /// the host applied, whatever the program did to its own limits, handlers or `resource`. A
-    /// SIGXCPU alone proves nothing: a program may lower its own soft limit and die of it early.
-    /// A SIGXCPU counts when it came at the limit the host applied (within the kernel's
-    /// accounting, `SIGXCPU_SHARE`).
-    fn cpu_exhausted(&self) -> bool {
-        let soft_ms = LimitPlan::for_host(self.spec.child.cpu_seconds as u64, 0, 0).cpu.0 as f64 * 1000.0;
-        self.exit.as_ref().is_some_and(|exit| {
-            exit.cpu_ms >= soft_ms || (exit.signal == Some(libc::SIGXCPU) && exit.cpu_ms >= soft_ms * SIGXCPU_SHARE)
-        })
-    }
-
-    fn cpu_timeout(&self) -> Decided {
-        failure(
-            FailureKind::Timeout,
-            &format!(
-                "CPU time exhausted (limit at most the configured {}s; a stricter inherited RLIMIT_CPU can fire sooner)",
-                number_to_string(self.spec.child.cpu_seconds)
-            ),
-        )
-    }
-
-    /// SIGKILL for the whole run: its namespace's init when there is one (the helper then reaps it
-    /// and exits), else the process group.
-    fn kill_hard(&self) {
-        match (&self.init, &self.exit) {
-            (Some(init), None) => crate::sandbox::fds::kill_init(init),
-            _ => signal_group(self.pid, self.spawned_at, Signal::SIGKILL),
-        }
-    }
-
-    fn reap(&mut self) {
-        if self.exit.is_none() {
-            self.exit = match self.by_template {
-                true => self.pidfd.as_ref().and_then(|fd| exit_record(fd, Some(Duration::ZERO))),
-                false => try_reap(self.pid),
-            };
-            if self.exit.is_some() {
-                self.pidfd = None;
-            }
-        }
-    }
-
-    /// The child exited and every pipe reached EOF (a `done` written before exit was read): the
-    /// outcome, with the kernel's CPU accounting and the memory cgroup's verdict over the child's.
-    fn decide_closed(&mut self) {
-        if self.cpu_exhausted() && (self.decided.is_none() || self.child_decided) {
-            // The kernel's accounting decides, whatever the child reported
-            // (docs/budgets-and-ledger.md#cpu-verdict).
-            self.decided = None;
-            self.cpu_verdict = true;
-            return self.finish(self.cpu_timeout());
-        }
-        let decided = match &self.exit {
-            Some(_) if self.cgroups.memory.as_ref().is_some_and(|m| m.oom_killed()) => failure(
-                FailureKind::WorkerExit,
-                &format!(
-                    "python run exceeded its memory cap of {} MiB (its processes, their scratch files and the kernel memory they hold); the kernel ended it",
-                    memory_cap(self.spec.child.address_space_bytes) >> 20
-                ),
-            ),
-            Some(exit) => {
-                failure(FailureKind::WorkerExit, &format!("python exited ({}) before completing", exit.describe()))
-            }
-            None => unreachable!("closed implies exited"),
-        };
-        self.finish(decided);
-    }
-
     /// Watches the run from its thread (Node's main thread reads fd 3 once `attach` has it),
     /// then settles it.
     fn event_loop(self, shared: Arc<Shared>, attach: Option<Attach>) {
@@ -654,177 +587,6 @@ impl Run {
                 run.events.emit(event);
             }
             run.settle();
-        }
-    }
-
-    /// Removes the staging directory, waits for the group to be gone (SIGKILLing it again after
-    /// `graceMs + 2000` and giving up after two more seconds), reaps the leader, then emits.
-    fn settle(mut self) {
-        self.staging.remove();
-        let wall_ms = self.began.elapsed().as_secs_f64() * 1000.0;
-        let mut decided = self.decided.take().expect("settle after a decision");
-        let grace = Duration::from_secs_f64(self.spec.grace_ms / 1000.0);
-        let started = Instant::now();
-        let (kill_at, give_up_at) = (started + grace + CLOSE_SLACK, started + grace + CLOSE_SLACK * 2);
-        let mut killed_again = false;
-        loop {
-            self.reap();
-            if !group_alive(self.pid) {
-                break;
-            }
-            let now = Instant::now();
-            if now >= give_up_at {
-                break;
-            }
-            if now >= kill_at && !killed_again {
-                killed_again = true;
-                self.kill_hard();
-            }
-            std::thread::sleep(REAP_POLL);
-        }
-        self.reap();
-        if self.exit.is_none() && !self.by_template {
-            // Still running past the hard bound: reap it off-thread whenever it finally exits.
-            crate::sandbox::exit::reap_in_background(self.pid);
-        }
-        if let (true, Some(exit), Decided::Failure(_, message)) = (self.boot_write_failed, &self.exit, &mut decided) {
-            // A child that died before it read its frames (the write found its channel closed)
-            // exited on its own, with a code: that is what happened.
-            if exit.code.is_some() {
-                message.extend(format!(": python exited ({})", exit.describe()).encode_utf16());
-            }
-        }
-        // From here on the pid may be reused: nothing may signal it any more.
-        *self.group.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        // Removed once the result is out: the processes are gone, and the kernel takes 5–20 ms
-        // to remove a memory cgroup, which no caller should wait for.
-        let cgroups = std::mem::replace(&mut self.cgroups, Cgroups { pids: None, memory: None });
-        let stats =
-            self.exit.as_ref().map(|e| (e.cpu_ms, wall_ms, e.max_rss_bytes)).unwrap_or((f64::NAN, wall_ms, f64::NAN));
-        let logs = std::mem::replace(&mut self.ledger, LogLedger::new(0)).into_logs();
-        let stopped_at = match self.cpu_verdict {
-            true => self.stopped_before.take(),
-            false => self.stopped_after.take(),
-        };
-        let stopped_at = stopped_at.filter(|_| stops_program(&decided, self.child_decided));
-        emit_settled(&*self.events, &logs, &decided, Usage { cpu_wall_rss: Some(stats), stopped_at }, self.began);
-        drop(cgroups);
-    }
-}
-
-/// Whether `decided` is an end the host claimed while the program could be running (a budget, an
-/// abort or dispose, a protocol breach), the ends `stats.stoppedAt` is reported for.
-fn stops_program(decided: &Decided, child_decided: bool) -> bool {
-    !child_decided
-        && matches!(decided, Decided::Failure(FailureKind::Timeout | FailureKind::Abort | FailureKind::Protocol, _))
-}
-
-impl Watch for Run {
-    /// The run is over for the loop: `settle` waits for the group and emits.
-    type Ended = ();
-
-    fn ended(&mut self, now: Instant) -> Option<()> {
-        let due = self.deadlines.due(now);
-        if due.wall {
-            self.finish(failure(FailureKind::Timeout, &outcome::wall_clock_message(self.spec.max_wall_ms)));
-        }
-        if due.kill {
-            self.kill_hard();
-        }
-        if due.close {
-            // An escaped descendant keeps the pipes open: flush what they held and let go.
-            let committed = self.stray.flush_all(&mut self.ledger);
-            self.emit_logs(committed);
-            self.fd3 = None;
-            self.fd3_eof = true;
-            self.stdout = None;
-            self.stderr = None;
-            return Some(());
-        }
-        if self.closed() {
-            self.decide_closed();
-            return Some(());
-        }
-        None
-    }
-
-    fn interests(&mut self) -> Interests {
-        let channel = self.fd3.as_ref().map(|fd| {
-            let paused = self.barrier && self.decided.is_none();
-            let main_reads = self.main.reads.load(Ordering::Acquire);
-            let read = if self.fd3_eof || paused || main_reads { 0 } else { libc::POLLIN };
-            let write = if self.writer.pending() { libc::POLLOUT } else { 0 };
-            (fd.as_raw_fd(), read | write)
-        });
-        Interests {
-            channel,
-            exit: self.pidfd.as_ref().map(|fd| fd.as_raw_fd()),
-            pipes: [self.stdout.as_ref().map(|fd| fd.as_raw_fd()), self.stderr.as_ref().map(|fd| fd.as_raw_fd())],
-        }
-    }
-
-    fn wake_at(&self) -> Option<Instant> {
-        // Without a pidfd, exit is polled.
-        let poll_exit = (self.exit.is_none() && self.pidfd.is_none()).then(|| Instant::now() + EXIT_POLL);
-        [self.deadlines.next(), poll_exit].into_iter().flatten().min()
-    }
-
-    fn on_ready(&mut self, ready: Found) {
-        let mut buf = std::mem::take(&mut self.buf);
-        // While Node's main thread reads fd 3, this thread reads it too before a stray pipe (a
-        // frame written before stray bytes is recorded first) and once the child exited (its
-        // last frames, whatever became of the main thread's handle).
-        let main_reads = self.main.reads.load(Ordering::Acquire);
-        let before_stray = main_reads && ready.pipes.contains(&true) && !self.barrier;
-        if ready.readable || before_stray || (main_reads && ready.exited) {
-            self.read_fd3(&mut buf);
-        }
-        for (which, _) in ready.pipes.iter().enumerate().filter(|(_, ready)| **ready) {
-            self.read_stray(which, &mut buf);
-        }
-        self.buf = buf;
-        if ready.woken {
-            self.drain_commands();
-        }
-        if ready.writable || self.writer.pending() {
-            if let Some(fd) = self.fd3.as_ref().map(|f| f.as_raw_fd()) {
-                if let Err((kind, e)) = self.writer.flush(fd) {
-                    self.on_write_error(kind, e);
-                }
-            }
-        }
-        if ready.exited || self.pidfd.is_none() {
-            self.reap();
-        }
-    }
-}
-
-/// The run's thread's side of the loop over the run both threads share: each step under its lock.
-struct Locked<'a>(&'a Arc<Shared>);
-
-impl Watch for Locked<'_> {
-    type Ended = ();
-
-    fn ended(&mut self, now: Instant) -> Option<()> {
-        let mut guard = self.0.run.locked();
-        let Some(run) = guard.as_mut() else { return Some(()) };
-        let ended = run.ended(now);
-        self.0.flush_from_thread(run);
-        ended
-    }
-
-    fn interests(&mut self) -> Interests {
-        self.0.run.locked().as_mut().map(Run::interests).unwrap_or_default()
-    }
-
-    fn wake_at(&self) -> Option<Instant> {
-        self.0.run.locked().as_ref().and_then(Run::wake_at)
-    }
-
-    fn on_ready(&mut self, found: Found) {
-        if let Some(run) = self.0.run.locked().as_mut() {
-            run.on_ready(found);
-            self.0.flush_from_thread(run);
         }
     }
 }
