@@ -16,7 +16,7 @@ use crate::ledger::text::Text;
 use crate::outcome::{FailureKind, RunEnd};
 use crate::process_tier::host::main_call::MainCallback;
 use crate::process_tier::host::uv::{self, MainReader};
-use crate::python::protocol::events::{Events, PythonEvent};
+use crate::python::protocol::events::{Events, PythonEvent, Settled};
 use crate::python::run::handle::{self, Command, Control};
 use crate::python::run::shared::Shared;
 use crate::python::run::{Attach, RunSpec};
@@ -284,8 +284,26 @@ impl PythonEvent {
                 events::event(RunEventKind::Logs, Payload::Logs(LogBook::from(vec![Text::Utf16(text)])))
             }
             PythonEvent::Barrier => events::event(RunEventKind::Barrier, Payload::Nothing),
-            PythonEvent::Settled(report) => events::event(RunEventKind::Done, Payload::Report(*report)),
+            PythonEvent::Settled(report) => {
+                events::event(RunEventKind::Done, Payload::Report(PythonReport::from(*report)))
+            }
             PythonEvent::OnMain(_) | PythonEvent::Flush(_) => events::event(RunEventKind::None, Payload::Nothing),
+        }
+    }
+}
+
+impl From<Settled> for PythonReport {
+    fn from(settled: Settled) -> Self {
+        PythonReport {
+            logs: settled.logs,
+            value: settled.value,
+            error: settled.error.map(|(kind, message)| ReportError { kind, message }),
+            stats: PythonStats {
+                cpu_ms: settled.cpu_ms,
+                wall_ms: settled.wall_ms,
+                max_rss_bytes: settled.max_rss_bytes,
+                stopped_at: settled.stopped_at.map(Into::into),
+            },
         }
     }
 }

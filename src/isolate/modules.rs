@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use super::vm;
+use super::vm::{self, NODE_VM};
 use crate::seam::validate::json_quote;
 
 /// Code units of a refused specifier a message quotes at most.
@@ -18,9 +18,6 @@ pub const MAX_MODULE_URL: usize = 1 << 20;
 pub const MAX_MODULE_BYTES: usize = 4 << 20;
 /// Modules a run may load (`node:vm` included).
 pub const MAX_MODULES: usize = 256;
-
-/// The specifier of the built-in `node:vm` module.
-pub const NODE_VM: &str = "node:vm";
 
 /// The run's modules by URL, and what they cost.
 #[derive(Default)]

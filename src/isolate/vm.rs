@@ -7,6 +7,9 @@
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+/// The specifier of the built-in `node:vm` module.
+pub const NODE_VM: &str = "node:vm";
+
 use super::natives::{self, table, Compile, RuntimeScript, Table};
 use super::state::state;
 use crate::panic::{Lock, Wait};
@@ -48,7 +51,7 @@ pub fn synthetic_module<'s>(scope: &mut v8::PinScope<'s, '_>) -> Option<v8::Loca
         let exports = natives::run_script(scope, &VM_JS, Compile::Cached, natives.into())?;
         scope.set_slot(VmExports(v8::Global::new(scope, exports)));
     }
-    let name = v8::String::new(scope, super::modules::NODE_VM)?;
+    let name = v8::String::new(scope, NODE_VM)?;
     let mut names = Vec::with_capacity(EXPORTS.len());
     for export in EXPORTS {
         names.push(v8::String::new(scope, export)?);

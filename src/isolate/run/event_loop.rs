@@ -13,7 +13,7 @@ use super::super::lossless::{snapshot, Snapshot};
 use super::super::platform::platform;
 use super::super::render::{render_thrown, Rendered, UNRENDERABLE};
 use super::super::state::state;
-use super::program::CompletionPromise;
+use super::CompletionPromise;
 use crate::ledger::text::Text;
 use crate::outcome::FailureKind;
 

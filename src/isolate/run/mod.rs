@@ -26,7 +26,10 @@ use crate::ledger::output::{LedgerResult, OutputLedger};
 use crate::ledger::text::Text;
 use crate::outcome::FailureKind;
 pub use prepare::Prepared;
-use program::{run_program, CompletionPromise};
+use program::run_program;
+
+/// The program's completion promise, so the unhandled-rejection check can skip it.
+struct CompletionPromise(v8::Global<v8::Promise>);
 
 /// One run's program and budgets, as either tier's isolate thread receives them.
 pub struct RunConfig {

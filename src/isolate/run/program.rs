@@ -11,6 +11,7 @@ use super::super::natives::Compile;
 use super::super::source::ProgramText;
 use super::super::startup;
 use super::event_loop::event_loop;
+use super::CompletionPromise;
 use super::RunConfig;
 use crate::ledger::text::Text;
 use crate::outcome::FailureKind;
@@ -18,9 +19,6 @@ use crate::outcome::FailureKind;
 /// The program becomes the body of this strict async function, whose parameters are the
 /// namespaces, error classes and console; the body starts on the line after the header.
 const WRAPPER_HEAD: &str = "\"use strict\";(async function (";
-
-/// The program's completion promise, so the unhandled-rejection check can skip it.
-pub(super) struct CompletionPromise(pub(super) v8::Global<v8::Promise>);
 
 pub(super) fn run_program(
     scope: &mut v8::PinScope,

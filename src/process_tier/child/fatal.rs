@@ -1,14 +1,10 @@
 //! V8's last words: the hooks it calls just before it aborts this process, which tell the host
 //! why on the channel (a `stop` frame) while they still can.
 
-use std::sync::OnceLock;
-
 use super::frames::{send_line, stop_frame};
+use super::HEAP_MB;
 use crate::ledger::text::Text;
 use crate::outcome::FailureKind;
-
-/// The heap cap of this process's isolates, for the out-of-memory hook's message.
-pub(super) static HEAP_MB: OnceLock<f64> = OnceLock::new();
 
 /// Called by V8 just before it aborts the process for want of memory.
 pub(super) unsafe extern "C" fn on_oom(location: *const std::ffi::c_char, details: &v8::OomDetails) {

@@ -21,7 +21,7 @@ mod template;
 use std::os::fd::{FromRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use inbox::{Inbound, RUNS};
@@ -36,6 +36,10 @@ use crate::sandbox::abi;
 use fatal::on_oom;
 use frames::{send_line, stop_frame, ChannelSink, CHANNEL};
 use setup::{isolate_from_siblings, start_up, start_v8};
+
+/// The heap cap of this process's isolates (set at start-up), for the `run` frame's limits and
+/// the out-of-memory hook's message.
+static HEAP_MB: OnceLock<f64> = OnceLock::new();
 
 /// An isolate prepared on its own thread, waiting for its run.
 struct Ready {

@@ -1,7 +1,8 @@
 //! A sandbox process's start-up, before any run: its own Landlock layer, swc warmed, V8 started.
 
-use super::fatal::{on_fatal, HEAP_MB};
+use super::fatal::on_fatal;
 use super::strip_program;
+use super::HEAP_MB;
 use crate::isolate::source::ProgramText;
 
 /// Hooks and layers that need V8 loaded but no isolate thread yet.

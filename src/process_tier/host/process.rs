@@ -10,7 +10,6 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::template::Template;
 use crate::channel::codec::{decode_js_frame, ChildFrame};
 use crate::channel::lines::LineSplitter;
 use crate::channel::scan::{key_is, scan_js_line, Kind};
@@ -58,7 +57,7 @@ pub struct SandboxProcess {
     pidfd: Option<OwnedFd>,
     init: Option<OwnedFd>,
     /// The template that forked it, and its pid there (`None`: started through the helper).
-    template: Option<(Arc<Template>, i32)>,
+    template: Option<(Arc<dyn Reaper>, i32)>,
     pub channel: UnixStream,
     pub layers: Option<Layers>,
     /// Runs served so far.
@@ -130,13 +129,21 @@ fn io(what: &str, e: impl std::fmt::Display) -> String {
     format!("failed to start the isolate's sandbox process: {what}: {e}")
 }
 
+/// What forked a process (its template), which reaps it and says how it ended.
+pub trait Reaper: Send + Sync {
+    /// How the child `ns_pid` (its pid in the template's namespace) ended, once reaped, waiting
+    /// at most `wait`.
+    fn exit_of(&self, ns_pid: i32, wait: Duration) -> Option<Exit>;
+}
+
 impl SandboxProcess {
     /// A process `template` just forked (its channel and pidfd from the template), moved into
     /// cgroups of its own where the host can make them.
     pub fn forked(
         spec: &ProcessSpec,
         frame_cap: usize,
-        template: Arc<Template>,
+        layers: Option<Layers>,
+        template: Arc<dyn Reaper>,
         ns_pid: i32,
         channel: UnixStream,
         pidfd: OwnedFd,
@@ -151,7 +158,7 @@ impl SandboxProcess {
             pid,
             pidfd: Some(pidfd),
             init: None,
-            layers: template.layers,
+            layers,
             template: Some((template, ns_pid)),
             channel,
             runs: 0,

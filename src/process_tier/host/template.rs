@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags};
 
-use super::process::{ProcessSpec, SandboxProcess};
+use super::process::{ProcessSpec, Reaper, SandboxProcess};
 use crate::channel::child_frames::{decode_template_reply, TemplateReply};
 use crate::channel::host_frames;
 use crate::panic::Lock;
@@ -111,7 +111,7 @@ impl Template {
             return Err(failed("the template's answer came without its descriptors"));
         };
         drop(control);
-        SandboxProcess::forked(spec, frame_cap, self.clone(), ns_pid, UnixStream::from(channel), pidfd)
+        SandboxProcess::forked(spec, frame_cap, self.layers, self.clone(), ns_pid, UnixStream::from(channel), pidfd)
     }
 
     /// How child `ns_pid` ended, once the template reaped it (`None` while it may live). A gone
@@ -220,5 +220,11 @@ impl Template {
 impl Drop for Template {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+impl Reaper for Template {
+    fn exit_of(&self, ns_pid: i32, wait: Duration) -> Option<Exit> {
+        Template::exit_of(self, ns_pid, wait)
     }
 }

@@ -4,8 +4,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::boundary::events::ReportError;
-use crate::boundary::python::{PythonReport, PythonStats};
 use crate::ledger::text::Text;
 use crate::outcome::{FailureKind, StoppedAt};
 
@@ -20,13 +18,34 @@ pub enum PythonEvent {
     /// The call-backlog barrier: answered (id -1) once earlier calls ran their microtasks.
     Barrier,
     /// The final event.
-    Settled(Box<PythonReport>),
+    Settled(Box<Settled>),
     /// Work for Node's main thread, with its env (having it read the run's fd 3); nothing for
     /// the callback.
     OnMain(Box<dyn FnOnce(napi::sys::napi_env) + Send>),
     /// Node's main thread reads fd 3, so every event waits in the run's one queue, in order:
     /// deliver what it holds (src/python/run/shared.rs).
-    Flush(std::sync::Arc<crate::python::run::shared::Shared>),
+    Flush(Arc<dyn EventQueue>),
+}
+
+/// A run's one queue of events, which Node's main thread delivers (src/python/run/shared.rs).
+pub trait EventQueue: Send + Sync {
+    /// What the queue holds now: the main thread's share of a `Flush`.
+    fn take_queued(&self) -> Vec<PythonEvent>;
+    /// Ends the run: delivering its events failed (`what` failed, `reason` why).
+    fn fail(&self, what: &str, reason: &str);
+}
+
+/// A settled run's report as the host decided it; the JavaScript boundary gives it its
+/// JavaScript shape (`PythonReport`, src/boundary/python.rs).
+pub struct Settled {
+    pub logs: Vec<Text>,
+    /// The completion value's JSON text, or none.
+    pub value: Option<String>,
+    pub error: Option<(FailureKind, Text)>,
+    pub cpu_ms: Option<f64>,
+    pub wall_ms: f64,
+    pub max_rss_bytes: Option<f64>,
+    pub stopped_at: Option<StoppedAt>,
 }
 
 /// Where a run's events go (a threadsafe function into JavaScript).
@@ -71,21 +90,17 @@ pub struct Usage {
 pub fn emit_settled(events: &dyn Events, logs: &[Vec<u16>], decided: &Decided, usage: Usage, began: Instant) {
     let (value, error) = match decided {
         Decided::Success(value) => (value.clone(), None),
-        Decided::Failure(kind, message) => {
-            (None, Some(ReportError { kind: *kind, message: Text::Utf16(message.clone()) }))
-        }
+        Decided::Failure(kind, message) => (None, Some((*kind, Text::Utf16(message.clone())))),
     };
     let (cpu, wall, rss) = usage.cpu_wall_rss.unwrap_or((f64::NAN, began.elapsed().as_secs_f64() * 1000.0, f64::NAN));
     let known = |v: f64| v.is_finite().then_some(v);
-    events.emit(PythonEvent::Settled(Box::new(PythonReport {
+    events.emit(PythonEvent::Settled(Box::new(Settled {
         logs: logs.iter().map(|entry| Text::Utf16(entry.clone())).collect(),
         value,
         error,
-        stats: PythonStats {
-            cpu_ms: known(cpu),
-            wall_ms: wall,
-            max_rss_bytes: known(rss),
-            stopped_at: usage.stopped_at.map(Into::into),
-        },
+        cpu_ms: known(cpu),
+        wall_ms: wall,
+        max_rss_bytes: known(rss),
+        stopped_at: usage.stopped_at,
     })));
 }

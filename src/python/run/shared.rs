@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 
 use super::Run;
 use crate::panic::Lock;
-use crate::python::protocol::events::PythonEvent;
+use crate::python::protocol::events::{EventQueue, PythonEvent};
 
 /// Who reads a run's fd 3 and delivers its events.
 #[derive(Default)]
@@ -135,5 +135,15 @@ impl Shared {
         if !run.outbox.is_empty() && !self.main.flush_sent.swap(true, Ordering::AcqRel) {
             run.events.emit(PythonEvent::Flush(self.clone()));
         }
+    }
+}
+
+impl EventQueue for Shared {
+    fn take_queued(&self) -> Vec<PythonEvent> {
+        Shared::take_queued(self)
+    }
+
+    fn fail(&self, what: &str, reason: &str) {
+        Shared::fail(self, what, reason)
     }
 }

@@ -14,7 +14,7 @@ use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use super::fatal::HEAP_MB;
+use super::HEAP_MB;
 use crate::channel::host_frames::{decode_host_frame, HostFrame, IsolateRun};
 use crate::isolate::first_terminal::{ChannelWait, RunShared, Terminal};
 use crate::isolate::run::RunConfig;
