@@ -101,7 +101,7 @@ pub fn python_sandbox_layers(
     tmpdir: String,
     run_as: Option<RunAs>,
 ) -> PythonSandbox {
-    crate::python::process::spawn::sweep(&tmpdir);
+    crate::python::process::staging::sweep(&tmpdir);
     let paths: Vec<PathBuf> = interpreter_paths.into_iter().map(PathBuf::from).collect();
     let run_as = identity::run_as(run_as);
     let (layers, memory_cgroup) =
@@ -131,7 +131,7 @@ pub struct PythonRootHolds {
 /// beneath none of it, nor beneath the interpreter's or the policy's trees, is absent from the run.
 #[napi(catch_unwind)]
 pub fn python_root_holds(tmpdir: String) -> PythonRootHolds {
-    let (system, staging_prefix) = crate::python::process::spawn::root_holds(&tmpdir);
+    let (system, staging_prefix) = crate::python::process::staging::root_holds(&tmpdir);
     PythonRootHolds { system, staging_prefix }
 }
 

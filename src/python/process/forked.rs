@@ -8,7 +8,7 @@ use std::os::unix::net::UnixStream;
 use nix::fcntl::OFlag;
 
 use crate::python::process::limits::LimitPlan;
-use crate::python::process::spawn::{exit_record, Spawned};
+use crate::python::process::spawned::{exit_record, Spawned};
 use crate::python::process::teardown::signal_group;
 use crate::python::template::host::PyTemplate;
 use crate::sandbox::fds::{nonblocking, pidfd_open, pipe2};

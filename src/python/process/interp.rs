@@ -156,8 +156,7 @@ for name in ('protocol.py', 'runner.py'):
         os.unlink(tmp)
 "#;
 
-/// A compiled module to stage: its path relative to the staging directory and its bytes.
-pub type CachedFile = (String, Vec<u8>);
+pub use crate::python::process::staging::CachedFile;
 
 fn hex_decode(s: &str) -> Option<Vec<u8>> {
     if !s.len().is_multiple_of(2) {
@@ -169,7 +168,7 @@ fn hex_decode(s: &str) -> Option<Vec<u8>> {
 /// Best effort: `None` when the interpreter cannot produce the cache (runs then compile from source).
 pub fn precompile(executable: &Path, tmpdir: &str) -> Option<Vec<CachedFile>> {
     // The sources are the addon's own copies, written out once for the compiler.
-    let mut sources = crate::python::process::spawn::Staging::create(tmpdir, None).ok()?;
+    let mut sources = crate::python::process::staging::Staging::create(tmpdir, None).ok()?;
     if sources.stage_bootstrap(&[]).is_err() {
         sources.remove();
         return None;

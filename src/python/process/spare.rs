@@ -6,12 +6,14 @@ use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::python::process::cgroups::Cgroups;
 use crate::python::process::interp::CachedFile;
 use crate::python::process::limits::LimitPlan;
 use crate::python::process::policy::FilePolicy;
-use crate::python::process::spawn::{spawn, Confinement, SpawnError, Spawned, Staging, PROCESS_CAP, SCRATCH_BYTES};
+use crate::python::process::spawn::{spawn, Confinement, SpawnError};
+use crate::python::process::spawned::Spawned;
+use crate::python::process::staging::{Staging, SCRATCH_BYTES};
 use crate::python::process::teardown::signal_group;
-use crate::sandbox::cgroup::{run_cgroups, RunCgroup};
 use crate::sandbox::fds::kill_init;
 
 /// What a child is started with (the same for a spare and for a run that boots its own).
@@ -62,33 +64,6 @@ pub struct Booted {
     pub staging: Staging,
     pub cgroups: Cgroups,
     pub spawned: Spawned,
-}
-
-/// Kernel memory a run may pin beyond its address space and scratch (page tables, sockets and
-/// pipes, inodes), inside its memory cap.
-const KERNEL_SLACK: u64 = 64 << 20;
-
-/// The cgroups of one child, where the host can make them (root, or a delegated cgroup); each
-/// removed when dropped, once the run's processes have gone.
-pub struct Cgroups {
-    /// The process cap (`pids.max`), which binds whatever the ids.
-    pub pids: Option<RunCgroup>,
-    /// The memory cap of the whole run: every process, its scratch files and memfds, SysV and
-    /// pipe buffers, socket buffers and the kernel objects it creates, all of which the kernel
-    /// charges to the cgroup. Past it the kernel's OOM killer ends the run.
-    pub memory: Option<RunCgroup>,
-}
-
-impl Cgroups {
-    pub fn for_child(address_space_bytes: f64) -> Cgroups {
-        let (pids, memory) = run_cgroups(PROCESS_CAP, memory_cap(address_space_bytes));
-        Cgroups { pids, memory }
-    }
-}
-
-/// A run's memory cap: its address space, its scratch, and the kernel's slack.
-pub fn memory_cap(address_space_bytes: f64) -> u64 {
-    (address_space_bytes as u64).saturating_add(SCRATCH_BYTES).saturating_add(KERNEL_SLACK)
 }
 
 /// Why a child could not be started: the run's `worker-exit` message.

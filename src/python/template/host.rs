@@ -306,7 +306,7 @@ impl RuntimeTemplate {
 /// Starts a template from a staging directory of its own, removed once it has imported what it
 /// needs (it never reads the directory again).
 fn start_staged(interpreter: &Path, tmpdir: &str, run_as: Option<(u32, u32)>) -> Result<PyTemplate, String> {
-    let mut staging = crate::python::process::spawn::Staging::create(tmpdir, run_as)?;
+    let mut staging = crate::python::process::staging::Staging::create(tmpdir, run_as)?;
     let started = (|| {
         staging.stage_bootstrap(&[])?;
         let script = staging.dir.join("template.py");

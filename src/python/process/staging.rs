@@ -1,0 +1,175 @@
+//! A run's own directory (docs/python.md#spawn): its scratch (the child's `TMPDIR`), for a
+//! spawned child its private copy of the bootstrap and precompiled modules; what a child's root
+//! holds of the host's system files; and the sweep of directories a dead host left behind.
+
+use std::path::{Path, PathBuf};
+
+use crate::python::process::errors;
+use crate::sandbox::procfs::start_time;
+
+/// A compiled module to stage: its path relative to the staging directory and its bytes.
+pub type CachedFile = (String, Vec<u8>);
+
+/// The child's scripts (the entry first), compiled into the addon: each run's copy comes from
+/// here, never from the package directory, so nothing a run writes reaches the next one.
+pub const BOOTSTRAP_FILES: [(&str, &str); 3] = [
+    ("bootstrap.py", include_str!("../../../py/bootstrap.py")),
+    ("protocol.py", include_str!("../../../py/protocol.py")),
+    ("runner.py", include_str!("../../../py/runner.py")),
+];
+
+/// The run's scratch directory inside its staging directory: the child's `TMPDIR`, the only place
+/// it may write (a size-capped tmpfs of its own when namespaces are available).
+const SCRATCH: &str = "tmp";
+/// Size cap of the scratch tmpfs, and `RLIMIT_FSIZE` of the child.
+pub const SCRATCH_BYTES: u64 = 64 << 20;
+
+/// A run's own directory: its scratch directory, and for a child the helper spawns its private
+/// copy of the bootstrap; removed at settlement.
+pub struct Staging {
+    pub dir: PathBuf,
+    /// Everything staging made inside `dir`, in order.
+    created: Vec<PathBuf>,
+}
+
+impl Staging {
+    /// `mkdtemp(<tmpdir>/code-runtime-native-python-<owner>-)` and the scratch directory, which is
+    /// the run's ids'. That is all a child forked from the template needs (it imported the
+    /// bootstrap before it forked); a spawned one needs `stage_bootstrap` too.
+    pub fn create(tmpdir: &str, run_as: Option<(u32, u32)>) -> Result<Staging, String> {
+        let template = format!("{}/{STAGING_PREFIX}{}-XXXXXX", tmpdir.trim_end_matches('/'), owner_tag());
+        let dir = mkdtemp(&template).map_err(|e| errors::fs("mkdtemp", &template, &e))?;
+        let mut staging = Staging { created: Vec::new(), dir };
+        let result = staging.make_scratch(run_as);
+        if result.is_err() {
+            staging.remove();
+        }
+        result.map(|()| staging)
+    }
+
+    fn make_scratch(&mut self, run_as: Option<(u32, u32)>) -> Result<(), String> {
+        set_mode(&self.dir, 0o755)?;
+        let scratch = self.scratch();
+        self.created.push(scratch.clone());
+        std::fs::create_dir(&scratch).map_err(|e| errors::fs("mkdir", &scratch.to_string_lossy(), &e))?;
+        if let Some((uid, gid)) = run_as {
+            std::os::unix::fs::chown(&scratch, Some(uid), Some(gid))
+                .map_err(|e| errors::fs("chown", &scratch.to_string_lossy(), &e))?;
+        }
+        Ok(())
+    }
+
+    /// The scripts written from the addon and the modules precompiled at load when there are
+    /// any, readable by the run's ids (a root host's runs are `nobody`). The caller removes the
+    /// directory when this fails.
+    pub fn stage_bootstrap(&mut self, cache: &[CachedFile]) -> Result<(), String> {
+        for (name, text) in BOOTSTRAP_FILES {
+            let dst = self.dir.join(name);
+            self.created.push(dst.clone());
+            std::fs::write(&dst, text).map_err(|e| errors::fs("write", &dst.to_string_lossy(), &e))?;
+            set_mode(&dst, 0o644)?;
+        }
+        if !cache.is_empty() {
+            let pycache = self.dir.join("__pycache__");
+            self.created.push(pycache.clone());
+            std::fs::create_dir(&pycache).map_err(|e| errors::fs("mkdir", &pycache.to_string_lossy(), &e))?;
+            set_mode(&pycache, 0o755)?;
+            for (rel, bytes) in cache {
+                let dst = self.dir.join(rel);
+                self.created.push(dst.clone());
+                std::fs::write(&dst, bytes).map_err(|e| errors::fs("open", &dst.to_string_lossy(), &e))?;
+                set_mode(&dst, 0o644)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn bootstrap(&self) -> PathBuf {
+        self.dir.join(BOOTSTRAP_FILES[0].0)
+    }
+
+    pub fn scratch(&self) -> PathBuf {
+        self.dir.join(SCRATCH)
+    }
+
+    /// Errors are ignored: the directory is best-effort garbage once the run settles. When the
+    /// tree walk cannot even open the directory (descriptors exhausted), what staging made is
+    /// removed by name, which needs no descriptor.
+    pub fn remove(&self) {
+        if std::fs::remove_dir_all(&self.dir).is_ok() || !self.dir.exists() {
+            return;
+        }
+        for path in self.created.iter().rev() {
+            let _ = std::fs::remove_file(path).or_else(|_| std::fs::remove_dir(path));
+        }
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+fn set_mode(path: &Path, mode: u32) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| errors::fs("chmod", &path.to_string_lossy(), &e))
+}
+
+/// Staging directories are named `<prefix><pid>-<start time>-XXXXXX` after the host process that
+/// made them, so a later host can tell which ones a dead host left.
+const STAGING_PREFIX: &str = "code-runtime-native-python-";
+
+/// What a run's own root holds of the host's beside a policy's trees: the system's trees, and the
+/// prefix of the staging directories (with the scratch inside) this host makes in `tmpdir`.
+pub fn root_holds(tmpdir: &str) -> (Vec<String>, String) {
+    let system = SYSTEM_READ_ONLY.iter().map(|p| p.to_string()).collect();
+    (system, format!("{}/{STAGING_PREFIX}{}-", tmpdir.trim_end_matches('/'), owner_tag()))
+}
+
+fn owner_tag() -> String {
+    let pid = std::process::id() as i32;
+    format!("{pid}-{}", start_time(pid).unwrap_or(0))
+}
+
+/// Removes the staging directories in `tmpdir` whose host process has died (a pid that is gone,
+/// or reused by a process that started at another time). Best effort.
+pub fn sweep(tmpdir: &str) {
+    let Ok(entries) = std::fs::read_dir(tmpdir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(STAGING_PREFIX)) else { continue };
+        let mut parts = rest.splitn(3, '-');
+        let (Some(Ok(pid)), Some(Ok(start))) =
+            (parts.next().map(str::parse::<i32>), parts.next().map(str::parse::<u64>))
+        else {
+            continue;
+        };
+        let dead = match start_time(pid) {
+            Some(now) => now != start,
+            // No /proc to read: only a pid that is certainly gone counts.
+            // SAFETY: signal 0 only checks whether the process exists.
+            None => (unsafe { libc::kill(pid, 0) }) != 0 && nix::errno::Errno::last() == nix::errno::Errno::ESRCH,
+        };
+        if dead {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+fn mkdtemp(template: &str) -> std::io::Result<PathBuf> {
+    use std::os::unix::ffi::OsStringExt;
+    let mut buf = std::ffi::CString::new(template)
+        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?
+        .into_bytes_with_nul();
+    // SAFETY: a writable NUL-terminated template, modified in place.
+    let p = unsafe { libc::mkdtemp(buf.as_mut_ptr().cast()) };
+    if p.is_null() {
+        return Err(std::io::Error::last_os_error());
+    }
+    buf.pop();
+    Ok(PathBuf::from(std::ffi::OsString::from_vec(buf)))
+}
+
+/// System files every dynamically linked interpreter reads, read-only, and `/bin` (where
+/// `os.system` and `subprocess(shell=True)` find `/bin/sh`; a link to `/usr/bin` on merged-/usr
+/// systems). The run's root holds these and nothing else of the host's (README: the filesystem a
+/// child sees).
+pub const SYSTEM_READ_ONLY: &[&str] =
+    &["/usr", "/bin", "/lib", "/lib64", "/lib32", "/libx32", "/etc/ld.so.cache", "/etc/localtime", "/dev/urandom"];
