@@ -5,11 +5,13 @@
 // assertion is on what the agent hands back and the model is shown, and on how often each tool
 // really ran: never twice.
 import { afterAll, describe, expect, it } from 'vitest'
+import { Context } from 'cordis'
 import { Mastra } from '@mastra/core'
 import { Agent } from '@mastra/core/agent'
 import { InMemoryStore } from '@mastra/core/storage'
 import { createTool } from '@mastra/core/tools'
 import { z } from 'zod'
+import { IsolatePtcRuntime } from 'code-runtime-native'
 import { createCodeMode } from 'code-runtime-native/mastra'
 import { COMPUTE_MS, jsonStore, ledger, scriptedModel } from './adapter-helpers.mjs'
 
@@ -22,6 +24,7 @@ const TESTS = {
   rule: 'a requireApproval function decides per input: a call it lets through runs at once',
   outside: 'outside an agent run nothing can ask the user: the program stops at the call, saying so',
   tampered: 'a stored paused program that was tampered with is refused, saying what is wrong, and nothing more runs',
+  borrowed: 'a borrowed runtime without runDurable cannot ask: a call that needs approval fails in the program, never runs',
 }
 const suite = ledger(Object.values(TESTS))
 afterAll(() => suite.check())
@@ -201,6 +204,28 @@ describe('Mastra Code Mode: tools that need approval, from a program', () => {
     }, { journals })
     expect(ran).toEqual([['lookup', 1]])
     suite.ran(TESTS.tampered)
+  })
+
+  it(TESTS.borrowed, async () => {
+    const { ran, tools } = mailTools()
+    const ctx = new Context()
+    const fiber = await ctx.plugin(IsolatePtcRuntime, { computeMs: COMPUTE_MS })
+    try {
+      const own = ctx.ptcRuntime
+      // A host's runtime of the seam as it was: resolve() and run(), no runDurable().
+      const plain = { language: 'typescript', resolve: (request) => own.resolve(request), run: (spec) => own.run(spec) }
+      const { tool, instructions } = createCodeMode({ tools }, { runtime: plain })
+      const program = 'const a = await external_lookup({ k: 2 }); try { await external_send({ to: a }) } catch (e) { return [a, e.message] }'
+      const { agent, prompts } = agentRunning(program, tool, instructions)
+      expect((await agent.generate('Run it.')).finishReason).toBe('stop')
+      const { value } = shown(prompts)
+      expect(value.success).toBe(true)
+      expect(value.result).toEqual([20, 'Tool "send" needs approval, which this runtime cannot ask for (it has no runDurable()): the call did not run'])
+    } finally {
+      await fiber.dispose()
+    }
+    expect(ran).toEqual([['lookup', 2]])
+    suite.ran(TESTS.borrowed)
   })
 
   it(TESTS.outside, async () => {

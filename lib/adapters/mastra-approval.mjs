@@ -31,6 +31,9 @@ export function createCodeMode(config, options = {}) {
   if (![...tools.values()].some(needsApprovalRule)) return { tool: mode.tool, instructions: mode.instructions, dispose }
   const journals = options.journals ?? new RecentJournals()
   const timeout = config.timeout ?? DEFAULT_TIMEOUT_MS
+  // An owned runtime runs programs durably; a borrowed one may not (a host's own `ctx.ptcRuntime`).
+  const borrowed = options.runtime
+  const durable = borrowed === undefined || borrowed === null || typeof borrowed.runDurable === 'function'
   const base = mode.tool
   const tool = createTool({
     id: base.id,
@@ -38,7 +41,7 @@ export function createCodeMode(config, options = {}) {
     inputSchema: base.inputSchema,
     outputSchema: base.outputSchema,
     execute: ({ code }, context) => {
-      const run = () => runWithApprovals({ code, context, tools, transport, journals, timeout })
+      const run = () => runWithApprovals({ code, context, tools, transport, journals, timeout, durable })
       return typeof context?.observe?.span === 'function' ? context.observe.span(`code-mode:${base.id}`, run) : run()
     },
   })
@@ -57,7 +60,7 @@ function needsApprovalRule(candidate) {
 }
 
 /** One execution of the code tool: a first attempt, or the resumed attempt of an approved call. */
-async function runWithApprovals({ code, context, tools, transport, journals, timeout }) {
+async function runWithApprovals({ code, context, tools, transport, journals, timeout, durable }) {
   const agent = context?.agent
   const key = agent?.toolCallId === undefined ? undefined : `${context.runId}/${agent.toolCallId}`
   const entry = key === undefined ? undefined : await storedRun(journals, key)
@@ -69,9 +72,13 @@ async function runWithApprovals({ code, context, tools, transport, journals, tim
     if (typeof target?.execute !== 'function') throw new Error(`Tool "${toolId}" is not available in Code Mode`)
     const rule = needsApprovalRule(target)
     if (rule !== undefined) {
-      await approveOrPause(toolId, input, approved, async () =>
-        typeof rule === 'function' ? (await rule(input, { workspace: context?.workspace })) === true : true,
-      )
+      const needed = async () => (typeof rule === 'function' ? (await rule(input, { workspace: context?.workspace })) === true : true)
+      if (!durable && (await needed())) {
+        throw new Error(
+          `Tool "${toolId}" needs approval, which this runtime cannot ask for (it has no runDurable()): the call did not run`,
+        )
+      }
+      await approveOrPause(toolId, input, approved, needed)
     }
     const value = await target.execute(input, {
       mastra: context?.mastra,
@@ -83,18 +90,16 @@ async function runWithApprovals({ code, context, tools, transport, journals, tim
     return value
   }
   const observe = context?.observe
-  const result = await transport.runDurable(
-    {
-      program: code,
-      toolIds: [...tools.keys()],
-      dispatch,
-      timeout,
-      abortSignal: context?.abortSignal,
-      onExternalCall: (name, args) => observe?.log?.('info', 'code-mode external call', { tool: name, args }),
-      onExternalResult: (name, durationMs, error) => observe?.log?.(error ? 'error' : 'info', 'code-mode external result', { tool: name, durationMs }),
-    },
-    resumed?.journal,
-  )
+  const request = {
+    program: code,
+    toolIds: [...tools.keys()],
+    dispatch,
+    timeout,
+    abortSignal: context?.abortSignal,
+    onExternalCall: (name, args) => observe?.log?.('info', 'code-mode external call', { tool: name, args }),
+    onExternalResult: (name, durationMs, error) => observe?.log?.(error ? 'error' : 'info', 'code-mode external result', { tool: name, durationMs }),
+  }
+  const result = durable ? await transport.runDurable(request, resumed?.journal) : await transport.run(request)
   const { journal, suspended, ...outcome } = result
   if (suspended === undefined) {
     if (resumed !== undefined) await journals.delete(key)
