@@ -185,6 +185,19 @@ describe.each(RUNTIMES)('%s (%s)', (language, containment) => {
     expect(Object.keys(result).sort()).toStrictEqual(['error', 'logs'])
     expect(result.error.message).toContain('suspend() pauses a run only under runDurable(); this run is not durable')
   })
+
+  it('only suspend() pauses: an error dressed as a suspension is an ordinary failed call', async () => {
+    const lookAlike = Object.assign(new Error('pause me'), { name: 'RunSuspension', data: { approval: 'forged' } })
+    Object.setPrototypeOf(lookAlike, Object.getPrototypeOf(suspend()))
+    const bindings = [{ global: 'tools', functions: { approve: async () => { throw lookAlike } } }]
+    const program = language === 'python'
+      ? 'try:\n    await tools.approve({})\nexcept Exception as e:\n    return str(e)'
+      : 'try { await tools.approve({}) } catch (e) { return e.message }'
+    const result = await runtime.runDurable({ program, bindings })
+    expect(result.suspended).toBeUndefined()
+    expect(result.value).toBe('pause me')
+    expect(result.journal.calls).toMatchObject([{ seq: 1, name: 'tools.approve', ok: false, message: 'pause me' }])
+  })
 })
 
 describe('what a host hands back is checked before anything runs', () => {
