@@ -11,6 +11,7 @@ import { z } from 'zod'
 import { IsolatePtcRuntime, PythonPtcRuntime } from 'code-runtime-native'
 import { codeRuntimeTool } from 'code-runtime-native/ai-sdk'
 import { COMPUTE_MS, USAGE, jsonStore, ledger } from './adapter-helpers.mjs'
+import { KEPT_BYTES, KEPT_RUNS, RecentJournals } from '../lib/adapters/approval.mjs'
 import { codeTools } from './ai-sdk-helpers.mjs'
 import { PYTHON } from './python-helpers.mjs'
 
@@ -27,6 +28,7 @@ const TESTS = {
   tampered: 'a stored paused run or journal that was tampered with is refused, saying what is wrong, and nothing more runs',
   python: 'Python programs pause and resume the same way',
   borrowed: 'a borrowed runtime without runDurable leaves tools that need approval out, as approvals: false does',
+  store: 'the default store keeps the newest paused programs, at most KEPT_RUNS of them within KEPT_BYTES of JSON',
 }
 const suite = ledger(Object.values(TESTS))
 const codeTool = codeTools(suite)
@@ -320,5 +322,30 @@ describe('the AI SDK: tools that need approval, from a program', () => {
       await fiber.dispose()
     }
     suite.ran(TESTS.borrowed)
+  })
+
+  it(TESTS.store, () => {
+    // A paused program's journal may be MAX_JOURNAL_BYTES: the host's memory is bounded by bytes too.
+    const store = new RecentJournals()
+    const large = { kind: 'approval', code: 'x'.repeat(KEPT_BYTES / 4), journal: {}, paused: {} }
+    // Each a little over a quarter of KEPT_BYTES: three fit.
+    for (const key of ['a', 'b', 'c', 'd', 'e']) store.set(key, large)
+    expect([...store.keys()]).toStrictEqual(['c', 'd', 'e'])
+    // Replacing an entry frees its bytes; a small one takes little room.
+    store.set('c', { kind: 'approval', code: '', journal: {}, paused: {} })
+    expect([...store.keys()]).toStrictEqual(['d', 'e', 'c'])
+    store.set('b', { kind: 'approval', code: '', journal: {}, paused: {} })
+    store.set('f', large)
+    expect([...store.keys()]).toStrictEqual(['d', 'e', 'c', 'b', 'f'])
+    store.set('h', large)
+    expect([...store.keys()]).toStrictEqual(['e', 'c', 'b', 'f', 'h'])
+    // The newest is kept whatever its size; by count, the oldest go first.
+    store.set('g', { ...large, code: 'x'.repeat(KEPT_BYTES) })
+    expect([...store.keys()]).toStrictEqual(['g'])
+    for (let i = 0; i <= KEPT_RUNS; i++) store.set(i, { kind: 'continue', code: '', journal: {}, paused: {} })
+    expect(store.size).toBe(KEPT_RUNS)
+    expect(store.has(0)).toBe(false)
+    expect(store.has(KEPT_RUNS)).toBe(true)
+    suite.ran(TESTS.store)
   })
 })

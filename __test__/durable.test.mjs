@@ -54,9 +54,9 @@ describe.each(RUNTIMES)('%s (%s)', (language, containment) => {
   let ctx
   let fiber
   let runtime
-  const load = async () => {
+  const load = async (config = {}) => {
     const c = new Context()
-    const f = await c.plugin(language === 'python' ? PythonCodeRuntime : IsolateCodeRuntime, language === 'python' ? { pythonBin: PYTHON } : { containment })
+    const f = await c.plugin(language === 'python' ? PythonCodeRuntime : IsolateCodeRuntime, language === 'python' ? { pythonBin: PYTHON, ...config } : { containment, ...config })
     return { ctx: c, fiber: f, runtime: c.codeRuntime }
   }
   beforeAll(async () => {
@@ -197,6 +197,63 @@ describe.each(RUNTIMES)('%s (%s)', (language, containment) => {
     expect(result.suspended).toBeUndefined()
     expect(result.value).toBe('pause me')
     expect(result.journal.calls).toMatchObject([{ seq: 1, name: 'tools.approve', ok: false, message: 'pause me' }])
+  })
+
+  /** A runtime whose output budget is far above the journal's cap, so that the journal is what ends a run. */
+  const roomy = () => load(language === 'python' ? { maxLogBytes: 39_000_000 } : { maxOutputBytes: 2 ** 30 })
+
+  it('a journal never grows past MAX_JOURNAL_BYTES: the call that would take it past ends the attempt, and what it returns resumes', async () => {
+    const MiB16 = 'x'.repeat(16 * 1024 * 1024)
+    let called = 0
+    const bindings = [{ global: 'tools', functions: { big: async () => (called++, MiB16) } }]
+    const program = language === 'python'
+      ? 'for i in range(5):\n    await tools.big({"i": i})\nreturn 1'
+      : 'for (let i = 0; i < 5; i++) await tools.big({ i })\nreturn 1'
+    const full = "code-runtime-native: the journal would grow past MAX_JOURNAL_BYTES (67108864 bytes of JSON) with call #4's answer; " +
+      "the run was ended. A durable run's calls (their arguments and answers) and what it prints are kept in one journal: pass and print less"
+    const { fiber: roomyFiber, runtime: roomyRuntime } = await roomy()
+    try {
+      const first = await roomyRuntime.runDurable({ program, bindings })
+      expect(first.error).toStrictEqual({ kind: 'worker-exit', message: full })
+      expect(called).toBe(4)
+      expect(first.journal.calls.map((call) => call.seq)).toStrictEqual([1, 2, 3])
+      expect(Buffer.byteLength(JSON.stringify(first.journal))).toBeLessThanOrEqual(MAX_JOURNAL_BYTES)
+      // What it returned is a journal a later attempt takes: three calls replayed, the fourth made again.
+      const again = await roomyRuntime.runDurable({ program, bindings, journal: first.journal })
+      expect(again.error).toStrictEqual({ kind: 'worker-exit', message: full })
+      expect(called).toBe(5)
+    } finally {
+      roomyFiber.dispose()
+    }
+  })
+
+  it('logs that would take the journal past MAX_JOURNAL_BYTES: a failure, and a journal that can be read again', async () => {
+    // Three answers of 16 MiB and 20 MiB printed: each within its budget, together past the journal's cap.
+    const MiB16 = 'x'.repeat(16 * 1024 * 1024)
+    let called = 0
+    const bindings = [{ global: 'tools', functions: { big: async () => (called++, MiB16) } }]
+    const program = language === 'python'
+      ? 'for i in range(3):\n    await tools.big({"i": i})\nprint("y" * (20 * 1024 * 1024))\nreturn 1'
+      : "for (let i = 0; i < 3; i++) await tools.big({ i })\nconsole.log('y'.repeat(20 * 1024 * 1024))\nreturn 1"
+    const { fiber: roomyFiber, runtime: roomyRuntime } = await roomy()
+    try {
+      const result = await roomyRuntime.runDurable({ program, bindings })
+      expect(Object.keys(result).sort()).toStrictEqual(['error', 'journal', 'logs'])
+      expect(result.error).toStrictEqual({
+        kind: 'worker-exit',
+        message: 'code-runtime-native: what the run printed would take its journal past MAX_JOURNAL_BYTES (67108864 bytes of JSON); ' +
+          'its result is this failure, and its journal keeps only what it was given. A durable run keeps what it prints in its journal: print less',
+      })
+      expect(result.logs).toStrictEqual(['y'.repeat(20 * 1024 * 1024)])
+      expect(result.journal.logs).toStrictEqual([])
+      expect(result.journal.calls.map((call) => call.seq)).toStrictEqual([1, 2, 3])
+      // It can be read again: its calls are replayed, none made again.
+      const again = await roomyRuntime.runDurable({ program: 'return 2', bindings, journal: result.journal })
+      expect(again.value).toBe(2)
+      expect(called).toBe(3)
+    } finally {
+      roomyFiber.dispose()
+    }
   })
 })
 

@@ -15,7 +15,11 @@ import { PREFIX } from './request.mjs'
 
 /** The journal's format; a journal of another version is refused. */
 export const JOURNAL_VERSION = 2
-/** A journal's size at most, in bytes of JSON (its calls' arguments and results, and its logs). */
+/**
+ * A journal's size at most, in bytes of JSON (its calls' arguments and results, and its logs):
+ * refused when read, and an attempt whose journal would grow past it is ended (`protocol`: more
+ * held in the host than a run may, as `maxMessageBytes` is).
+ */
 export const MAX_JOURNAL_BYTES = 64 * 1024 * 1024
 /** How much of a call's arguments a divergence message shows. */
 const SHOWN_CHARS = 200
@@ -72,7 +76,8 @@ const MAX_ZONE = 200
  */
 export function readJournal(journal) {
   if (journal === undefined || journal === null) {
-    return { calls: new Map(), logs: [], seed: randomBytes(8).toString('hex'), clock: Date.now(), zone: undefined, last: 0 }
+    const fresh = { calls: new Map(), logs: [], seed: randomBytes(8).toString('hex'), clock: Date.now(), zone: undefined, last: 0 }
+    return { ...fresh, bytes: jsonBytes({ version: JOURNAL_VERSION, seed: fresh.seed, clock: fresh.clock, zone: null, calls: [], logs: [] }) }
   }
   let text
   try {
@@ -83,7 +88,8 @@ export function readJournal(journal) {
   if (typeof text !== 'string' || journal === null || typeof journal !== 'object' || ArrayIsArray(journal)) {
     throw refuse('must be an object')
   }
-  if (Buffer.byteLength(text, 'utf8') > MAX_JOURNAL_BYTES) throw refuse(`is larger than ${MAX_JOURNAL_BYTES} bytes of JSON`)
+  const bytes = Buffer.byteLength(text, 'utf8')
+  if (bytes > MAX_JOURNAL_BYTES) throw refuse(`is larger than ${MAX_JOURNAL_BYTES} bytes of JSON`)
   // From its own JSON: getters ran once, above; what is checked is what will be used.
   const parsed = JSON.parse(text)
   const keys = ObjectKeys(parsed).sort().join()
@@ -112,8 +118,10 @@ export function readJournal(journal) {
     last = entry.seq
     calls.set(entry.seq, ObjectFreeze(entry))
   }
-  return { calls, logs: parsed.logs, seed: parsed.seed, clock: parsed.clock, zone: parsed.zone ?? undefined, last }
+  return { calls, logs: parsed.logs, seed: parsed.seed, clock: parsed.clock, zone: parsed.zone ?? undefined, last, bytes }
 }
+
+const jsonBytes = (value) => Buffer.byteLength(JSONStringify(value), 'utf8')
 
 /**
  * The journal's zone checked against the one this runtime's programs see: an attempt elsewhere
@@ -173,7 +181,7 @@ export function divergenceMessage(seq, entry, name, args) {
  * host answered (`ok`, the reply's value or the failure's message), in call order.
  */
 export class Journal {
-  constructor({ calls, logs, seed, clock, zone, last }) {
+  constructor({ calls, logs, seed, clock, zone, last, bytes }) {
     this.replayed = calls
     this.added = new Map()
     this.logs = logs
@@ -182,6 +190,9 @@ export class Journal {
     this.zone = zone
     /** How many calls the journal answers: the attempt replays until its program has made them. */
     this.replayedCalls = last
+    // The bytes of JSON the journal holds with what it was given and the calls added so far, and
+    // room for a zone it does not have yet: the attempt's logs aside, what it would be if kept.
+    this.bytes = bytes + MAX_ZONE + 2
   }
 
   /** The entry call `seq` replays, if the journal has one. */
@@ -189,10 +200,27 @@ export class Journal {
     return this.replayed.get(seq)
   }
 
-  /** Call `seq` was answered by the host. */
+  /**
+   * Call `seq` was answered by the host: journaled, or false when its entry would take the
+   * journal past `MAX_JOURNAL_BYTES` (the attempt is then ended; the entry is not kept).
+   */
   record(seq, name, args, ok, valueOrMessage) {
     const entry = ok ? { seq, name, args, ok, value: valueOrMessage } : { seq, name, args, ok, message: valueOrMessage }
+    // The entry and the comma before it.
+    const bytes = jsonBytes(entry) + 1
+    if (this.bytes + bytes > MAX_JOURNAL_BYTES) return false
+    this.bytes += bytes
     this.added.set(seq, ObjectFreeze(entry))
+    return true
+  }
+
+  /** The message of an attempt ended because call `seq`'s entry would not fit in the journal. */
+  static fullMessage(seq) {
+    return (
+      `${PREFIX}the journal would grow past MAX_JOURNAL_BYTES (${MAX_JOURNAL_BYTES} bytes of JSON) with call #${seq}'s ` +
+      "answer; the run was ended. A durable run's calls (their arguments and answers) and what it prints are kept " +
+      'in one journal: pass and print less'
+    )
   }
 
   /**
@@ -203,5 +231,25 @@ export class Journal {
     const calls = [...this.replayed.values(), ...this.added.values()].sort((a, b) => a.seq - b.seq)
     const kept = [...(logs.length >= this.logs.length ? logs : this.logs)]
     return { version: JOURNAL_VERSION, seed: this.seed, clock: this.clock, zone: this.zone ?? null, calls, logs: kept }
+  }
+
+  /** The message of an attempt whose logs would not fit in its journal. */
+  static logsMessage() {
+    return (
+      `${PREFIX}what the run printed would take its journal past MAX_JOURNAL_BYTES (${MAX_JOURNAL_BYTES} bytes of JSON); ` +
+      'its result is this failure, and its journal keeps only what it was given. A durable run keeps what it prints in ' +
+      'its journal: print less'
+    )
+  }
+
+  /**
+   * The journal to keep and whether the attempt's logs fitted in it. Its calls always fit (an
+   * attempt whose call would not is ended), its logs may not: it then keeps the logs it was
+   * given, so that it can be read again.
+   */
+  kept(logs) {
+    const journal = this.toJSON(logs)
+    if (logs.length === 0 || jsonBytes(journal) <= MAX_JOURNAL_BYTES) return { journal, fits: true }
+    return { journal: this.toJSON([]), fits: false }
   }
 }

@@ -462,8 +462,13 @@ class Session {
    */
   journaled(seq, name, arg, ok, valueOrMessage) {
     const durable = this.ending.durable
-    durable.journal.record(seq, name, arg, ok, valueOrMessage)
+    const kept = durable.journal.record(seq, name, arg, ok, valueOrMessage)
     durable.inFlight--
+    if (!kept) {
+      // The journal is the host's memory too: an attempt never grows it past its cap.
+      if (!this.settled) this.handle?.abort(Journal.fullMessage(seq), 'protocol')
+      return true
+    }
     if (durable.suspension === undefined) return false
     this.endPaused()
     return true
@@ -581,7 +586,13 @@ function finish(state, report, { onStats, seam, trace, runSpan, calls, backend, 
       delete result.error
       result.suspended = durable.suspension
     }
-    result.journal = durable.journal.toJSON(result.logs)
+    const { journal, fits } = durable.journal.kept(result.logs)
+    if (!fits) {
+      delete result.value
+      delete result.suspended
+      result.error = { kind: seam.kind('protocol'), message: seam.message('protocol', Journal.logsMessage()) }
+    }
+    result.journal = journal
   }
   if (trace !== undefined) trace.stats = stats
   if (runSpan !== undefined) endRunSpan(runSpan, stats, result.error)

@@ -35,8 +35,10 @@ export function codeRuntimeTool(options) {
   if (toolSet === null || typeof toolSet !== 'object') {
     throw new TypeError(`${PREFIX}codeRuntimeTool: options.tools must be an AI SDK ToolSet (an object of tools)`)
   }
-  const approvals = readApprovals(options)
+  const wanted = readApprovals(options)
   const runtime = new AdapterRuntime(options, 'code-runtime-native/ai-sdk', ['typescript', 'python'])
+  // Tools that need approval are offered only where programs can pause (docs/durable.md#the-ai-sdk).
+  const approvals = wanted && runtime.durable
   const language = options.runtime?.language ?? 'typescript'
   const callable = executable(toolSet).filter(([, nested]) => !needsApprovalOf(nested))
   const gated = approvals ? executable(toolSet).filter(([, nested]) => needsApprovalOf(nested)) : []
@@ -44,7 +46,8 @@ export function codeRuntimeTool(options) {
   /** The `tools` namespace of one run; `approved` (a durable attempt's) lets that one call through. */
   const bindings = (outer, approved) => {
     const functions = Object.create(null)
-    // `needsApproval` gets no abortSignal: a program it runs has its calls a signal all the same.
+    // The SDK gives `needsApproval` no abortSignal; the calls of a program it runs get one all the
+    // same (one that never fires: that program is bounded by the tool's timeoutMs).
     const abortSignal = outer.abortSignal ?? new AbortController().signal
     const callOptions = (name) => ({ ...outer, abortSignal, toolCallId: `${outer.toolCallId}/${name}/${++calls}` })
     for (const [name, nested] of callable) {
@@ -94,17 +97,13 @@ export function codeRuntimeTool(options) {
   return codeTool
 }
 
-/**
- * Whether tools that need approval are offered (`options.approvals`, default `true`): they need a
- * runtime that runs programs durably, which an owned one does and a borrowed one may not.
- */
+/** `options.approvals` (default `true`): whether tools that need approval are offered. */
 function readApprovals(options) {
   const approvals = options.approvals ?? true
   if (typeof approvals !== 'boolean') {
     throw new TypeError(`${PREFIX}codeRuntimeTool: options.approvals must be a boolean (whether tools that need approval are offered)`)
   }
-  const borrowed = options.runtime
-  return approvals && (borrowed === undefined || borrowed === null || typeof borrowed.runDurable === 'function')
+  return approvals
 }
 
 /** What the model gets of a run: what it printed and returned, or where it paused; a failure throws. */

@@ -4,15 +4,41 @@ import { sameJson, suspend } from '../durable.mjs'
 import { PREFIX } from '../request.mjs'
 
 /** Paused programs a default store keeps at most; the oldest is dropped first. */
-const KEPT_RUNS = 1024
+export const KEPT_RUNS = 1024
+/**
+ * Bytes of JSON a default store keeps at most (a journal alone may be `MAX_JOURNAL_BYTES`): the
+ * host's memory stays bounded however large the paused programs are. The newest is always kept.
+ */
+export const KEPT_BYTES = 256 * 1024 * 1024
 
-/** The default journal store: the paused programs of this process, the most recent `KEPT_RUNS`. */
+/**
+ * The default journal store: the paused programs of this process, the most recent `KEPT_RUNS`
+ * within `KEPT_BYTES`.
+ */
 export class RecentJournals extends Map {
+  #bytes = new Map()
+  #total = 0
+
   set(key, entry) {
     this.delete(key)
+    const bytes = Buffer.byteLength(JSON.stringify(entry) ?? '', 'utf8')
     super.set(key, entry)
-    if (this.size > KEPT_RUNS) this.delete(this.keys().next().value)
+    this.#bytes.set(key, bytes)
+    this.#total += bytes
+    while (this.size > 1 && (this.size > KEPT_RUNS || this.#total > KEPT_BYTES)) this.delete(this.keys().next().value)
     return this
+  }
+
+  delete(key) {
+    this.#total -= this.#bytes.get(key) ?? 0
+    this.#bytes.delete(key)
+    return super.delete(key)
+  }
+
+  clear() {
+    this.#bytes.clear()
+    this.#total = 0
+    super.clear()
   }
 }
 

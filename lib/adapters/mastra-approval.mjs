@@ -31,9 +31,7 @@ export function createCodeMode(config, options = {}) {
   if (![...tools.values()].some(needsApprovalRule)) return { tool: mode.tool, instructions: mode.instructions, dispose }
   const journals = options.journals ?? new RecentJournals()
   const timeout = config.timeout ?? DEFAULT_TIMEOUT_MS
-  // An owned runtime runs programs durably; a borrowed one may not (a host's own `ctx.ptcRuntime`).
-  const borrowed = options.runtime
-  const durable = borrowed === undefined || borrowed === null || typeof borrowed.runDurable === 'function'
+  const durable = transport.runtime.durable
   const base = mode.tool
   const tool = createTool({
     id: base.id,

@@ -26,7 +26,7 @@ export interface PausedCodeRun {
 /**
  * Where paused programs wait, by key (the AI SDK's tool call id; Mastra's `<runId>/<toolCallId>`):
  * a `Map` fits, as does a database table of JSON. Share one between processes to approve in any
- * of them. Default: this process's most recent 1024.
+ * of them. Default: this process's most recent 1024, within 256 MiB of JSON.
  */
 export interface PausedCodeRunStore {
   get(key: string): PausedCodeRun | undefined | Promise<PausedCodeRun | undefined>

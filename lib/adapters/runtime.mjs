@@ -45,9 +45,12 @@ export class AdapterRuntime {
     return runtime.run(runtime.resolve(seamRequest(request)))
   }
 
-  /** Whether the runtime runs programs durably (`runDurable`): an owned one does, a borrowed one may not. */
-  async durable() {
-    return typeof (await this.ready).runDurable === 'function'
+  /**
+   * Whether the runtime runs programs durably (`runDurable`): an owned one does, a borrowed one
+   * (a host's own `ctx.ptcRuntime`) when it has `runDurable()`.
+   */
+  get durable() {
+    return this.fiber !== undefined || typeof this.runtime.runDurable === 'function'
   }
 
   /**
