@@ -1,0 +1,184 @@
+"""Unit tests of py/runner.py's pure parts, and of the rule the whole file keeps: nothing in it
+reads a global, so a program that rebinds builtins or the module's globals changes none of it.
+Run by __test__/python-units.test.mjs (`python3 -m unittest discover -s __test__/py`)."""
+
+import dis
+import inspect
+import os
+import sys
+import types
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "py"))
+
+import protocol  # noqa: E402
+import runner  # noqa: E402
+
+INF = -1  # resource.RLIM_INFINITY on Linux is -1 as a Python int too
+
+
+def global_reads(code, path):
+    """(function, name) for each global a function's code, or a function nested in it, reads.
+    Class bodies run once, when the class is made, and are not functions."""
+    if code.co_flags & inspect.CO_OPTIMIZED:
+        for ins in dis.get_instructions(code):
+            if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "DELETE_GLOBAL"):
+                yield path, ins.argval
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from global_reads(const, f"{path}.{const.co_name}")
+
+
+class NoGlobals(unittest.TestCase):
+    def test_no_function_reads_a_global(self):
+        functions = [(name, f) for name, f in vars(runner).items() if isinstance(f, types.FunctionType)]
+        self.assertGreaterEqual(len(functions), 10)
+        reads = [read for name, f in functions for read in global_reads(f.__code__, name)]
+        self.assertEqual(reads, [])
+
+    def test_the_check_sees_a_global_read(self):
+        def reads_len(x):
+            def inner():
+                return len(x)
+
+            return inner
+
+        self.assertEqual(list(global_reads(reads_len.__code__, "f")), [("f.inner", "len")])
+
+
+class Wrap(unittest.TestCase):
+    def run_wrapped(self, source):
+        import asyncio
+
+        scope = {"__builtins__": __builtins__}
+        exec(runner.wrap(source), scope)
+        return asyncio.run(scope["__dsh_main__"]())
+
+    def test_the_program_is_an_async_body(self):
+        self.assertEqual(self.run_wrapped("import asyncio\nawait asyncio.sleep(0)\nreturn 41 + 1"), 42)
+
+    def test_an_empty_program_returns_none(self):
+        self.assertIsNone(self.run_wrapped(""))
+        self.assertIsNone(self.run_wrapped("# a comment"))
+
+    def test_lines_are_the_users(self):
+        import traceback
+
+        try:
+            self.run_wrapped("x = 1\n\ny = x / 0\n")
+        except ZeroDivisionError as exc:  # (assertRaises drops the traceback)
+            frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == "<model>"]
+        self.assertEqual([(f.lineno, f.name) for f in frames], [(3, "__dsh_main__")])
+
+    def test_future_imports_stay_first(self):
+        self.assertEqual(self.run_wrapped("from __future__ import annotations\ndef f(x: Undefined): return 1\nreturn f(0)"), 1)
+
+    def test_a_syntax_error_names_the_users_line(self):
+        with self.assertRaises(SyntaxError) as caught:
+            runner.wrap("x = 1\nreturn (\n")
+        self.assertEqual(caught.exception.filename, "<model>")
+        self.assertEqual(caught.exception.lineno, 2)
+
+
+class Clamped(unittest.TestCase):
+    def test_within_what_was_inherited(self):
+        self.assertEqual(runner.clamped((10, 10), (5, 8), False, INF), (5, 8))
+        self.assertEqual(runner.clamped((10, 10), (INF, INF), False, INF), (10, 10))
+        self.assertEqual(runner.clamped((3, 20), (INF, 8), False, INF), (3, 8))
+
+    def test_the_cpu_limit_keeps_a_second_before_its_hard(self):
+        self.assertEqual(runner.clamped((5, 6), (INF, INF), True, INF), (5, 6))
+        self.assertEqual(runner.clamped((9, 9), (INF, INF), True, INF), (8, 9))
+        # One second is all there is: no room below it.
+        self.assertEqual(runner.clamped((1, 1), (INF, INF), True, INF), (1, 1))
+        self.assertEqual(runner.clamped((9, 9), (INF, INF), False, INF), (9, 9))
+
+
+class Caps(unittest.TestCase):
+    cost = staticmethod(protocol.string_cost)
+
+    def test_a_text_that_fits_is_kept(self):
+        self.assertEqual(runner.cap_text("hello", 5, self.cost), "hello")
+
+    def test_a_longer_text_is_cut_with_the_suffix_within_the_limit(self):
+        out = runner.cap_text("x" * 100, 40, self.cost)
+        self.assertEqual(out, "x" * 25 + runner.TRUNCATED)
+        self.assertLessEqual(self.cost(out) - 2, 40)
+
+    def test_escapes_count_as_their_json(self):
+        out = runner.cap_text('"' * 30, 40, self.cost)  # two bytes each in JSON
+        self.assertEqual(out, '"' * 12 + runner.TRUNCATED)
+        self.assertLessEqual(self.cost(out) - 2, 40)
+
+    def test_a_limit_below_the_suffix_is_the_suffix(self):
+        self.assertEqual(runner.cap_text("x" * 100, 10, self.cost), runner.TRUNCATED)
+
+    def test_a_message_says_its_chain_was_cut_and_drops_its_last_newline(self):
+        self.assertEqual(runner.cap_message(["a\n", "b\n"], False, 100, self.cost), "a\nb")
+        cut = runner.cap_message(["a\n"], True, 1000, self.cost)
+        self.assertEqual(cut, "[code-runtime-native] exception chain truncated at 100 links\na")
+
+
+class RenderException(unittest.TestCase):
+    def raised(self, source):
+        import traceback
+
+        scope = {"__builtins__": __builtins__}
+        try:
+            exec(compile(source, "<model>", "exec"), scope)
+        except BaseException as exc:
+            return runner.render_exception(exc, 100_000, protocol.string_cost, traceback)
+        self.fail("nothing was raised")
+
+    def test_only_the_programs_frames(self):
+        message = self.raised("import json\ndef f():\n    json.loads('{')\nf()\n")
+        self.assertIn('File "<model>", line 4', message)
+        self.assertIn('File "<model>", line 3, in f', message)
+        self.assertNotIn("json/decoder.py", message)
+        self.assertTrue(message.endswith("json.decoder.JSONDecodeError: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"))
+
+    def test_a_chain_is_cut_at_a_hundred_links(self):
+        source = "e = None\nfor i in range(150):\n    try:\n        raise ValueError(i) from e\n    except ValueError as x:\n        e = x\nraise e\n"
+        message = self.raised(source)
+        self.assertTrue(message.startswith("[code-runtime-native] exception chain truncated at 100 links\n"))
+        self.assertIn("ValueError: 149", message)
+        self.assertIn("ValueError: 50", message)
+        self.assertNotIn("ValueError: 49\n", message)
+
+    def test_an_exception_that_cannot_be_rendered_is_named(self):
+        class Odd(Exception):
+            def __str__(self):
+                raise RuntimeError("no")
+
+        import traceback
+
+        message = runner.render_exception(Odd(), 1000, protocol.string_cost, traceback)
+        self.assertIn("Odd", message)
+
+
+class StopLocation(unittest.TestCase):
+    def test_the_innermost_frame_of_the_program(self):
+        # Where a signal handler would find it: in the call to `here()`, columns counted from 1.
+        source = "def score(x):\n    return here()\n\nscore(1)\n"
+        lines = source.split("\n")
+        seen = []
+        here = lambda: seen.append(runner.stop_location(sys._getframe(0), lines, protocol.quote))  # noqa: E731
+        exec(compile(source, "<model>", "exec"), {"__builtins__": __builtins__, "here": here})
+        self.assertEqual(seen, [b'{"type":"stopped","line":2,"column":12,"functionName":"score"}\n'])
+        # At the program's top level (the wrapper's body) no function is named; a character of two
+        # bytes before the call counts once.
+        import asyncio
+
+        seen.clear()
+        lines[:] = ["\u00e9 = 1; here()"]
+        scope = {"__builtins__": __builtins__, "here": here}
+        exec(runner.wrap(lines[0]), scope)
+        asyncio.run(scope["__dsh_main__"]())
+        self.assertEqual(seen, [b'{"type":"stopped","line":1,"column":8}\n'])
+
+    def test_no_frame_of_the_program(self):
+        self.assertIsNone(runner.stop_location(sys._getframe(0), [], protocol.quote))
+
+
+if __name__ == "__main__":
+    unittest.main()
