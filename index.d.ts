@@ -230,7 +230,7 @@ export interface PythonCodeRuntimeConfig extends CodeRuntimeTracingConfig {
   maxPendingCalls?: number
   /** Interpreter: absolute path, relative path, or a basename looked up on PATH. Default 'python3'. */
   pythonBin?: string
-  /** The ids a root host's children have. Default nobody (README). */
+  /** The ids a root host's children have. Default nobody (docs/python.md#config). */
   runAs?: SandboxRunAs
   /**
    * Where the platform ships the sandbox helper (Linux), loading fails when it is missing or
