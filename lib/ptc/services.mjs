@@ -86,7 +86,7 @@ function stateFor(runtime, spec) {
 
 /**
  * The spec a run works on: the one this runtime's `resolve()` returned as it is, any other
- * checked field by field as `resolve()` checks a request (README: "Hosts from 0.1.6").
+ * checked field by field as `resolve()` checks a request (docs/seam.md#runspec).
  */
 function specFor(state, spec) {
   return state.resolved.has(spec) ? spec : readResolvedSpec(spec, state.settings)
