@@ -1,4 +1,4 @@
-// Abort wins (README "Host safety"): once a run's signal has fired, no binding settlement reaches
+// Abort wins (docs/sandbox.md#host-safety): once a run's signal has fired, no binding settlement reaches
 // the program, whatever order the host settles the pending call in within that tick. The host's
 // Code Mode aborts the run's signal and rejects the pending tool call ("run_code run is over …")
 // in the same tick; before this was enforced, `containment: 'process'` told the model about the

@@ -134,7 +134,7 @@ function runWithMajor(program, nodeMajor) {
 
 const PROBE_PROGRAM = PROBES.map((src) => `console.log(${src});`).join('\n')
 
-describe('the Node major the isolate console follows (README "Node majors")', () => {
+describe('the Node major the isolate console follows (docs/typescript.md#console-output-per-node-major)', () => {
   it(`follows this Node (${process.version}) through the runtime`, async () => {
     const result = await runtime.run({ program: PROBE_PROGRAM, bindings: [] })
     expect(result.error).toBeUndefined()

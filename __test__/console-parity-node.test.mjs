@@ -37,7 +37,7 @@ describe('console corpus', () => {
   });
 });
 
-describe('per-major differences (README "Node majors")', () => {
+describe('per-major differences (docs/typescript.md#console-output-per-node-major)', () => {
   it(`this Node (${process.version}) prints the documented output of its major`, () => {
     expect(report.probeOracle).toStrictEqual(PROBE_OUTPUT[HOST_MAJOR]);
   });

@@ -443,7 +443,7 @@ describe('a process a program may have compromised never serves another run', ()
 
 describe('a template forks processes that start with its isolate', () => {
   // The template starts V8 without threads and prepares one isolate; each process it forks runs
-  // its first program in its own copy of that isolate (README "Host safety").
+  // its first program in its own copy of that isolate (docs/sandbox.md#host-safety).
   const mappings = (pid) => fs.readFileSync(`/proc/${pid}/maps`, 'utf8').trim().split('\n')
 
   it('the template is single-threaded and shares no writable memory with the processes it forks', async () => {

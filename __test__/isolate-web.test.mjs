@@ -90,7 +90,7 @@ describe('TextEncoder and TextDecoder', () => {
 
 // Node's TextDecoder runs on ICU. Where ICU follows the WHATWG Encoding standard the isolate's
 // (encoding_rs, the standard's own implementation) must give exactly Node's results; where it
-// does not, the standard's results are asserted (README, "Known differences").
+// does not, the standard's results are asserted (docs/typescript.md#textdecoder-and-nodes-icu).
 const NODE_MAJOR = Number(process.versions.node.split('.')[0])
 const WHATWG_AS_NODE = ['utf-8', 'utf-16le', 'utf-16be', 'iso-8859-2', 'iso-8859-8-i', 'koi8-r', 'ibm866',
   'macintosh', 'x-mac-cyrillic', 'iso-2022-jp', 'x-user-defined', 'iso-8859-16',

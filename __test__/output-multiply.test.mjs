@@ -1,4 +1,4 @@
-// Output cannot multiply in the host (README "Host safety"): a program that prints its whole
+// Output cannot multiply in the host (docs/sandbox.md#host-safety): a program that prints its whole
 // output budget, in one-byte pieces (millions of entries), in two-byte ones (the same one, or two
 // alternating, so that no entry is the one before it), or in one piece,
 // costs the host's peak resident memory a small constant times the budget (the result's own array

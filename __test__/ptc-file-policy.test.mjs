@@ -15,7 +15,7 @@ afterAll(() => fs.rmSync(TMP, { recursive: true, force: true }))
 
 // Landlock refuses the connect before the empty network namespace could.
 const REFUSED_NET = 'PermissionError EACCES'
-/** What each mode allows, as the probe reports it (README: "Python and file policies"). */
+/** What each mode allows, as the probe reports it (docs/seam.md#python-and-file-policies). */
 const EXPECTED = {
   'read-only': { 'read workspace': 'ok', 'write workspace': 'OSError EROFS', 'tcp to the host': REFUSED_NET },
   'workspace-write': { 'read workspace': 'ok', 'write workspace': 'ok', 'tcp to the host': REFUSED_NET },

@@ -1,5 +1,5 @@
 // resolve() of the `ctx.ptcRuntime` seam against hostile requests, and what run() accepts: every
-// rule of README "Hosts from 0.1.6" (defaults, cwd, timeoutMs, sandboxPolicy, misuse that names
+// rule of docs/seam.md#the-ctxptcruntime-seam (defaults, cwd, timeoutMs, sandboxPolicy, misuse that names
 // the field), the seam's config keys, and the descriptors. Real runtimes, both backends.
 import fs from 'node:fs'
 import os from 'node:os'

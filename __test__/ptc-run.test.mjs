@@ -240,7 +240,7 @@ describe('Python', () => {
           message:
             'code-runtime-native: the "read-only" file policy cannot be enforced on this machine\'s Python runs: it needs the ' +
             'sandbox helper with Landlock at least (runtime.sandbox has helper: false, landlock: 0), so the program did not run. ' +
-            'Repair the helper (README: "The sandbox helper"), run it without a sandboxPolicy (its child then reaches no workspace ' +
+            'Repair the helper (docs/sandbox.md#the-sandbox-helper), run it without a sandboxPolicy (its child then reaches no workspace ' +
             'file at all), or on the TypeScript runtime, which has no file system under any policy.',
         },
         sandbox: { mode: 'read-only', denied: false },

@@ -2,7 +2,7 @@
 // CI) and as an unprivileged user: a host process (__test__/sandbox-host.mjs) plays each scenario.
 // - Unix sockets the host listens on (in /tmp, its TMPDIR, /run, /var/tmp, and the abstract
 //   namespace) are out of reach, and nobody connected to them.
-// - `/` inside a run holds exactly what README "The filesystem a child sees" lists.
+// - `/` inside a run holds exactly what docs/sandbox.md#the-filesystem-a-child-sees lists.
 // - A root host's runs are nobody as the host's kernel sees them; another host's runs have its uid.
 // - A host SIGKILLed with two Python and two isolate runs in flight takes every child with it
 //   within a second, and the next load removes the staging directories it left.
@@ -28,7 +28,7 @@ const SLAB_BOUND = 64 << 20
 
 afterAll(() => fs.rmSync(TMP, { recursive: true, force: true }))
 
-/** The first path component of every entry README lists for a Python child's root. */
+/** The first path component of every entry docs/sandbox.md lists for a Python child's root. */
 function expectedRoot(out) {
   const top = (p) => p.split('/')[1]
   const system = ['/usr', '/bin', '/lib', '/lib64', '/lib32', '/libx32'].filter((p) => {
@@ -70,7 +70,7 @@ describe.each(passes())('a run reaches nothing of its host $name', (pass) => {
     expect(out.sockets).toEqual(ROOT && pass.own ? ['/tmp', 'TMPDIR', '/run', '/var/tmp', 'abstract'] : expect.arrayContaining(['/tmp', 'TMPDIR', '/var/tmp', 'abstract']))
     expect(out.connects).toEqual(out.sockets.map((place) => (place === 'abstract' ? 'ConnectionRefusedError' : 'FileNotFoundError')))
     expect(out.accepted).toEqual(out.sockets.map(() => 0))
-    // The root README documents: the system directories, the interpreter's, the staging
+    // The root docs/sandbox.md documents: the system directories, the interpreter's, the staging
     // directory's, and a /dev, /etc and /proc of the run's own.
     const etc = ['group', 'ld.so.cache', ...(fs.existsSync('/etc/localtime') ? ['localtime'] : []), 'passwd'].sort()
     expect(out.listing).toEqual({

@@ -1,4 +1,4 @@
-// Nothing grows with the number of runs (README "Host safety"): a real soak per isolate tier
+// Nothing grows with the number of runs (docs/sandbox.md#host-safety): a real soak per isolate tier
 // (bench/soak.mjs in a host process of its own, with a binding call in every run), the host's
 // JavaScript heap after a forced GC sampled as it goes; its growth per run, the least-squares
 // slope over the samples after the warm-up, stays within measurement noise. Before, each

@@ -1,4 +1,4 @@
-// The cost of a fresh sandbox process per run (README "Host safety"), against isolated-vm in the
+// The cost of a fresh sandbox process per run (docs/sandbox.md#host-safety), against isolated-vm in the
 // same process. For `containment: 'process'` with its default (one run per process: every run is
 // served by a process its template forked ahead of time) and with `maxRunsPerProcess: 100` (reuse,
 // for trusted workloads), and for isolated-vm 5 (a new ivm.Isolate per run):

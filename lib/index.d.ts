@@ -146,7 +146,7 @@ export declare class PythonCodeRuntime extends Service implements CodeRuntime {
    * Which kernel layers hold around each child on this machine, measured at load by one child
    * spawned as runs are: the sandbox helper was found, new user/PID/mount/network/IPC namespaces,
    * the enforced Landlock ABI (0 when absent), the seccomp filter, a per-run process cap, a root
-   * of its own (README: the filesystem a child sees), the uid it has outside its namespaces
+   * of its own (docs/sandbox.md#the-filesystem-a-child-sees), the uid it has outside its namespaces
    * (absent without the helper), and a memory cgroup capping each run as a whole.
    */
   readonly sandbox: PythonSandboxLayers

@@ -175,7 +175,7 @@ export interface IsolateCodeRuntimeConfig extends CodeRuntimeTracingConfig {
    * Where isolates run. `'process'` (the default where the sandbox helper ships, Linux): in
    * supervised sandbox processes the host can always kill, so V8 fatal errors, uninterruptible
    * built-ins and native memory end only that run. `'thread'`: on threads of the host process, for
-   * trusted code and platforms without the helper (README: what it cannot contain).
+   * trusted code and platforms without the helper (docs/typescript.md#containment: what it cannot contain).
    */
   containment?: 'process' | 'thread'
   /** Sandbox processes at most (`'process'`); runs beyond wait in FIFO order. Default max(2, cores). */
@@ -183,10 +183,10 @@ export interface IsolateCodeRuntimeConfig extends CodeRuntimeTracingConfig {
   /**
    * Runs one sandbox process serves before it is replaced (`'process'`). Default 1: a program that
    * compromised its process never sees another run. Above 1 reuses processes (faster back to
-   * back) and is for trusted workloads only (README: Containment).
+   * back) and is for trusted workloads only (docs/typescript.md#containment).
    */
   maxRunsPerProcess?: number
-  /** The ids a root host's sandbox processes have (`'process'`). Default nobody (README). */
+  /** The ids a root host's sandbox processes have (`'process'`). Default nobody (docs/typescript.md#config). */
   runAs?: SandboxRunAs
   /**
    * Where the platform ships the sandbox helper (Linux), loading fails when it is missing or
@@ -230,7 +230,7 @@ export interface PythonCodeRuntimeConfig extends CodeRuntimeTracingConfig {
   maxPendingCalls?: number
   /** Interpreter: absolute path, relative path, or a basename looked up on PATH. Default 'python3'. */
   pythonBin?: string
-  /** The ids a root host's children have. Default nobody (README). */
+  /** The ids a root host's children have. Default nobody (docs/python.md#config). */
   runAs?: SandboxRunAs
   /**
    * Where the platform ships the sandbox helper (Linux), loading fails when it is missing or

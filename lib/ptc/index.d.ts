@@ -95,7 +95,7 @@ export type PtcDurableResult = (PtcRunResult | { logs: string[]; suspended: Code
 export interface PtcRuntime {
   readonly language: 'typescript' | 'python'
   readonly isolation: 'v8-isolate' | 'process'
-  /** Model-facing text saying what a program can use (README: "Execution instructions"). */
+  /** Model-facing text saying what a program can use (docs/seam.md#descriptors). */
   readonly executionInstructions: string
   /** The elapsed deadline's default and cap, in ms. */
   readonly timeout: Readonly<{ defaultMs: number; maxMs: number }>
@@ -210,7 +210,7 @@ export declare function definePtcRuntimes<B extends PtcRuntimeBase>(Base: B): {
   }
 }
 
-/** The file access a policy gives a Python run (README: "Python and file policies"). */
+/** The file access a policy gives a Python run (docs/seam.md#python-and-file-policies). */
 export interface FilePlan {
   cwd: string
   readOnly: string[]

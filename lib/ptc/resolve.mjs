@@ -1,7 +1,7 @@
 // `resolve(request)` of the `ctx.ptcRuntime` seam: what the host's resolver does for its own
 // backends. It reads each field of a hostile request once, fills the deployment defaults (cwd,
 // the elapsed deadline) and refuses what the runtime cannot honour, as caller misuse that names
-// the field. Its result is the only thing `run()` accepts (README: "Hosts from 0.1.6").
+// the field. Its result is the only thing `run()` accepts (docs/seam.md#resolverequest).
 import { statSync } from 'node:fs'
 import { isAbsolute, resolve as normalize } from 'node:path'
 import native from '../native.mjs'

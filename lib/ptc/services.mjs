@@ -86,7 +86,7 @@ function stateFor(runtime, spec) {
 
 /**
  * The spec a run works on: the one this runtime's `resolve()` returned as it is, any other
- * checked field by field as `resolve()` checks a request (README: "Hosts from 0.1.6").
+ * checked field by field as `resolve()` checks a request (docs/seam.md#runspec).
  */
 function specFor(state, spec) {
   return state.resolved.has(spec) ? spec : readResolvedSpec(spec, state.settings)
@@ -313,7 +313,7 @@ function unavailable(mode, sandbox) {
   return (
     `${PREFIX}the ${JSON.stringify(mode)} file policy cannot be enforced on this machine's Python runs: it needs the ` +
     `sandbox helper with Landlock at least (runtime.sandbox has helper: ${sandbox.helper}, landlock: ${sandbox.landlock}), ` +
-    'so the program did not run. Repair the helper (README: "The sandbox helper"), run it without a sandboxPolicy ' +
+    'so the program did not run. Repair the helper (docs/sandbox.md#the-sandbox-helper), run it without a sandboxPolicy ' +
     '(its child then reaches no workspace file at all), or on the TypeScript runtime, which has no file system under any policy.'
   )
 }

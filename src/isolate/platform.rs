@@ -10,7 +10,7 @@ static PLATFORM: OnceLock<v8::SharedRef<v8::Platform>> = OnceLock::new();
 ///
 /// The unprotected platform is used on purpose: with memory protection keys, only threads created
 /// after `V8::initialize` could enter isolates, and an addon cannot control which threads Node made
-/// before it loaded (memory protection keys: README.md, "Developer notes").
+/// before it loaded (memory protection keys: docs/development.md#developer-notes).
 pub fn platform() -> &'static v8::SharedRef<v8::Platform> {
     PLATFORM.get_or_init(|| initialise(v8::new_unprotected_default_platform(2, false).make_shared(), ""))
 }

@@ -1,5 +1,5 @@
 //! `containment: 'process'`, the sandbox-process tier of `IsolateCodeRuntime`: each run's isolate
-//! lives in a supervised sandbox process instead of on a host thread (README.md, "Containment";
+//! lives in a supervised sandbox process instead of on a host thread (docs/typescript.md#containment;
 //! docs/protocol.md#the-sandbox-process-channel). Two sides of one channel, apart:
 //!
 //! - `host`: in Node's process. The pool of sandbox processes and their template, a run's

@@ -14,7 +14,7 @@
 //! fork `{"type":"forked","pid":N}` with two descriptors (the child's channel, its pidfd) or
 //! `{"type":"fork-failed","errno":E}`, and `{"type":"exited","pid":N,"code":C,"signal":S}` (each
 //! `null` when absent) once a child is reaped. Children share the template's namespaces, Landlock
-//! domain and address layout; what keeps them apart is README "Host safety".
+//! domain and address layout; what keeps them apart is docs/sandbox.md#host-safety.
 
 use std::io::{IoSlice, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};

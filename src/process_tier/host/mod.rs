@@ -1,5 +1,5 @@
 //! `containment: 'process'`: the host side of isolates that run in supervised sandbox processes
-//! (README.md, "Containment"; docs/protocol.md#the-sandbox-process-channel). `process` starts and
+//! (docs/typescript.md#containment; docs/protocol.md#the-sandbox-process-channel). `process` starts and
 //! kills one, `pool` admits runs to them, `supervise` watches one run; the sandbox side is
 //! `super::child` (src/process_tier/child/), the JavaScript boundary `src/boundary/contained.rs`.
 

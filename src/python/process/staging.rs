@@ -169,7 +169,7 @@ fn mkdtemp(template: &str) -> std::io::Result<PathBuf> {
 
 /// System files every dynamically linked interpreter reads, read-only, and `/bin` (where
 /// `os.system` and `subprocess(shell=True)` find `/bin/sh`; a link to `/usr/bin` on merged-/usr
-/// systems). The run's root holds these and nothing else of the host's (README: the filesystem a
-/// child sees).
+/// systems). The run's root holds these and nothing else of the host's
+/// (docs/sandbox.md#the-filesystem-a-child-sees).
 pub const SYSTEM_READ_ONLY: &[&str] =
     &["/usr", "/bin", "/lib", "/lib64", "/lib32", "/libx32", "/etc/ld.so.cache", "/etc/localtime", "/dev/urandom"];
