@@ -137,7 +137,9 @@ describe('npm install code-runtime-native cordis, with no Rust on PATH', () => {
   it('ships the loader, the JavaScript API, the bootstrap files and the binary, not the sources', () => {
     const installed = join(project, 'node_modules', 'code-runtime-native')
     const files = readdirSync(installed)
-    for (const expected of ['index.js', 'index.d.ts', 'lib', 'bin', 'py', 'package.json', 'README.md']) expect(files).toContain(expected)
+    for (const expected of ['index.js', 'index.d.ts', 'lib', 'bin', 'py', 'docs', 'package.json', 'README.md']) expect(files).toContain(expected)
+    // The reference README and the types' comments link to, as in the repository.
+    expect(readdirSync(join(installed, 'docs')).sort()).toEqual(readdirSync(join(repo, 'docs')).sort())
     expect(readdirSync(join(installed, 'py')).sort()).toEqual(['bootstrap.py', 'protocol.py', 'runner.py', 'template.py'])
     for (const absent of ['src', '__test__', 'Cargo.toml', 'target', 'bench', 'npm', 'scripts']) expect(files).not.toContain(absent)
     expect(files.filter((f) => f.endsWith('.node'))).toEqual([])
