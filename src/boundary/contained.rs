@@ -12,7 +12,7 @@ use super::identity::RunAs;
 
 use super::isolate::{event_sink, run_config, EventArgs, IsolateRunOptions};
 use crate::isolate::env_hook::EnvHook;
-use crate::isolate::host::{Host, HostEvent};
+use crate::isolate::host::{HostEvent, Sink};
 use crate::isolate::run::RunConfig;
 use crate::ledger::text::Text;
 use crate::outcome::{FailureKind, RunEnd};
@@ -246,7 +246,7 @@ pub fn start_contained_isolate_run(
 
 /// Has Node's main thread read a channel the supervisor obtained: the work travels through the
 /// run's event queue and runs there with its `env`.
-fn attach_on_main(callback: Weak<main_call::MainCallback>, host: Host) -> supervise::Attach {
+fn attach_on_main(callback: Weak<main_call::MainCallback>, host: Sink) -> supervise::Attach {
     Box::new(move |fd, reader| {
         let callback = callback.clone();
         host.send(HostEvent::OnMain(Box::new(move |env| {

@@ -16,8 +16,8 @@ use super::events::{self, Payload, ReportError, RunEventKind};
 use super::isolate_spare::{IsolateSpare, Parts};
 use super::logs::ReportLogs;
 use crate::isolate::durable::DurableConfig;
-use crate::isolate::first_terminal::{RunShared, Terminal};
-use crate::isolate::host::{Host, HostEvent, HostSink, RunReport, RunStats};
+use crate::isolate::first_terminal::{RunClaim, Terminal};
+use crate::isolate::host::{EventSink, HostEvent, RunReport, RunStats, Sink};
 use crate::isolate::run::HostStart;
 use crate::isolate::{env_hook, globals, platform, run, source, strip};
 use crate::ledger::output::{fresh_failure, LedgerResult};
@@ -68,7 +68,7 @@ pub struct DurableOptions {
 /// A run in flight. Dropping it does not stop the run; `abort`/`dispose` do.
 #[napi]
 pub struct IsolateRun {
-    shared: Arc<RunShared>,
+    shared: Arc<RunClaim>,
     thread: Mutex<Option<JoinHandle<()>>>,
     /// Ends the run if its env is torn down first (a Worker that ends mid-run), as dispose does.
     hook: Mutex<Option<env_hook::EnvHook>>,
@@ -109,7 +109,7 @@ impl IsolateRun {
 /// thread here and for contained runs alike.
 /// A binding call whose run's `end` was decided by the time it is delivered is dropped: the host
 /// never calls a binding after the end, whenever the program made the call.
-pub fn event_sink(on_event: Function<EventArgs, ()>, end: RunEnd) -> napi::Result<Host> {
+pub fn event_sink(on_event: Function<EventArgs, ()>, end: RunEnd) -> napi::Result<Sink> {
     let host: HostFn =
         on_event.build_threadsafe_function::<HostEvent>().callee_handled::<false>().build_callback(move |ctx| {
             // napi calls this from its own extern "C" callback, where no panic may unwind.
@@ -207,7 +207,7 @@ pub fn start_isolate_run(
         return Ok(run_handle(env, shared, thread));
     }
     let (wake, events) = mpsc::channel();
-    let shared = Arc::new(RunShared::new(wake));
+    let shared = Arc::new(RunClaim::new(wake));
     let host = event_sink(on_event, shared.end())?;
     let thread_shared = shared.clone();
     let stack = strip::stack_for(tokens).unwrap_or_else(|| strip::stack_for(0).unwrap_or(0));
@@ -220,7 +220,7 @@ pub fn start_isolate_run(
 }
 
 /// The run's handle, its env hook registered: a torn-down env ends it as dispose does.
-fn run_handle(env: napi::Env, shared: Arc<RunShared>, thread: JoinHandle<()>) -> IsolateRun {
+fn run_handle(env: napi::Env, shared: Arc<RunClaim>, thread: JoinHandle<()>) -> IsolateRun {
     let hook = env_hook::EnvHook::register(env.raw(), &shared, |shared| {
         shared.claim(Terminal::Failed(FailureKind::Abort, Text::new(crate::outcome::DISPOSED)));
     });
@@ -259,7 +259,7 @@ pub fn none_args() -> EventArgs {
     events::event(RunEventKind::None, Payload::Nothing)
 }
 
-impl HostSink for HostFn {
+impl EventSink for HostFn {
     fn send(&self, event: HostEvent) {
         let _ = self.call(event, ThreadsafeFunctionCallMode::NonBlocking);
     }

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use napi_derive::napi;
 
-use crate::isolate::first_terminal::RunShared;
+use crate::isolate::first_terminal::RunClaim;
 use crate::isolate::run::{self, HostStart};
 use crate::isolate::{platform, strip};
 use crate::panic::Lock;
@@ -29,7 +29,7 @@ pub struct IsolateSpare {
 }
 
 pub(super) struct Parts {
-    pub shared: Arc<RunShared>,
+    pub shared: Arc<RunClaim>,
     pub start: mpsc::Sender<HostStart>,
     pub thread: JoinHandle<()>,
 }
@@ -39,7 +39,7 @@ pub(super) struct Parts {
 pub fn prepare_isolate_spare(heap_mb: f64) -> napi::Result<IsolateSpare> {
     platform::platform();
     let (wake, events) = mpsc::channel();
-    let shared = Arc::new(RunShared::new(wake));
+    let shared = Arc::new(RunClaim::new(wake));
     let (start, start_rx) = mpsc::channel();
     let thread_shared = shared.clone();
     let took = Arc::new(OnceLock::new());

@@ -58,7 +58,7 @@ fn push_durable(line: &mut String, durable: Option<&DurableConfig>) {
 /// An isolate process's run: its program (and the program's lone surrogates, which UTF-8 cannot
 /// carry), namespaces and budgets.
 #[derive(Debug, Clone, PartialEq)]
-pub struct IsolateRun {
+pub struct IsolateRunFrame {
     pub program: String,
     /// `[unit index, unit]` of each lone surrogate in the program (`lone` absent when none).
     pub lone: Vec<(usize, u16)>,
@@ -99,7 +99,7 @@ fn push_namespace(out: &mut String, ns: &NamespaceSpec) {
 }
 
 /// An isolate process's `{"type":"run",…}`.
-pub fn isolate_run_frame(run: &IsolateRun) -> Vec<u8> {
+pub fn isolate_run_frame(run: &IsolateRunFrame) -> Vec<u8> {
     let mut line = String::with_capacity(run.program.len() + 256);
     line.push_str("{\"type\":\"run\",\"program\":");
     push_str(&mut line, &run.program);
@@ -172,7 +172,7 @@ pub fn decode_template_request(line: &[u8]) -> Option<TemplateRequest> {
 /// A host frame as an isolate process reads it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum HostFrame {
-    Run(Box<IsolateRun>),
+    Run(Box<IsolateRunFrame>),
     /// `json`: the value's JSON text (`ok`), or the message as a JSON string, exactly as written.
     Reply {
         id: u64,
@@ -216,7 +216,7 @@ pub fn decode_host_frame(line: &[u8]) -> Option<HostFrame> {
                     })
                     .collect::<Option<Vec<_>>>()?,
             };
-            Some(HostFrame::Run(Box::new(IsolateRun {
+            Some(HostFrame::Run(Box::new(IsolateRunFrame {
                 program: string("program")?,
                 lone,
                 namespaces,
@@ -270,8 +270,8 @@ mod tests {
         frame[..frame.len() - 1].to_vec()
     }
 
-    fn sample_run() -> IsolateRun {
-        IsolateRun {
+    fn sample_run() -> IsolateRunFrame {
+        IsolateRunFrame {
             program: "return \"é\\n😀\"\u{2028}".into(),
             lone: vec![(3, 0xD800), (9, 0xDFFF)],
             namespaces: vec![
@@ -306,7 +306,7 @@ mod tests {
         let run = sample_run();
         assert_eq!(decode_host_frame(&line(isolate_run_frame(&run))), Some(HostFrame::Run(Box::new(run.clone()))));
         let plain =
-            IsolateRun { lone: vec![], node_major: None, last: false, namespaces: vec![], durable: None, ..run };
+            IsolateRunFrame { lone: vec![], node_major: None, last: false, namespaces: vec![], durable: None, ..run };
         let text = String::from_utf8(isolate_run_frame(&plain)).unwrap();
         assert!(!text.contains("lone") && !text.contains("nodeMajor") && !text.contains("durable"), "{text}");
         assert_eq!(decode_host_frame(text.trim_end().as_bytes()), Some(HostFrame::Run(Box::new(plain))));

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use super::first_terminal::{RunShared, Terminal};
+use super::first_terminal::{RunClaim, Terminal};
 use crate::ledger::text::Text;
 use crate::outcome::{self, FailureKind};
 
@@ -18,7 +18,7 @@ use crate::panic::{Lock, Wait};
 /// One run under the watchdog. It is registered by the isolate thread itself and unregistered by
 /// it before it exits, so its CPU clock is only read while the thread is alive.
 pub struct Watched {
-    shared: Arc<RunShared>,
+    shared: Arc<RunClaim>,
     clock: ThreadClock,
     /// The thread's CPU time when the run began: a sandbox process's isolate thread prepared its
     /// isolate before, and that is not the program's.
@@ -125,7 +125,7 @@ impl Watched {
 /// must happen on that thread before it exits.
 pub struct WatchGuard(Arc<Watched>);
 
-pub fn watch(shared: Arc<RunShared>, compute_ms: f64, max_wall_ms: f64, started: Instant) -> WatchGuard {
+pub fn watch(shared: Arc<RunClaim>, compute_ms: f64, max_wall_ms: f64, started: Instant) -> WatchGuard {
     let compute_ns = if compute_ms * 1e6 >= u64::MAX as f64 { u64::MAX } else { (compute_ms * 1e6) as u64 };
     let wall = Duration::from_secs_f64(max_wall_ms / 1000.0);
     let clock = current_thread_clock();
@@ -173,7 +173,7 @@ impl Drop for WatchGuard {
 
 /// Near-heap-limit state of one isolate.
 pub struct HeapGuard {
-    pub shared: Arc<RunShared>,
+    pub shared: Arc<RunClaim>,
     pub limit_mb: f64,
     /// Allocations the ArrayBuffer budget refused (shared with the allocator).
     pub refusals: Arc<AtomicUsize>,

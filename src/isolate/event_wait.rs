@@ -12,7 +12,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
 use std::time::{Duration, Instant};
 
 use super::budget::{current_thread_clock, thread_cpu_ns, ThreadClock};
-use super::first_terminal::{ChannelWait, IsolateEvent, RunShared};
+use super::first_terminal::{ChannelWait, IsolateEvent, RunClaim};
 
 const MAX_SPIN: Duration = Duration::from_micros(80);
 const MIN_SPIN: Duration = Duration::from_micros(5);
@@ -45,7 +45,7 @@ impl Waiter {
         &mut self,
         events: &Receiver<IsolateEvent>,
         deadline: Option<Instant>,
-        shared: &RunShared,
+        shared: &RunClaim,
         awaiting_reply: bool,
     ) -> Woken {
         // No program code runs while the thread waits: a claim meanwhile stops it at once.
@@ -59,7 +59,7 @@ impl Waiter {
         &mut self,
         events: &Receiver<IsolateEvent>,
         deadline: Option<Instant>,
-        shared: &RunShared,
+        shared: &RunClaim,
         awaiting_reply: bool,
     ) -> Woken {
         if let Some(channel) = shared.channel() {
@@ -96,7 +96,7 @@ impl Waiter {
         channel: &dyn ChannelWait,
         events: &Receiver<IsolateEvent>,
         deadline: Option<Instant>,
-        shared: &RunShared,
+        shared: &RunClaim,
         awaiting_reply: bool,
     ) -> Woken {
         let due = |now: Instant| deadline.is_some_and(|d| now >= d);
@@ -151,7 +151,7 @@ impl Waiter {
         &mut self,
         events: &Receiver<IsolateEvent>,
         deadline: Option<Instant>,
-        shared: &RunShared,
+        shared: &RunClaim,
     ) -> Option<Woken> {
         if SPINNING.swap(true, Ordering::Acquire) {
             return None;

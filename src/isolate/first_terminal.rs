@@ -9,8 +9,7 @@ use std::sync::{Mutex, OnceLock};
 use crate::channel::backlog::ReplyBacklog;
 use crate::ledger::text::Text;
 use crate::os::cpu_clock::{thread_cpu_ns, ThreadClock};
-pub use crate::outcome::StoppedAt;
-use crate::outcome::{FailureKind, RunEnd};
+use crate::outcome::{FailureKind, RunEnd, StoppedAt};
 use crate::panic::Lock;
 
 /// A channel the isolate thread reads itself while it waits (a sandbox process's link to its
@@ -25,7 +24,7 @@ pub trait ChannelWait: Sync {
 }
 
 /// Told of a failure claimed from outside the program, with what the run used until then (see
-/// `RunShared::observe`).
+/// `RunClaim::observe`).
 pub type ClaimObserver = Box<dyn Fn(FailureKind, &Text, &Usage) + Send + Sync>;
 
 /// What a run has used so far: the isolate thread's CPU (waiting excluded) and its heap as last
@@ -59,12 +58,17 @@ pub enum IsolateEvent {
     Wake,
 }
 
+/// The interrupt a claim requests while program code runs (V8's `InterruptCallback`).
+pub type StopHere = unsafe extern "C" fn(v8::UnsafeRawIsolatePtr, *mut std::ffi::c_void);
+
 /// State shared by the isolate thread and everything that can stop it from outside.
-pub struct RunShared {
+pub struct RunClaim {
     /// CPU time the isolate thread spent spinning while waiting for replies: not program work.
     waited_cpu_ns: AtomicU64,
     terminal: Mutex<Option<Terminal>>,
-    isolate: Mutex<Option<v8::IsolateHandle>>,
+    /// The isolate's handle, and the interrupt that records where its program was stopped
+    /// (`stop.rs`'s, passed in: what it reads of the run is not this module's).
+    isolate: Mutex<Option<(v8::IsolateHandle, StopHere)>>,
     wake: Sender<IsolateEvent>,
     /// Told of every failure claimed from outside the program's own flow (a sandbox process
     /// forwards it to its supervisor, which ends the process if V8 does not unwind in time).
@@ -86,9 +90,9 @@ pub struct RunShared {
     stopped_at: Mutex<Option<StoppedAt>>,
 }
 
-impl RunShared {
+impl RunClaim {
     pub fn new(wake: Sender<IsolateEvent>) -> Self {
-        RunShared {
+        RunClaim {
             waited_cpu_ns: AtomicU64::new(0),
             terminal: Mutex::new(None),
             isolate: Mutex::new(None),
@@ -106,7 +110,7 @@ impl RunShared {
     }
 
     /// The run is timed from here on `clock` (the isolate thread's, read `base_ns` now), until
-    /// [`RunShared::stop_timing`].
+    /// [`RunClaim::stop_timing`].
     pub fn time_from(&self, clock: ThreadClock, base_ns: u64) {
         *self.clock.locked() = Some((clock, base_ns));
     }
@@ -172,10 +176,10 @@ impl RunShared {
         if let (Some((kind, text)), Some(observer)) = (observed, self.observer.get()) {
             observer(kind, &text, &self.usage());
         }
-        if let Some(handle) = self.isolate.locked().as_ref() {
+        if let Some((handle, stop_here)) = self.isolate.locked().as_ref() {
             // V8 serves a termination before an interrupt, so the interrupt terminates itself
             // (`stop_here` takes no data: it finds the run through the isolate's slot).
-            if !(locate && handle.request_interrupt(super::stop::stop_here, std::ptr::null_mut())) {
+            if !(locate && handle.request_interrupt(*stop_here, std::ptr::null_mut())) {
                 handle.terminate_execution();
             }
         }
@@ -230,13 +234,15 @@ impl RunShared {
         self.terminal.locked().take()
     }
 
-    /// Publishes the isolate's handle; a terminal event claimed before this still stops it.
-    pub fn attach_isolate(&self, handle: v8::IsolateHandle) {
+    /// Publishes the isolate's handle, and the interrupt a claim while its program runs requests
+    /// (`stop_here`: it records where the program was, then terminates); a terminal event claimed
+    /// before this still stops it.
+    pub fn attach_isolate(&self, handle: v8::IsolateHandle, stop_here: StopHere) {
         let decided = self.is_decided();
         if decided {
             handle.terminate_execution();
         }
-        *self.isolate.locked() = Some(handle);
+        *self.isolate.locked() = Some((handle, stop_here));
     }
 
     /// Forgets the isolate before it is disposed, so late claims never touch it.
@@ -260,7 +266,7 @@ impl RunShared {
         }
     }
 
-    /// The isolate thread took a reply of `bytes` (see [`RunShared::reply`]).
+    /// The isolate thread took a reply of `bytes` (see [`RunClaim::reply`]).
     pub fn reply_taken(&self, bytes: usize) {
         self.replies.taken(bytes);
     }

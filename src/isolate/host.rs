@@ -4,10 +4,10 @@
 
 use napi::sys;
 
-use super::first_terminal::StoppedAt;
 use crate::ledger::logbook::LogBook;
 use crate::ledger::output::LedgerResult;
 use crate::outcome::RunEnd;
+use crate::outcome::StoppedAt;
 
 pub enum HostEvent {
     /// A validated binding call: call id, namespace index, function-name index, argument JSON.
@@ -45,10 +45,10 @@ pub struct RunReport {
 
 /// Where a run's events go: Node's main thread (a threadsafe function), a sandbox process's
 /// channel, or the suite's collector.
-pub trait HostSink: Send + Sync {
+pub trait EventSink: Send + Sync {
     /// Sends one event; never blocks the isolate thread.
     fn send(&self, event: HostEvent);
 }
 
 /// A run's event sink, shared by its thread and its native callbacks.
-pub type Host = std::sync::Arc<dyn HostSink>;
+pub type Sink = std::sync::Arc<dyn EventSink>;

@@ -1,9 +1,11 @@
 //! `IsolateCodeRuntime`'s native side: each run on its own thread in a fresh V8 isolate (or in a
 //! sandbox process: `src/process_tier/`). Its JavaScript boundary is `src/boundary/isolate.rs`.
 
+mod async_waiters;
 mod bridge;
 pub(crate) mod budget;
 mod console;
+pub mod determinism;
 pub mod durable;
 pub mod env_hook;
 mod event_wait;

@@ -7,8 +7,8 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::first_terminal::{RunShared, Terminal};
-use super::host::{Host, HostEvent};
+use super::first_terminal::{RunClaim, Terminal};
+use super::host::{HostEvent, Sink};
 use super::timers::Timers;
 use crate::ledger::logbook::LogBook;
 use crate::ledger::output::{Admission, OutputLedger};
@@ -32,8 +32,8 @@ pub struct PendingCall {
 }
 
 pub struct RunState {
-    pub shared: Arc<RunShared>,
-    pub host: Host,
+    pub shared: Arc<RunClaim>,
+    pub host: Sink,
     pub ledger: OutputLedger,
     /// Byte cap of one binding call's argument JSON (the output budget: no argument a program
     /// could print may be refused, and none can outgrow what the host can convert).
@@ -49,7 +49,7 @@ pub struct RunState {
     pub next_call_id: u64,
     pub timers: Timers,
     /// `Atomics.waitAsync` waiters V8 will settle on its own.
-    pub async_waiters: super::wait_async::AsyncWaiters,
+    pub async_waiters: super::async_waiters::AsyncWaiters,
     /// Rejected promises without a handler, checked after each microtask checkpoint.
     pub unhandled: Vec<v8::Global<v8::Promise>>,
     /// The first exception a microtask threw that nothing caught.
@@ -59,7 +59,7 @@ pub struct RunState {
     /// When the isolate was created: the origin of `performance.now()`.
     pub created: Instant,
     /// A durable run's clock and generator (src/isolate/durable.rs).
-    pub durable: Option<super::durable::Durable>,
+    pub durable: Option<super::determinism::Durable>,
 }
 
 pub type StateRef = Rc<RefCell<RunState>>;
@@ -128,7 +128,7 @@ impl RunState {
 
     /// The present timers are measured against: the virtual clock's in a durable run.
     pub fn clock(&self) -> Instant {
-        self.durable.as_ref().map_or_else(Instant::now, super::durable::Durable::now)
+        self.durable.as_ref().map_or_else(Instant::now, super::determinism::Durable::now)
     }
 
     /// When the loop must wake next on its own: the next timer, or a waiter's timeout.

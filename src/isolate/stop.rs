@@ -6,14 +6,14 @@
 
 use std::ffi::c_void;
 
-use super::first_terminal::StoppedAt;
 use super::stack::PROGRAM_SCRIPT;
 use super::state::StateRef;
+use crate::outcome::StoppedAt;
 
 /// Frames read at most to find the program's innermost one under the runtime's own.
 const FRAMES: usize = 64;
 
-/// The interrupt of a claim (`RunShared::claim`): records the program's innermost frame, then
+/// The interrupt of a claim (`RunClaim::claim`): records the program's innermost frame, then
 /// terminates the isolate, whatever the recording did.
 ///
 /// # Safety

@@ -9,7 +9,6 @@
 //! calls the original with the same receiver and arguments (so every error and coercion is V8's),
 //! then records a timed waiter until its promise settles.
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use super::natives;
@@ -18,37 +17,6 @@ use super::v8_guard::guarded;
 
 /// V8's own `Atomics.waitAsync`, captured before the program runs.
 pub struct OriginalWaitAsync(v8::Global<v8::Function>);
-
-/// Outstanding timed waiters of a run: id → when V8 will time it out.
-#[derive(Default)]
-pub struct AsyncWaiters {
-    due: HashMap<u64, Instant>,
-    next_id: u64,
-}
-
-/// How often the loop pumps for a waiter whose timeout has passed but whose task has not run yet.
-const LATE_POLL: Duration = Duration::from_millis(1);
-
-impl AsyncWaiters {
-    pub fn is_empty(&self) -> bool {
-        self.due.is_empty()
-    }
-
-    /// When the loop should next pump for these waiters.
-    pub fn next_due(&self, now: Instant) -> Option<Instant> {
-        self.due.values().min().map(|due| (*due).max(now + LATE_POLL))
-    }
-
-    fn add(&mut self, due: Instant) -> u64 {
-        self.next_id += 1;
-        self.due.insert(self.next_id, due);
-        self.next_id
-    }
-
-    pub fn clear(&mut self) {
-        self.due.clear();
-    }
-}
 
 /// Replaces `Atomics.waitAsync` in the run's context (absent in V8 builds without it: nothing).
 pub fn install(scope: &mut v8::PinScope) -> Option<()> {
@@ -117,5 +85,5 @@ fn timeout_due(scope: &mut v8::PinScope, timeout: v8::Local<v8::Value>) -> Optio
 
 fn waiter_settled(scope: &mut v8::PinScope, args: v8::FunctionCallbackArguments, _rv: v8::ReturnValue<v8::Value>) {
     let id = args.data().number_value(scope).unwrap_or(0.0) as u64;
-    state(scope).borrow_mut().async_waiters.due.remove(&id);
+    state(scope).borrow_mut().async_waiters.remove(id);
 }

@@ -158,7 +158,7 @@ const BOOT: Shape = Shape {
 const PYTHON_RUN: Shape =
     Shape { name: "RunMessage", fields: &[req("program", Json::Str), opt("durable", Json::Obj(&DURABLE))] };
 const ISOLATE_RUN: Shape = Shape {
-    name: "IsolateRun",
+    name: "IsolateRunFrame",
     fields: &[
         req("program", Json::Str),
         opt("lone", Json::Lone),

@@ -11,7 +11,7 @@ use crate::channel::child_frames::{
 };
 use crate::channel::codec::DoneStats;
 use crate::channel::host_frames::{
-    abort_frame, boot_frame, fork_frame, isolate_run_frame, reply_frame, run_frame, DurableConfig, IsolateRun,
+    abort_frame, boot_frame, fork_frame, isolate_run_frame, reply_frame, run_frame, DurableConfig, IsolateRunFrame,
 };
 use crate::isolate::globals::NamespaceSpec;
 use crate::outcome::{FailureKind, StoppedAt};
@@ -46,8 +46,8 @@ fn run_frame_writes_its_row() {
     conforms(Fd3, ToChild, &text(run_frame(&[0x78], None)));
 }
 
-fn full_run() -> IsolateRun {
-    IsolateRun {
+fn full_run() -> IsolateRunFrame {
+    IsolateRunFrame {
         program: "return \"é\"".into(),
         lone: vec![(3, 0xD800)],
         namespaces: vec![
@@ -67,14 +67,14 @@ fn full_run() -> IsolateRun {
 
 #[test]
 fn isolate_run_frame_writes_its_row() {
-    let plain = IsolateRun { lone: vec![], last: false, node_major: None, durable: None, ..full_run() };
+    let plain = IsolateRunFrame { lone: vec![], last: false, node_major: None, durable: None, ..full_run() };
     let (full, plain) = (text(isolate_run_frame(&full_run())), text(isolate_run_frame(&plain)));
     writes_exactly(Process, ToChild, &[&full], &[]);
     // Without lone surrogates, a Node major or durability, the frame still is its row, missing
     // only those (durable's own fields are checked with the full frame).
     conforms(Process, ToChild, &plain);
     assert!(["lone", "nodeMajor", "durable"].iter().all(|name| !plain.contains(name)), "{plain}");
-    let bare = IsolateRun { namespaces: vec![], ..full_run() };
+    let bare = IsolateRunFrame { namespaces: vec![], ..full_run() };
     conforms(Process, ToChild, &text(isolate_run_frame(&bare)));
 }
 

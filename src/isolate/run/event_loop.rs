@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use super::super::bridge::{intrinsics, settle_reply};
 use super::super::event_wait::{Waiter, Woken};
-use super::super::first_terminal::{IsolateEvent, RunShared, Terminal};
+use super::super::first_terminal::{IsolateEvent, RunClaim, Terminal};
 use super::super::lossless::{snapshot, Snapshot};
 use super::super::platform::platform;
 use super::super::render::{render_thrown, Rendered, UNRENDERABLE};
@@ -25,7 +25,7 @@ const NEVER_SETTLES: &str = "program can never complete: it awaits a promise tha
 pub(super) fn event_loop(
     scope: &mut v8::PinScope,
     promise: v8::Local<v8::Promise>,
-    shared: &Arc<RunShared>,
+    shared: &Arc<RunClaim>,
     events: &Receiver<IsolateEvent>,
 ) {
     let run = state(scope);
@@ -118,7 +118,7 @@ fn run_timer(
     scope: &mut v8::PinScope,
     callback: v8::Global<v8::Function>,
     args: Vec<v8::Global<v8::Value>>,
-    shared: &Arc<RunShared>,
+    shared: &Arc<RunClaim>,
 ) {
     v8::tc_scope!(let tc, scope);
     let callback = v8::Local::new(tc, &callback);
@@ -134,7 +134,7 @@ fn run_timer(
 
 /// Ends the run as `exception` with the rendering of a thrown value
 /// (docs/budgets-and-ledger.md#uncaught-errors, docs/typescript.md#exception-rendering).
-fn fail_with_thrown<'s>(scope: &mut v8::PinScope<'s, '_>, thrown: v8::Local<'s, v8::Value>, shared: &Arc<RunShared>) {
+fn fail_with_thrown<'s>(scope: &mut v8::PinScope<'s, '_>, thrown: v8::Local<'s, v8::Value>, shared: &Arc<RunClaim>) {
     let budget = state(scope).borrow().ledger.remaining();
     let terminal = match render_thrown(scope, thrown, budget) {
         Rendered::Text(text) => Terminal::Failed(FailureKind::Exception, text),
@@ -147,7 +147,7 @@ fn fail_with_thrown<'s>(scope: &mut v8::PinScope<'s, '_>, thrown: v8::Local<'s, 
 
 /// A rejection still unhandled after the checkpoint where it happened, or an exception a
 /// microtask threw that nothing caught, ends the run (docs/budgets-and-ledger.md#uncaught-errors).
-fn check_unhandled(scope: &mut v8::PinScope, shared: &Arc<RunShared>) -> bool {
+fn check_unhandled(scope: &mut v8::PinScope, shared: &Arc<RunClaim>) -> bool {
     let run = state(scope);
     let uncaught = run.borrow_mut().uncaught.take();
     if let Some(exception) = uncaught {
@@ -177,7 +177,7 @@ fn check_unhandled(scope: &mut v8::PinScope, shared: &Arc<RunShared>) -> bool {
 }
 
 /// Settles the run once the program's promise has settled.
-fn check_completion(scope: &mut v8::PinScope, promise: v8::Local<v8::Promise>, shared: &Arc<RunShared>) -> bool {
+fn check_completion(scope: &mut v8::PinScope, promise: v8::Local<v8::Promise>, shared: &Arc<RunClaim>) -> bool {
     match promise.state() {
         v8::PromiseState::Pending => false,
         v8::PromiseState::Rejected => {

@@ -15,9 +15,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::budget::{self, HeapGuard};
-use super::first_terminal::{IsolateEvent, RunShared, Terminal};
+use super::first_terminal::{IsolateEvent, RunClaim, Terminal};
 use super::globals::NamespaceSpec;
-use super::host::{Host, HostEvent, RunReport, RunStats};
+use super::host::{HostEvent, RunReport, RunStats, Sink};
 use super::source::ProgramText;
 use super::state::{Namespace, RunState, StateRef};
 use super::strip::StripError;
@@ -55,14 +55,14 @@ pub struct RunConfig {
 pub struct Start {
     pub config: RunConfig,
     pub js: Result<ProgramText, StripError>,
-    pub host: Host,
+    pub host: Sink,
     pub started: Instant,
     /// The process exits after this run: its isolate is left to the kernel, not torn down.
     pub last: bool,
 }
 
 /// The isolate thread's body. Sends exactly one Done event, after the isolate is gone.
-pub fn run_thread(config: RunConfig, shared: Arc<RunShared>, events: Receiver<IsolateEvent>, host: Host) {
+pub fn run_thread(config: RunConfig, shared: Arc<RunClaim>, events: Receiver<IsolateEvent>, host: Sink) {
     serve_on_thread(config, shared, events, host, Instant::now(), None);
 }
 
@@ -71,9 +71,9 @@ pub fn run_thread(config: RunConfig, shared: Arc<RunShared>, events: Receiver<Is
 /// through a fresh ledger), and the isolate is torn down before `Done`.
 fn serve_on_thread(
     config: RunConfig,
-    shared: Arc<RunShared>,
+    shared: Arc<RunClaim>,
     events: Receiver<IsolateEvent>,
-    host: Host,
+    host: Sink,
     started: Instant,
     prepared: Option<Prepared>,
 ) {
@@ -91,7 +91,7 @@ fn serve_on_thread(
 /// What the thread tier's spare waits for: the run, where its events go, and when it began.
 pub struct HostStart {
     pub config: RunConfig,
-    pub host: Host,
+    pub host: Sink,
     pub started: Instant,
 }
 
@@ -103,7 +103,7 @@ pub struct HostStart {
 /// `took` gets how long the preparation took.
 pub fn spare_thread(
     heap_mb: f64,
-    shared: Arc<RunShared>,
+    shared: Arc<RunClaim>,
     events: Receiver<IsolateEvent>,
     start: Receiver<HostStart>,
     took: &std::sync::OnceLock<std::time::Duration>,
@@ -124,7 +124,7 @@ pub fn spare_thread(
 pub fn prepared_thread(
     heap_mb: f64,
     on_oom: v8::OomErrorCallback,
-    shared: Arc<RunShared>,
+    shared: Arc<RunClaim>,
     events: Receiver<IsolateEvent>,
     ready: std::sync::mpsc::Sender<()>,
     start: Receiver<Start>,
@@ -137,7 +137,7 @@ pub fn prepared_thread(
 
 /// Serves one run with an isolate prepared before, on the thread that prepared it (V8 keeps the
 /// stack limits of the thread that made an isolate). Sends exactly one Done event.
-pub fn run_prepared(prepared: Prepared, shared: Arc<RunShared>, events: Receiver<IsolateEvent>, start: Start) {
+pub fn run_prepared(prepared: Prepared, shared: Arc<RunClaim>, events: Receiver<IsolateEvent>, start: Start) {
     let Start { config, js, host, started, last } = start;
     let teardown = if last { Teardown::Never } else { Teardown::AfterDone };
     settle(&config, &shared, &host, started, teardown, || {
@@ -173,8 +173,8 @@ fn strip_failure(config: &RunConfig, diagnostic: StripError) -> Outcome {
 /// the process exits after this run).
 fn settle(
     config: &RunConfig,
-    shared: &Arc<RunShared>,
-    host: &Host,
+    shared: &Arc<RunClaim>,
+    host: &Sink,
     started: Instant,
     teardown: Teardown,
     body: impl FnOnce() -> Outcome,
@@ -215,9 +215,9 @@ fn execute(
     prepared: Prepared,
     js: &ProgramText,
     config: &RunConfig,
-    shared: &Arc<RunShared>,
+    shared: &Arc<RunClaim>,
     events: &Receiver<IsolateEvent>,
-    host: &Host,
+    host: &Sink,
 ) -> Outcome {
     let Prepared { mut isolate, heap_guard, context, from_snapshot } = prepared;
     let run: StateRef = Rc::new(RefCell::new(RunState {
@@ -285,7 +285,7 @@ struct Leftover {
     isolate: v8::OwnedIsolate,
     heap_guard: Box<HeapGuard>,
     run: StateRef,
-    shared: Arc<RunShared>,
+    shared: Arc<RunClaim>,
 }
 
 impl Leftover {

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::super::budget::{self, HeapGuard};
-use super::super::first_terminal::RunShared;
+use super::super::first_terminal::RunClaim;
 use super::super::startup;
 use super::super::state::StateRef;
 use super::super::v8_guard::guard;
@@ -22,7 +22,7 @@ impl Prepared {
     /// A fresh isolate capped at `heap_mb`, wired to `shared` (its watchdog claims stop it).
     /// `on_oom` (contained runs): the isolate lives in a sandbox process, so headroom near the heap limit is
     /// granted once and V8 may then abort the process (the supervisor reports the heap limit).
-    pub fn new(heap_mb: f64, shared: &Arc<RunShared>, on_oom: Option<v8::OomErrorCallback>) -> Prepared {
+    pub fn new(heap_mb: f64, shared: &Arc<RunClaim>, on_oom: Option<v8::OomErrorCallback>) -> Prepared {
         let contained = on_oom.is_some();
         let heap_bytes = (heap_mb * 1024.0 * 1024.0) as usize;
         let refusals = Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -57,7 +57,7 @@ impl Prepared {
         let guard_ptr = &*heap_guard as *const HeapGuard as *mut std::ffi::c_void;
         isolate.add_near_heap_limit_callback(budget::near_heap_limit, guard_ptr);
         isolate.add_gc_epilogue_callback(budget::after_gc, guard_ptr, v8::GCType::kGCTypeAll);
-        shared.attach_isolate(isolate.thread_safe_handle());
+        shared.attach_isolate(isolate.thread_safe_handle(), super::super::stop::stop_here);
         let context = {
             v8::scope!(let scope, &mut isolate);
             let context = v8::Context::new(scope, Default::default());

@@ -5,7 +5,7 @@ use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
 use super::super::durable;
-use super::super::first_terminal::{IsolateEvent, RunShared, Terminal};
+use super::super::first_terminal::{IsolateEvent, RunClaim, Terminal};
 use super::super::globals;
 use super::super::natives::Compile;
 use super::super::source::ProgramText;
@@ -24,7 +24,7 @@ pub(super) fn run_program(
     scope: &mut v8::PinScope,
     js: &ProgramText,
     config: &RunConfig,
-    shared: &Arc<RunShared>,
+    shared: &Arc<RunClaim>,
     events: &Receiver<IsolateEvent>,
     from_snapshot: bool,
 ) {
@@ -53,7 +53,7 @@ fn start_program<'s>(
     js: &ProgramText,
     head: &str,
     args: &[v8::Local<'s, v8::Value>],
-    shared: &Arc<RunShared>,
+    shared: &Arc<RunClaim>,
 ) -> Option<v8::Local<'s, v8::Promise>> {
     v8::tc_scope!(let tc, scope);
     let code = js.to_v8(tc, head, "\n})")?;

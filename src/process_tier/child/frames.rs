@@ -11,7 +11,7 @@ use crate::channel::child_frames;
 use crate::channel::codec::DoneStats;
 use crate::isolate::first_terminal::Usage;
 use crate::isolate::globals::NamespaceSpec;
-use crate::isolate::host::{HostEvent, HostSink, RunReport};
+use crate::isolate::host::{EventSink, HostEvent, RunReport};
 use crate::ledger::logbook::LogBook;
 use crate::ledger::text::Text;
 use crate::outcome::FailureKind;
@@ -44,7 +44,7 @@ pub(super) struct ChannelSink {
     pub(super) namespaces: Vec<NamespaceSpec>,
 }
 
-impl HostSink for ChannelSink {
+impl EventSink for ChannelSink {
     fn send(&self, event: HostEvent) {
         match event {
             HostEvent::Call { id, ns, name, arg_json } => {

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use inbox::{Inbound, RUNS};
 
 use crate::channel::child_frames;
-use crate::isolate::first_terminal::{IsolateEvent, RunShared};
+use crate::isolate::first_terminal::{IsolateEvent, RunClaim};
 use crate::isolate::run::{self, Start};
 use crate::isolate::source::ProgramText;
 use crate::isolate::strip;
@@ -42,8 +42,8 @@ use setup::{isolate_from_siblings, start_up, start_v8};
 static HEAP_MB: OnceLock<f64> = OnceLock::new();
 
 /// An isolate prepared on its own thread, waiting for its run.
-struct Ready {
-    shared: Arc<RunShared>,
+struct PreparedIsolate {
+    shared: Arc<RunClaim>,
     start: Sender<Start>,
     thread: std::thread::JoinHandle<()>,
 }
@@ -53,7 +53,7 @@ struct Ready {
 /// run pays neither for V8's start nor for the snapshot's deserialization. The template never
 /// enters the isolate; each child gets its own copy of it with its memory.
 pub(super) struct Pristine {
-    shared: Arc<RunShared>,
+    shared: Arc<RunClaim>,
     events: Receiver<IsolateEvent>,
     prepared: run::Prepared,
 }
@@ -61,11 +61,11 @@ pub(super) struct Pristine {
 /// What serves the next run: the template's isolate (on this thread) or one prepared on its own.
 enum Next {
     Pristine(Pristine),
-    Thread(Ready),
+    Thread(PreparedIsolate),
 }
 
 impl Next {
-    fn shared(&self) -> &Arc<RunShared> {
+    fn shared(&self) -> &Arc<RunClaim> {
         match self {
             Next::Pristine(p) => &p.shared,
             Next::Thread(r) => &r.shared,
@@ -77,19 +77,19 @@ impl Next {
 const ISOLATE_STACK: usize = 8 << 20;
 
 /// A run's claim, wired to this process's channel (stop frames out, the inbox to wait on).
-fn run_shared() -> (Arc<RunShared>, Receiver<IsolateEvent>) {
+fn wired_claim() -> (Arc<RunClaim>, Receiver<IsolateEvent>) {
     let (shared, events) = unwired_claim();
     wire(&shared);
     (shared, events)
 }
 
 /// A run's claim and the events its isolate thread waits on, not yet wired to a channel.
-fn unwired_claim() -> (Arc<RunShared>, Receiver<IsolateEvent>) {
+fn unwired_claim() -> (Arc<RunClaim>, Receiver<IsolateEvent>) {
     let (wake, events): (Sender<IsolateEvent>, Receiver<IsolateEvent>) = mpsc::channel();
-    (Arc::new(RunShared::new(wake)), events)
+    (Arc::new(RunClaim::new(wake)), events)
 }
 
-fn wire(shared: &RunShared) {
+fn wire(shared: &RunClaim) {
     shared.observe(Box::new(|kind, text, usage| send_line(&stop_frame(kind, text, Some(usage)))));
     if let Some(inbox) = inbox::inbox() {
         shared.wait_on(inbox);
@@ -103,8 +103,8 @@ pub(super) fn pristine(heap_mb: f64) -> Pristine {
     Pristine { shared, events, prepared }
 }
 
-fn prepare(heap_mb: f64) -> Option<Ready> {
-    let (shared, events) = run_shared();
+fn prepare(heap_mb: f64) -> Option<PreparedIsolate> {
+    let (shared, events) = wired_claim();
     let (ready_tx, ready_rx) = mpsc::channel();
     let (start, start_rx) = mpsc::channel();
     let thread_shared = shared.clone();
@@ -114,7 +114,7 @@ fn prepare(heap_mb: f64) -> Option<Ready> {
         .spawn(move || run::prepared_thread(heap_mb, on_oom, thread_shared, events, ready_tx, start_rx))
         .ok()?;
     ready_rx.recv().ok()?;
-    Some(Ready { shared, start, thread })
+    Some(PreparedIsolate { shared, start, thread })
 }
 
 /// Gives the next run a Math.random of its own. A template's children share its isolate's random

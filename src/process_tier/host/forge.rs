@@ -9,7 +9,7 @@ use super::pool::{Pool, PoolConfig};
 use super::process::{self, ProcessSpec};
 use super::supervise::{self, ContainedConfig, Outbound, RunControl};
 use crate::isolate::globals::NamespaceSpec;
-use crate::isolate::host::{HostEvent, HostSink, RunReport};
+use crate::isolate::host::{EventSink, HostEvent, RunReport};
 use crate::isolate::run::RunConfig;
 use crate::isolate::source::ProgramText;
 use crate::panic::{Lock, Wait};
@@ -27,7 +27,7 @@ struct Collector {
     done: Condvar,
 }
 
-impl HostSink for Collector {
+impl EventSink for Collector {
     fn send(&self, event: HostEvent) {
         let mut events = self.events.locked();
         match event {

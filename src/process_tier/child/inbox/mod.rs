@@ -15,8 +15,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use super::HEAP_MB;
-use crate::channel::host_frames::{decode_host_frame, HostFrame, IsolateRun};
-use crate::isolate::first_terminal::{ChannelWait, RunShared, Terminal};
+use crate::channel::host_frames::{decode_host_frame, HostFrame, IsolateRunFrame};
+use crate::isolate::first_terminal::{ChannelWait, RunClaim, Terminal};
 use crate::isolate::run::RunConfig;
 use crate::isolate::source::ProgramText;
 use crate::ledger::text::Text;
@@ -42,8 +42,8 @@ enum Frame {
 pub static RUNS: Mutex<Runs> = Mutex::new(Runs { next: None, current: None });
 
 pub struct Runs {
-    pub next: Option<Arc<RunShared>>,
-    pub current: Option<Arc<RunShared>>,
+    pub next: Option<Arc<RunClaim>>,
+    pub current: Option<Arc<RunClaim>>,
 }
 
 /// Where the frames for a run go.
@@ -293,7 +293,7 @@ impl<R: Routes> ChannelWait for Inbox<R> {
 fn parse_frame(line: &[u8]) -> Option<Frame> {
     Some(match decode_host_frame(line)? {
         HostFrame::Run(run) => {
-            let IsolateRun {
+            let IsolateRunFrame {
                 program,
                 lone,
                 namespaces,

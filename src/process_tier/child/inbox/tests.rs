@@ -80,7 +80,7 @@ fn reply(id: u64, json: &str) -> Event {
 }
 
 fn run_frame(program: &str) -> Vec<u8> {
-    isolate_run_frame(&IsolateRun {
+    isolate_run_frame(&IsolateRunFrame {
         program: program.into(),
         lone: Vec::new(),
         namespaces: Vec::new(),

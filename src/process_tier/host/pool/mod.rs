@@ -93,7 +93,7 @@ pub struct Reported {
 #[derive(Debug, PartialEq)]
 pub enum Denied {
     /// The run's deadline passed, or it was aborted, while it waited.
-    Gave,
+    GaveUp,
     Closed,
     Failed(String),
 }
@@ -175,7 +175,7 @@ impl<S: Source, C: Clock> Pool<S, C> {
             if give_up() {
                 Self::leave(&mut st, ticket);
                 self.notify(&st);
-                return Err(Denied::Gave);
+                return Err(Denied::GaveUp);
             }
             st = wake.wait_for(st, Duration::from_millis(5));
         }

@@ -379,7 +379,7 @@ fn a_waiter_whose_deadline_passes_leaves_the_queue_and_the_next_is_served() {
     std::thread::sleep(Duration::from_millis(20));
     assert_eq!(pool.waiting(), 2, "not yet");
     clock.advance(Duration::from_secs(1));
-    assert_eq!(got(&timed).err(), Some(Denied::Gave));
+    assert_eq!(got(&timed).err(), Some(Denied::GaveUp));
     assert_eq!(pool.waiting(), 1);
     pool.release(process, true);
     assert_eq!(id(got(&next)), 0);
@@ -397,7 +397,7 @@ fn an_aborted_waiter_leaves_the_queue_and_the_next_is_served() {
         queued(&pool, 1, move || abort.load(Ordering::SeqCst))
     };
     abort.store(true, Ordering::SeqCst);
-    assert_eq!(got(&aborted).err(), Some(Denied::Gave));
+    assert_eq!(got(&aborted).err(), Some(Denied::GaveUp));
     pool.release(process, true);
     assert_eq!(id(got(&next)), 0);
     assert_eq!(pool.waiting(), 0);

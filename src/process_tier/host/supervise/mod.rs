@@ -28,10 +28,10 @@ use std::time::{Duration, Instant};
 use super::pool::{Denied, Pool};
 use super::process::SandboxProcess;
 use crate::channel::codec::DoneStats;
-use crate::channel::host_frames::{self, IsolateRun};
+use crate::channel::host_frames::{self, IsolateRunFrame};
 use crate::channel::lines::LineSplitter;
 use crate::isolate::budget::heap_limit_message;
-use crate::isolate::host::{Host, HostEvent, RunReport, RunStats};
+use crate::isolate::host::{HostEvent, RunReport, RunStats, Sink};
 use crate::isolate::run::RunConfig;
 use crate::ledger::output::{LedgerResult, OutputLedger};
 use crate::ledger::text::Text;
@@ -61,7 +61,7 @@ pub struct ContainedConfig {
 }
 
 /// A process taken for the run on Node's main thread, whose channel that thread already reads.
-pub struct Ready {
+pub struct TakenProcess {
     pub process: SandboxProcess,
     pub reader: Arc<SharedReader>,
 }
@@ -72,9 +72,9 @@ pub fn take_ready(
     pool: &Arc<Pool>,
     config: &Arc<ContainedConfig>,
     control: &Arc<RunControl>,
-    host: &Host,
+    host: &Sink,
     read_on_main: impl FnOnce(OwnedFd, Arc<SharedReader>) -> bool,
-) -> Option<Result<Ready, SandboxProcess>> {
+) -> Option<Result<TakenProcess, SandboxProcess>> {
     let mut process = pool.take_idle()?;
     let (Ok(channel), Ok(watched)) = (process.channel.try_clone(), process.channel.try_clone()) else {
         return Some(Err(process));
@@ -93,7 +93,7 @@ pub fn take_ready(
     });
     if read_on_main(OwnedFd::from(watched), reader.clone()) {
         reader.read_by_main();
-        Some(Ok(Ready { process, reader }))
+        Some(Ok(TakenProcess { process, reader }))
     } else {
         process.splitter = lend(&mut reader.reader.locked().splitter);
         Some(Err(process))
@@ -113,8 +113,8 @@ pub fn run(
     config: Arc<ContainedConfig>,
     control: Arc<RunControl>,
     wake: OwnedFd,
-    host: Host,
-    taken: Option<Result<Ready, SandboxProcess>>,
+    host: Sink,
+    taken: Option<Result<TakenProcess, SandboxProcess>>,
     attach: Option<Attach>,
 ) {
     let max_output_bytes = config.run.max_output_bytes;
@@ -140,8 +140,8 @@ fn supervise_run(
     config: Arc<ContainedConfig>,
     control: &Arc<RunControl>,
     wake: OwnedFd,
-    host: Host,
-    mut taken: Option<Result<Ready, SandboxProcess>>,
+    host: Sink,
+    mut taken: Option<Result<TakenProcess, SandboxProcess>>,
     attach: Option<&Attach>,
 ) {
     let started = Instant::now();
@@ -152,7 +152,7 @@ fn supervise_run(
     let mut retried = false;
     loop {
         let (admitted, reader) = match taken.take() {
-            Some(Ok(Ready { process, reader })) => (Ok(process), Some(reader)),
+            Some(Ok(TakenProcess { process, reader })) => (Ok(process), Some(reader)),
             Some(Err(process)) => (Ok(process), None),
             None => {
                 super::trace!("run: acquiring");
@@ -297,7 +297,7 @@ fn supervise_run(
     }
 }
 
-fn finish(host: &Host, started: Instant, (stats, stopped_at): (&DoneStats, Option<StoppedAt>), result: LedgerResult) {
+fn finish(host: &Sink, started: Instant, (stats, stopped_at): (&DoneStats, Option<StoppedAt>), result: LedgerResult) {
     super::trace!("finish");
     let stats = RunStats {
         cpu_ms: stats.cpu_ms.unwrap_or(0.0),
@@ -316,7 +316,7 @@ fn wall_message(max_wall_ms: f64) -> String {
 /// `last`: the process is retired after this run, so it prepares no next isolate.
 fn run_frame(config: &ContainedConfig, waited: Duration, last: bool) -> Vec<u8> {
     let run = &config.run;
-    host_frames::isolate_run_frame(&IsolateRun {
+    host_frames::isolate_run_frame(&IsolateRunFrame {
         program: run.program.text.clone(),
         lone: run.program.lone.clone(),
         namespaces: run.namespaces.clone(),

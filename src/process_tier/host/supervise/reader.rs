@@ -10,7 +10,7 @@ use std::time::Instant;
 use super::ContainedConfig;
 use crate::channel::codec::{decode_js_frame, ChildFrame, DoneStats};
 use crate::channel::lines::LineSplitter;
-use crate::isolate::host::{Host, HostEvent};
+use crate::isolate::host::{HostEvent, Sink};
 use crate::ledger::logbook::LogBook;
 use crate::ledger::output::{Admission, LedgerResult, OutputLedger};
 use crate::ledger::text::Text;
@@ -33,7 +33,7 @@ pub(super) struct Reader {
     pub(super) config: Arc<ContainedConfig>,
     /// Where calls and logs go; dropped when the run is over (its threadsafe function keeps
     /// Node's loop alive, and the main thread's handle may outlive the run until its next event).
-    pub(super) host: Option<Host>,
+    pub(super) host: Option<Sink>,
     pub(super) ledger: OutputLedger,
     pub(super) claim: Option<Claim>,
     pub(super) stats: DoneStats,
@@ -76,7 +76,7 @@ pub(super) enum Ended {
 impl Reader {
     pub(super) fn new(
         config: Arc<ContainedConfig>,
-        host: Host,
+        host: Sink,
         channel: UnixStream,
         splitter: LineSplitter,
         (end, pending_calls): (RunEnd, Arc<AtomicUsize>),
@@ -321,12 +321,12 @@ mod tests {
 
     use super::*;
     use crate::isolate::globals::NamespaceSpec;
-    use crate::isolate::host::HostSink;
+    use crate::isolate::host::EventSink;
     use crate::isolate::run::RunConfig;
     use crate::isolate::source::ProgramText;
 
     struct Nobody;
-    impl HostSink for Nobody {
+    impl EventSink for Nobody {
         fn send(&self, _: HostEvent) {}
     }
 
