@@ -201,11 +201,15 @@ describe.each(RUNTIMES)('%s (%s)', (language, containment) => {
 
   /** A runtime whose output budget is far above the journal's cap, so that the journal is what ends a run. */
   const roomy = () => load(language === 'python' ? { maxLogBytes: 39_000_000 } : { maxOutputBytes: 2 ** 30 })
+  /** `tools.big()` answers 16 MiB of JSON; `bigCalls.n` counts the calls that reached it. */
+  const bigAnswers = () => {
+    const answer = 'x'.repeat(16 * 1024 * 1024)
+    const bigCalls = { n: 0 }
+    return { bigCalls, bindings: [{ global: 'tools', functions: { big: async () => (bigCalls.n++, answer) } }] }
+  }
 
   it('a journal never grows past MAX_JOURNAL_BYTES: the call that would take it past ends the attempt, and what it returns resumes', async () => {
-    const MiB16 = 'x'.repeat(16 * 1024 * 1024)
-    let called = 0
-    const bindings = [{ global: 'tools', functions: { big: async () => (called++, MiB16) } }]
+    const { bigCalls, bindings } = bigAnswers()
     const program = language === 'python'
       ? 'for i in range(5):\n    await tools.big({"i": i})\nreturn 1'
       : 'for (let i = 0; i < 5; i++) await tools.big({ i })\nreturn 1'
@@ -215,13 +219,13 @@ describe.each(RUNTIMES)('%s (%s)', (language, containment) => {
     try {
       const first = await roomyRuntime.runDurable({ program, bindings })
       expect(first.error).toStrictEqual({ kind: 'worker-exit', message: full })
-      expect(called).toBe(4)
+      expect(bigCalls.n).toBe(4)
       expect(first.journal.calls.map((call) => call.seq)).toStrictEqual([1, 2, 3])
       expect(Buffer.byteLength(JSON.stringify(first.journal))).toBeLessThanOrEqual(MAX_JOURNAL_BYTES)
       // What it returned is a journal a later attempt takes: three calls replayed, the fourth made again.
       const again = await roomyRuntime.runDurable({ program, bindings, journal: first.journal })
       expect(again.error).toStrictEqual({ kind: 'worker-exit', message: full })
-      expect(called).toBe(5)
+      expect(bigCalls.n).toBe(5)
     } finally {
       roomyFiber.dispose()
     }
@@ -229,9 +233,7 @@ describe.each(RUNTIMES)('%s (%s)', (language, containment) => {
 
   it('logs that would take the journal past MAX_JOURNAL_BYTES: a failure, and a journal that can be read again', async () => {
     // Three answers of 16 MiB and 20 MiB printed: each within its budget, together past the journal's cap.
-    const MiB16 = 'x'.repeat(16 * 1024 * 1024)
-    let called = 0
-    const bindings = [{ global: 'tools', functions: { big: async () => (called++, MiB16) } }]
+    const { bigCalls, bindings } = bigAnswers()
     const program = language === 'python'
       ? 'for i in range(3):\n    await tools.big({"i": i})\nprint("y" * (20 * 1024 * 1024))\nreturn 1'
       : "for (let i = 0; i < 3; i++) await tools.big({ i })\nconsole.log('y'.repeat(20 * 1024 * 1024))\nreturn 1"
@@ -250,7 +252,7 @@ describe.each(RUNTIMES)('%s (%s)', (language, containment) => {
       // It can be read again: its calls are replayed, none made again.
       const again = await roomyRuntime.runDurable({ program: 'return 2', bindings, journal: result.journal })
       expect(again.value).toBe(2)
-      expect(called).toBe(3)
+      expect(bigCalls.n).toBe(3)
     } finally {
       roomyFiber.dispose()
     }
