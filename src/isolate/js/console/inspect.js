@@ -502,6 +502,7 @@
 
   // OrdinaryHasInstance(C, object) without Symbol.hasInstance dispatch or
   // traps. `at` is the prototype-chain member on which C was found.
+  // Node's isInstanceof (lib/internal/util/inspect.js), as of 20.x–26.x; differs: walks the prototype chain: no Symbol.hasInstance, no Proxy traps
   function isInstanceof(object, C, at) {
     if (nTypeTag(C) === T_PROXY) return false;
     const P = lookupData(C, 'prototype');
@@ -779,7 +780,8 @@
   }
 
   // The escape Node uses for a code unit below U+00A0 that needs one.
-  function escapeFor(c) {
+  // Node's escapeFn (lib/internal/util/inspect.js), as of 20.x–26.x; differs: a switch instead of the meta table
+  function escapeFn(c) {
     switch (c) {
       case 8: return '\\b';
       case 9: return '\\t';
@@ -803,7 +805,7 @@
       let rep;
       if (c < 0xa0) {
         if (c >= 32 && c < 0x7f && c !== 92 && (c !== 39 || !escapeQuote)) continue;
-        rep = escapeFor(c);
+        rep = escapeFn(c);
       } else if (c >= 0xd800 && c <= 0xdfff) {
         if (c < 0xdc00 && i + 1 < n) {
           const d = StringPrototypeCharCodeAt(str, i + 1);
@@ -824,7 +826,8 @@
 
   // A string literal as Node prints it: single quotes, or double quotes when
   // the text has a single quote, or backticks when it has both (and no `${`).
-  function quote(str) {
+  // Node's strEscape (lib/internal/util/inspect.js), as of 20.x–26.x; differs: no regexps (a loop over code units, escapeText)
+  function strEscape(str) {
     if (StringPrototypeIncludes(str, "'")) {
       if (!StringPrototypeIncludes(str, '"')) return `"${escapeText(str, false)}"`;
       if (!StringPrototypeIncludes(str, '`') && !StringPrototypeIncludes(str, '${')) {
@@ -1024,6 +1027,7 @@
   }
   // Remove terminal control sequences (what Node's stripVTControlCharacters
   // removes) before measuring display width.
+  // Node's stripVTControlCharacters (lib/internal/util/inspect.js), as of 20.x–26.x; differs: no regexp: a scanner of the pattern (ansi-regex 6.2 on 24+)
   function stripVTControlCharacters(str) {
     let out = '';
     let from = 0;
@@ -1114,6 +1118,7 @@
   // Columns needed to display `str`. ASCII is counted directly (controls 0);
   // from the first non-ASCII code unit on, the rest is NFC-normalized and
   // measured per code point, as Node does.
+  // Node's getStringWidth (lib/internal/util/inspect.js), as of 20.x–26.x; differs: a width table generated from ICU instead of ICU
   function getStringWidth(str, stripEscapes) {
     if (stripEscapes) str = stripVTControlCharacters(str);
     let width = 0;
@@ -1139,7 +1144,8 @@
   // 4. Options and per-call state
   // =========================================================================
 
-  function plainPaint(text) {
+  // Node's stylizeNoColor (lib/internal/util/inspect.js), as of 20.x–26.x
+  function stylizeNoColor(text) {
     return text;
   }
 
@@ -1157,7 +1163,8 @@
       default: return 0;
     }
   }
-  function colorPaint(text, style) {
+  // Node's stylizeWithColor (lib/internal/util/inspect.js), as of 20.x–26.x; differs: fixed styles and colours: a program cannot change inspect.styles/colors
+  function stylizeWithColor(text, style) {
     if (style === 'regexp' && nodeMajor >= 26) return highlightRegExp(text);
     const on = styleOn(style);
     if (on === 0) return text;
@@ -1176,6 +1183,7 @@
   push(REGEXP_PALETTE, '\u001b[33m');  // yellow
   push(REGEXP_PALETTE, '\u001b[36m');  // cyan
   push(REGEXP_PALETTE, '\u001b[35m');  // magenta
+  // Node's highlightRegExp (lib/internal/util/inspect.js), as of 26.x
   function highlightRegExp(re) {
     const n = re.length;
     let out = '';
@@ -1412,7 +1420,7 @@
       stack: newList(),      // objects being printed (cycle detection)
       innermost: 0,          // level of the most recently opened object
       refs: undefined,       // Map object -> reference number
-      paint: o.colors ? colorPaint : plainPaint,
+      paint: o.colors ? stylizeWithColor : stylizeNoColor,
       showHidden: o.showHidden,
       depth: o.depth === null ? Infinity : o.depth,
       colors: o.colors,
@@ -1428,7 +1436,7 @@
   }
 
   function inspectWithOptions(value, o) {
-    return show(newState(o), value, 0, false);
+    return formatValue(newState(o), value, 0, false);
   }
 
   // =========================================================================
@@ -1436,7 +1444,8 @@
   // =========================================================================
 
   // '1234567' -> '1_234_567' (a leading '-' is kept apart).
-  function groupDigits(digits) {
+  // Node's addNumericSeparator (lib/internal/util/inspect.js), as of 20.x–26.x
+  function addNumericSeparator(digits) {
     const sign = StringPrototypeCharCodeAt(digits, 0) === 45 ? 1 : 0;
     let end = digits.length;
     let grouped = '';
@@ -1448,7 +1457,8 @@
   }
 
   // '1234567' -> '123_456_7' (fraction digits, grouped from the left).
-  function groupFraction(digits) {
+  // Node's addNumericSeparatorEnd (lib/internal/util/inspect.js), as of 20.x–26.x
+  function addNumericSeparatorEnd(digits) {
     let grouped = '';
     let i = 0;
     while (digits.length - i > 3) {
@@ -1458,7 +1468,8 @@
     return grouped + StringPrototypeSlice(digits, i);
   }
 
-  function showNumber(paint, n, separators) {
+  // Node's formatNumber (lib/internal/util/inspect.js), as of 20.x–26.x
+  function formatNumber(paint, n, separators) {
     let text;
     if (nodeMajor >= 24 && separators) {
       // Node 24+: -0 stays "-0", exponent notation is not grouped.
@@ -1468,11 +1479,11 @@
       } else if (NumberIsNaN(n) || !NumberIsFinite(n) || StringPrototypeIncludes(text, 'e')) {
         // as is
       } else if (MathTrunc(n) === n) {
-        text = groupDigits(text);
+        text = addNumericSeparator(text);
       } else {
         const dot = StringPrototypeIndexOf(text, '.');
-        text = `${groupDigits(StringPrototypeSlice(text, 0, dot))}.${
-          groupFraction(StringPrototypeSlice(text, dot + 1))}`;
+        text = `${addNumericSeparator(StringPrototypeSlice(text, 0, dot))}.${
+          addNumericSeparatorEnd(StringPrototypeSlice(text, dot + 1))}`;
       }
       return paint(text, 'number');
     }
@@ -1481,26 +1492,28 @@
     } else {
       text = `${n}`;
       if (MathTrunc(n) === n) {
-        if (NumberIsFinite(n) && !StringPrototypeIncludes(text, 'e')) text = groupDigits(text);
+        if (NumberIsFinite(n) && !StringPrototypeIncludes(text, 'e')) text = addNumericSeparator(text);
       } else if (!NumberIsNaN(n)) {
         const dot = StringPrototypeIndexOf(text, '.');
-        text = `${groupDigits(StringPrototypeSlice(text, 0, dot))}.${
-          groupFraction(StringPrototypeSlice(text, dot + 1))}`;
+        text = `${addNumericSeparator(StringPrototypeSlice(text, 0, dot))}.${
+          addNumericSeparatorEnd(StringPrototypeSlice(text, dot + 1))}`;
       }
     }
     return paint(text, 'number');
   }
 
-  function showBigInt(paint, n, separators) {
+  // Node's formatBigInt (lib/internal/util/inspect.js), as of 20.x–26.x
+  function formatBigInt(paint, n, separators) {
     const text = `${n}`;
-    return paint(`${separators ? groupDigits(text) : text}n`, 'bigint');
+    return paint(`${separators ? addNumericSeparator(text) : text}n`, 'bigint');
   }
 
-  function showPrimitive(paint, v, st) {
+  // Node's formatPrimitive (lib/internal/util/inspect.js), as of 20.x–26.x
+  function formatPrimitive(paint, v, st) {
     switch (typeof v) {
       case 'string': return showString(paint, v, st);
-      case 'number': return showNumber(paint, v, st.numericSeparator);
-      case 'bigint': return showBigInt(paint, v, st.numericSeparator);
+      case 'number': return formatNumber(paint, v, st.numericSeparator);
+      case 'bigint': return formatBigInt(paint, v, st.numericSeparator);
       case 'boolean': return paint(v ? 'true' : 'false', 'boolean');
       case 'undefined': return paint('undefined', 'undefined');
       default: return paint(SymbolPrototypeToString(v), 'symbol');
@@ -1524,12 +1537,12 @@
       for (;;) {
         const nl = StringPrototypeIndexOf(s, '\n', from);
         if (nl === -1 || nl + 1 >= s.length) break;
-        out += paint(quote(StringPrototypeSlice(s, from, nl + 1)), 'string') + glue;
+        out += paint(strEscape(StringPrototypeSlice(s, from, nl + 1)), 'string') + glue;
         from = nl + 1;
       }
-      return out + paint(quote(StringPrototypeSlice(s, from)), 'string') + tail;
+      return out + paint(strEscape(StringPrototypeSlice(s, from)), 'string') + tail;
     }
-    return paint(quote(s), 'string') + tail;
+    return paint(strEscape(s), 'string') + tail;
   }
 
   // =========================================================================
@@ -1541,16 +1554,17 @@
   const AS_ELEMENTS = 1;      // array elements (no key shown)
   const AS_ARRAY_EXTRAS = 2;  // array-like: elements then "key: value" extras
 
-  function show(st, value, level, fromTypedArray) {
+  // Node's formatValue (lib/internal/util/inspect.js), as of 20.x–26.x; differs: never calls Proxy traps or util.inspect.custom (only runtime-registered inspectors)
+  function formatValue(st, value, level, fromTypedArray) {
     if (typeof value !== 'object' && typeof value !== 'function') {
-      return showPrimitive(st.paint, value, st);
+      return formatPrimitive(st.paint, value, st);
     }
     if (value === null) return st.paint('null', 'null');
 
     let kind = nTypeTag(value);
     let proxies = 0;  // Node 26+: how many "Proxy(...)" wrap the target's text
     if (kind === T_PROXY) {
-      if (st.showProxy) return showProxyPair(st, value, level);
+      if (st.showProxy) return formatProxy(st, value, level);
       if (nodeMajor >= 26) {
         do {
           value = nProxyTarget(value);
@@ -1567,12 +1581,12 @@
     if (customInspectors !== undefined) {
       const hook = findCustomInspector(value);
       if (hook !== undefined) {
-        const result = ReflectApply(hook, value, [st.depth - level, userOptions(st), inspectForHooks]);
+        const result = ReflectApply(hook, value, [st.depth - level, getUserOptions(st), inspectForHooks]);
         if (result !== value) {
           if (typeof result === 'string') {
             return replaceNewlines(result, `\n${StringPrototypeRepeat(' ', st.indent)}`);
           }
-          return show(st, result, level, false);
+          return formatValue(st, result, level, false);
         }
       }
     }
@@ -1580,7 +1594,7 @@
     if (listIncludes(st.stack, value)) {
       return st.paint(`[Circular *${referenceNumber(st, value)}]`, 'special');
     }
-    const text = showObject(st, value, level, fromTypedArray, kind);
+    const text = formatRaw(st, value, level, fromTypedArray, kind);
     return proxies === 0 ? text : wrapInProxy(st, text, proxies);
   }
 
@@ -1601,22 +1615,24 @@
   }
 
   // showProxy: `Proxy [ target, handler ]`.
-  function showProxyPair(st, proxy, level) {
+  // Node's formatProxy (lib/internal/util/inspect.js), as of 20.x–26.x; differs: never runs traps
+  function formatProxy(st, proxy, level) {
     const target = nProxyTarget(proxy);
     if (target === null) return st.paint('<Revoked Proxy>', 'special');
     const handler = nProxyHandler(proxy);
     if (level > st.depth) return st.paint('Proxy [Array]', 'special');
     st.indent += 2;
     const parts = newList();
-    push(parts, show(st, target, level + 1, false));
-    push(parts, show(st, handler, level + 1, false));
+    push(parts, formatValue(st, target, level + 1, false));
+    push(parts, formatValue(st, handler, level + 1, false));
     st.indent -= 2;
-    return layout(st, parts, '', 'Proxy [', ']', AS_ARRAY_EXTRAS, level + 1, undefined);
+    return reduceToSingleString(st, parts, '', 'Proxy [', ']', AS_ARRAY_EXTRAS, level + 1, undefined);
   }
 
   // The label before an object's brace: "Foo ", "Foo [tag] ", "Foo(3) ",
   // "[Foo(3): null prototype] [tag] ".
-  function labelFor(ctor, tag, fallback, size) {
+  // Node's getPrefix (lib/internal/util/inspect.js), as of 20.x–26.x; the tag rule of each (22 and 24 changed it)
+  function getPrefix(ctor, tag, fallback, size) {
     if (size === undefined) size = '';
     if (ctor === null) {
       const nullLabel = `[${fallback}${size}: null prototype] `;
@@ -1644,11 +1660,11 @@
     return tag !== ctor ? `${ctor}${size} [${tag}] ` : `${ctor}${size} `;
   }
 
-  // labelFor() for an object of no special kind.
+  // getPrefix() for an object of no special kind.
   function genericLabel(value, ctor, tag) {
-    if (ctor !== null) return labelFor(ctor, tag, '');
+    if (ctor !== null) return getPrefix(ctor, tag, '');
     const internal = nConstructorName(value);
-    return labelFor(ctor, tag, internal === tag ? 'Object' : internal);
+    return getPrefix(ctor, tag, internal === tag ? 'Object' : internal);
   }
 
   // The name of the nearest constructor on the prototype chain that `value`
@@ -1656,13 +1672,14 @@
   // object; for a chain without constructors, V8's name plus the first
   // prototype's description. With showHidden, user-defined prototype
   // properties are collected into `protoLines`.
-  function constructorOf(st, value, level, protoLines) {
+  // Node's getConstructorName (lib/internal/util/inspect.js), as of 20.x–26.x; differs: `constructor` and its `name` read as data properties only (no getters), no Symbol.hasInstance
+  function getConstructorName(st, value, level, protoLines) {
     let firstProto;
     let o = value;
     while (o !== null) {
       if (o !== value && (o === ObjectPrototype || o === FunctionPrototype)) {
         if (protoLines !== undefined && o !== firstProto) {
-          collectProtoProperties(st, value, firstProto || value, level, protoLines);
+          addPrototypeProperties(st, value, firstProto || value, level, protoLines);
         }
         return o === ObjectPrototype ? 'Object' : 'Function';
       }
@@ -1672,7 +1689,7 @@
         const name = constructorFunctionName(C, value);
         if (name !== '' && isInstanceof(value, C, o)) {
           if (protoLines !== undefined && (o !== firstProto || !isBuiltinName(name))) {
-            collectProtoProperties(st, value, firstProto || value, level, protoLines);
+            addPrototypeProperties(st, value, firstProto || value, level, protoLines);
           }
           return toStr(name);
         }
@@ -1684,7 +1701,7 @@
 
     const internal = nConstructorName(value);
     if (level > st.depth) return `${internal} <Complex prototype>`;
-    const protoName = constructorOf(st, firstProto, level + 1, protoLines);
+    const protoName = getConstructorName(st, firstProto, level + 1, protoLines);
     if (protoName !== null) return `${internal} <${protoName}>`;
     const brief = copyOptions(st);
     brief.depth = -1;
@@ -1693,7 +1710,8 @@
 
   // showHidden: non-method properties of up to three user-defined prototype
   // levels (stopping at a built-in constructor's prototype), each key once.
-  function collectProtoProperties(st, main, start, level, into) {
+  // Node's addPrototypeProperties (lib/internal/util/inspect.js), as of 20.x–26.x; differs: data properties only, no getters
+  function addPrototypeProperties(st, main, start, level, into) {
     const shown = newList();
     let o = start;
     for (let layer = 0; layer < 3; layer++) {
@@ -1722,7 +1740,7 @@
         if (repeated) continue;
         const d = ObjectGetOwnPropertyDescriptor(o, key);
         if (isDataDescriptor(d) && typeof d.value === 'function') continue;
-        const line = showProperty(st, o, level, key, AS_PROPERTIES, d, main);
+        const line = formatProperty(st, o, level, key, AS_PROPERTIES, d, main);
         push(into, st.colors ? `\u001b[2m${line}\u001b[22m` : line);
       }
       st.stack.length--;
@@ -1761,7 +1779,8 @@
 
   // Own enumerable string keys then own enumerable symbols (all own keys with
   // showHidden). The result may be an array we must not write to.
-  function ownKeysOf(value, all) {
+  // Node's getKeys (lib/internal/util/inspect.js), as of 20.x–26.x
+  function getKeys(value, all) {
     const symbols = ObjectGetOwnPropertySymbols(value);
     const names = all ? ObjectGetOwnPropertyNames(value) : ObjectKeys(value);
     if (symbols.length === 0) return names;
@@ -1794,10 +1813,11 @@
     return kind >= T_FUNCTION && kind <= T_ASYNC_GENERATOR_FUNCTION;
   }
 
-  function showObject(st, value, level, fromTypedArray, kind) {
+  // Node's formatRaw (lib/internal/util/inspect.js), as of 20.x–26.x; differs: reads data properties only (no Symbol.toStringTag or other getters; `getters` as Node)
+  function formatRaw(st, value, level, fromTypedArray, kind) {
     let protoLines;
     if (st.showHidden && level <= st.depth) protoLines = newList();
-    const ctor = constructorOf(st, value, level, protoLines);
+    const ctor = getConstructorName(st, value, level, protoLines);
     if (protoLines !== undefined && protoLines.length === 0) protoLines = undefined;
     const tag = tagOf(value, st.showHidden);
     const bare = protoLines === undefined;  // nothing from prototypes to show
@@ -1815,7 +1835,7 @@
     if (kind === T_ARRAY) {
       keys = nOwnNonIndexKeys(value, !st.showHidden);
       const length = value.length;
-      open = ctor === 'Array' && tag === '' ? '[' : `${labelFor(ctor, tag, 'Array', `(${length})`)}[`;
+      open = ctor === 'Array' && tag === '' ? '[' : `${getPrefix(ctor, tag, 'Array', `(${length})`)}[`;
       close = ']';
       if (length === 0 && keys.length === 0 && bare) return `${open}]`;
       entries = E_ARRAY;
@@ -1823,8 +1843,8 @@
     } else if (kind === T_SET || kind === T_MAP) {
       const isSet = kind === T_SET;
       count = isSet ? SetPrototypeGetSize(value) : MapPrototypeGetSize(value);
-      const label = labelFor(ctor, tag, isSet ? 'Set' : 'Map', `(${count})`);
-      keys = ownKeysOf(value, st.showHidden);
+      const label = getPrefix(ctor, tag, isSet ? 'Set' : 'Map', `(${count})`);
+      keys = getKeys(value, st.showHidden);
       if (count === 0 && keys.length === 0 && bare) return `${label}{}`;
       open = `${label}{`;
       entries = isSet ? E_SET : E_MAP;
@@ -1834,30 +1854,30 @@
       keys = nOwnNonIndexKeys(value, !st.showHidden);
       count = TypedArrayPrototypeGetLength(value);
       const fallback = ctor === null ? TypedArrayPrototypeGetSymbolToStringTag(value) : '';
-      open = `${labelFor(ctor, tag, fallback, `(${count})`)}[`;
+      open = `${getPrefix(ctor, tag, fallback, `(${count})`)}[`;
       close = ']';
       // (Node reads `length`, which a null-prototype typed array lacks.)
       if (ctor !== null && count === 0 && keys.length === 0 && !st.showHidden) return `${open}]`;
       entries = E_TYPED_ARRAY;
       mode = AS_ARRAY_EXTRAS;
     } else if (kind === T_MAP_ITERATOR || kind === T_SET_ITERATOR) {
-      keys = ownKeysOf(value, st.showHidden);
+      keys = getKeys(value, st.showHidden);
       const own = kind === T_MAP_ITERATOR ? 'Map Iterator' : 'Set Iterator';
       open = `[${tag === own ? own : tag === '' ? own : `${tag}] [${own}`}] {`;
       entries = E_ITERATOR;
     } else {
-      keys = ownKeysOf(value, st.showHidden);
+      keys = getKeys(value, st.showHidden);
       const none = keys.length === 0 && bare;
       if (isFunctionKind(kind)) {
-        head = functionHead(st, value, ctor, tag, kind);
+        head = getFunctionBase(st, value, ctor, tag, kind);
         if (none) return st.paint(head, 'special');
       } else if (ctor === 'Object') {
         if (kind === T_ARGUMENTS) open = '[Arguments] {';
-        else if (tag !== '') open = `${labelFor(ctor, tag, 'Object')}{`;
+        else if (tag !== '') open = `${getPrefix(ctor, tag, 'Object')}{`;
         if (none) return `${open}}`;
       } else if (kind === T_REGEXP) {
         head = regExpToString(value);
-        const label = labelFor(ctor, tag, 'RegExp');
+        const label = getPrefix(ctor, tag, 'RegExp');
         if (label !== 'RegExp ') head = label + head;
         if (nodeMajor >= 26) {
           // Node 26+ styles the regexp also when its properties follow.
@@ -1869,38 +1889,38 @@
       } else if (kind === T_DATE) {
         head = NumberIsNaN(DatePrototypeGetTime(value)) ?
           DatePrototypeToString(value) : DatePrototypeToISOString(value);
-        const label = labelFor(ctor, tag, 'Date');
+        const label = getPrefix(ctor, tag, 'Date');
         if (label !== 'Date ') head = label + head;
         if (none) return st.paint(head, 'date');
       } else if (kind === T_ERROR || isErrorValue(value)) {
         keys = copyToList(keys);
-        head = errorHead(value, ctor, tag, st, keys);
+        head = formatError(value, ctor, tag, st, keys);
         if (keys.length === 0 && bare) return head;
       } else if (kind === T_ARRAY_BUFFER || kind === T_SHARED_ARRAY_BUFFER) {
-        const label = labelFor(ctor, tag, kind === T_ARRAY_BUFFER ? 'ArrayBuffer' : 'SharedArrayBuffer');
+        const label = getPrefix(ctor, tag, kind === T_ARRAY_BUFFER ? 'ArrayBuffer' : 'SharedArrayBuffer');
         if (fromTypedArray && none) {
           const key = nodeMajor >= 22 ? '[byteLength]' : 'byteLength';
-          return `${label}{ ${key}: ${showNumber(st.paint, bufferByteLength(value, kind), false)} }`;
+          return `${label}{ ${key}: ${formatNumber(st.paint, bufferByteLength(value, kind), false)} }`;
         }
         if (!fromTypedArray) entries = E_BUFFER;
         open = `${label}{`;
         extra = X_BYTE_LENGTH;
       } else if (kind === T_DATA_VIEW) {
-        open = `${labelFor(ctor, tag, 'DataView')}{`;
+        open = `${getPrefix(ctor, tag, 'DataView')}{`;
         extra = X_DATA_VIEW;
       } else if (kind === T_PROMISE) {
-        open = `${labelFor(ctor, tag, 'Promise')}{`;
+        open = `${getPrefix(ctor, tag, 'Promise')}{`;
         entries = E_PROMISE;
       } else if (kind === T_WEAK_SET || kind === T_WEAK_MAP) {
         const isSet = kind === T_WEAK_SET;
-        open = `${labelFor(ctor, tag, isSet ? 'WeakSet' : 'WeakMap')}{`;
+        open = `${getPrefix(ctor, tag, isSet ? 'WeakSet' : 'WeakMap')}{`;
         entries = !st.showHidden ? E_WEAK_HIDDEN : isSet ? E_WEAK_SET : E_WEAK_MAP;
       } else if (kind === T_MODULE_NAMESPACE) {
-        open = `${labelFor(ctor, tag, 'Module')}{`;
+        open = `${getPrefix(ctor, tag, 'Module')}{`;
         entries = E_NAMESPACE;
       } else if (kind >= T_NUMBER_OBJECT && kind <= T_SYMBOL_OBJECT) {
         if (kind === T_STRING_OBJECT) keys = copyToList(keys);
-        head = boxedHead(value, st, keys, ctor, tag, kind);
+        head = getBoxedBase(value, st, keys, ctor, tag, kind);
         if (keys.length === 0 && bare) return head;
       } else {
         const label = genericLabel(value, ctor, tag);
@@ -1921,32 +1941,32 @@
     let parts;
     try {
       switch (entries) {
-        case E_ARRAY: parts = arrayParts(st, value, level); break;
-        case E_SET: parts = setParts(st, value, level, capped ? count : NaN); break;
-        case E_MAP: parts = mapParts(st, value, level, capped ? count : NaN); break;
-        case E_TYPED_ARRAY: parts = typedArrayParts(st, value, count, level); break;
+        case E_ARRAY: parts = formatArray(st, value, level); break;
+        case E_SET: parts = formatSet(st, value, level, capped ? count : NaN); break;
+        case E_MAP: parts = formatMap(st, value, level, capped ? count : NaN); break;
+        case E_TYPED_ARRAY: parts = formatTypedArray(st, value, count, level); break;
         case E_ITERATOR: {
           const preview = nPreviewEntries(value);
           if (preview[1]) {
             if (StringPrototypeEndsWith(open, ' Iterator] {')) {
               open = `${StringPrototypeSlice(open, 0, -12)} Entries] {`;
             }
-            parts = pairParts(st, level, preview[0], false);
+            parts = formatMapIterInner(st, level, preview[0], false);
           } else {
-            parts = listParts(st, level, preview[0], false);
+            parts = formatSetIterInner(st, level, preview[0], false);
           }
           break;
         }
-        case E_BUFFER: parts = bufferParts(st, value); break;
-        case E_PROMISE: parts = promiseParts(st, value, level); break;
-        case E_WEAK_SET: parts = listParts(st, level, nPreviewEntries(value)[0], true); break;
-        case E_WEAK_MAP: parts = pairParts(st, level, nPreviewEntries(value)[0], true); break;
+        case E_BUFFER: parts = formatArrayBuffer(st, value); break;
+        case E_PROMISE: parts = formatPromise(st, value, level); break;
+        case E_WEAK_SET: parts = formatSetIterInner(st, level, nPreviewEntries(value)[0], true); break;
+        case E_WEAK_MAP: parts = formatMapIterInner(st, level, nPreviewEntries(value)[0], true); break;
         case E_WEAK_HIDDEN:
           parts = newList();
           push(parts, st.paint('<items unknown>', 'special'));
           break;
         case E_NAMESPACE:
-          parts = namespaceParts(st, value, level, keys);
+          parts = formatNamespaceObject(st, value, level, keys);
           keys = newList();
           break;
         default:
@@ -1963,18 +1983,18 @@
           push(parts, extraProperty(st, 'buffer', DataViewPrototypeGetBuffer(value), level, fromTypedArray));
         }
       } else if (extra === X_BYTE_LENGTH) {
-        push(parts, showProperty(st, value, level, 'byteLength', AS_PROPERTIES,
+        push(parts, formatProperty(st, value, level, 'byteLength', AS_PROPERTIES,
           { value: bufferByteLength(value, kind), enumerable: true }));
       } else if (extra === X_DATA_VIEW) {
-        push(parts, showProperty(st, value, level, 'byteLength', AS_PROPERTIES,
+        push(parts, formatProperty(st, value, level, 'byteLength', AS_PROPERTIES,
           { value: DataViewPrototypeGetByteLength(value), enumerable: true }));
-        push(parts, showProperty(st, value, level, 'byteOffset', AS_PROPERTIES,
+        push(parts, formatProperty(st, value, level, 'byteOffset', AS_PROPERTIES,
           { value: DataViewPrototypeGetByteOffset(value), enumerable: true }));
-        push(parts, showProperty(st, value, level, 'buffer', AS_PROPERTIES,
+        push(parts, formatProperty(st, value, level, 'buffer', AS_PROPERTIES,
           { value: DataViewPrototypeGetBuffer(value), enumerable: true }));
       }
       for (let i = 0; i < keys.length; i++) {
-        push(parts, showProperty(st, value, level, keys[i], mode));
+        push(parts, formatProperty(st, value, level, keys[i], mode));
       }
       if (protoLines !== undefined) {
         for (let i = 0; i < protoLines.length; i++) push(parts, protoLines[i]);
@@ -1999,7 +2019,7 @@
 
     if (st.sorted) sortParts(st, parts, mode === AS_PROPERTIES ? parts.length : keys.length);
 
-    const text = layout(st, parts, head, open, close, mode, level, value);
+    const text = reduceToSingleString(st, parts, head, open, close, mode, level, value);
     // Like Node: once the output at one indentation grows past 2 ** 27
     // characters, stop descending into objects.
     const total = (st.sizes[st.indent] || 0) + text.length;
@@ -2025,6 +2045,7 @@
   }
 
   let stackOverflowMessage;
+  // Node's isStackOverflowError (lib/internal/errors.js), as of 20.x–26.x
   function isStackOverflowError(err) {
     if (!isObjectLike(err) || nTypeTag(err) !== T_ERROR || protoOf(err) !== RangeErrorPrototype) {
       return false;
@@ -2044,7 +2065,7 @@
   // showHidden) typed arrays: "[byteLength]: 2".
   function extraProperty(st, key, v, level, fromTypedArray) {
     st.indent += 2;
-    const text = show(st, v, level, fromTypedArray);
+    const text = formatValue(st, v, level, fromTypedArray);
     st.indent -= 2;
     return `${st.paint(`[${key}]`, 'string')}: ${text}`;
   }
@@ -2081,7 +2102,8 @@
   }
 
   // "[Number: 3]", "[String (MyString): 'x'] [tag]", "[Boolean (null prototype): true]"
-  function boxedHead(value, st, keys, ctor, tag, kind) {
+  // Node's getBoxedBase (lib/internal/util/inspect.js), as of 20.x–26.x
+  function getBoxedBase(value, st, keys, ctor, tag, kind) {
     let type;
     let inner;
     if (kind === T_NUMBER_OBJECT) {
@@ -2107,9 +2129,9 @@
     let text = `[${type}`;
     if (ctor === null) text += ' (null prototype)';
     else if (ctor !== type) text += ` (${ctor})`;
-    text += `: ${showPrimitive(plainPaint, inner, st)}]`;
+    text += `: ${formatPrimitive(stylizeNoColor, inner, st)}]`;
     if (tag !== '' && tag !== ctor) text += ` [${tag}]`;
-    if (keys.length !== 0 || st.paint === plainPaint) return text;
+    if (keys.length !== 0 || st.paint === stylizeNoColor) return text;
     return st.paint(text, StringPrototypeToLowerCase(type));
   }
 
@@ -2120,7 +2142,8 @@
 
   // "[class A]", "[class B extends A]", "[class C [Foo] [tag]]",
   // "[class D extends [null prototype]]"
-  function classHead(value, ctor, tag) {
+  // Node's getClassBase (lib/internal/util/inspect.js), as of 20.x–26.x; differs: no getters
+  function getClassBase(value, ctor, tag) {
     const ownName = ObjectPrototypeHasOwnProperty(value, 'name') && lookupData(value, 'name');
     let text = `class ${nameToString(ownName || '(anonymous)')}`;
     if (ctor !== 'Function' && ctor !== null) text += ` [${ctor}]`;
@@ -2203,8 +2226,9 @@
   }
 
   // "[Function: f]", "[AsyncGeneratorFunction (anonymous)] Foo [tag]", ...
-  function functionHead(st, value, ctor, tag, kind) {
-    if (looksLikeClass(FunctionPrototypeToString(value))) return classHead(value, ctor, tag);
+  // Node's getFunctionBase (lib/internal/util/inspect.js), as of 20.x–26.x; differs: source read with the captured Function.prototype.toString
+  function getFunctionBase(st, value, ctor, tag, kind) {
+    if (looksLikeClass(FunctionPrototypeToString(value))) return getClassBase(value, ctor, tag);
     const isAsync = kind === T_ASYNC_FUNCTION || kind === T_ASYNC_GENERATOR_FUNCTION;
     const isGenerator = kind === T_GENERATOR_FUNCTION || kind === T_ASYNC_GENERATOR_FUNCTION;
     const type = `${isAsync ? 'Async' : ''}${isGenerator ? 'Generator' : ''}Function`;
@@ -2214,7 +2238,7 @@
       text += ' (anonymous)]';
     } else if (nodeMajor >= 22 && typeof name !== 'string') {
       // Node 22+ inspects a name that is not a string (without a depth).
-      text += `: ${show(st, name, NaN, false)}]`;
+      text += `: ${formatValue(st, name, NaN, false)}]`;
     } else {
       text += `: ${nameToString(name)}]`;
     }
@@ -2237,7 +2261,8 @@
     return `${n}: ${m}`;
   }
 
-  function stackOrSummary(st, err) {
+  // Node's getStackString (lib/internal/util/inspect.js), as of 20.x–26.x
+  function getStackString(st, err) {
     if (nodeMajor < 22) {
       const stack = getWithAccessors(err, 'stack');
       return stack ? toStr(stack) : errorToString(err);
@@ -2255,7 +2280,7 @@
     if (typeof stack === 'string') return stack;
     push(st.stack, err);
     st.indent += 4;
-    const text = show(st, stack, NaN, false);
+    const text = formatValue(st, stack, NaN, false);
     st.indent -= 4;
     st.stack.length--;
     return `${errorToString(err)}\n    ${text}`;
@@ -2263,7 +2288,8 @@
 
   // The first run of more than three consecutive lines of `a` that also
   // appears consecutively in `b`: { len, offset } (offset in `a`).
-  function commonRun(a, b) {
+  // Node's identicalSequenceRange (lib/internal/util/inspect.js), as of 20.x–26.x
+  function identicalSequenceRange(a, b) {
     for (let i = 0; i < a.length - 3; i++) {
       const at = listIndexOf(b, a[i]);
       if (at === -1) continue;
@@ -2279,7 +2305,8 @@
 
   // The frame lines of a stack; frames shared with the cause's stack are
   // folded into "... N lines matching cause stack trace ...".
-  function frameLines(st, err, frames) {
+  // Node's getStackFrames (lib/internal/util/inspect.js), as of 20.x–26.x; differs: no node_modules/cwd marking (there is no cwd)
+  function getStackFrames(st, err, frames) {
     const lines = splitString(frames, '\n');
     const out = foldCauseFrames(st, err, lines);
     return nodeMajor >= 22 && out.length > 10 ? collapseRepeatedFrames(st, out) : out;
@@ -2289,10 +2316,10 @@
     let cause = lookupData(err, 'cause');
     if (cause == null || !isErrorValue(cause)) return lines;
     cause = unwrapProxy(cause);
-    const causeStack = stackOrSummary(st, cause);
+    const causeStack = getStackString(st, cause);
     const at = StringPrototypeIndexOf(causeStack, '\n    at');
     if (at === -1) return lines;
-    const shared = commonRun(lines, splitString(StringPrototypeSlice(causeStack, at + 1), '\n'));
+    const shared = identicalSequenceRange(lines, splitString(StringPrototypeSlice(causeStack, at + 1), '\n'));
     if (shared.len === 0) return lines;
     const folded = shared.len - 2;
     const out = newList();
@@ -2305,7 +2332,7 @@
   // Node 22+: runs of repeated frames in a long stack (recursion) are
   // replaced by "... collapsed N duplicate lines matching above ...".
   function collapseRepeatedFrames(st, frames) {
-    const ranges = duplicateFrameRanges(frames);
+    const ranges = getDuplicateErrorFrameRanges(frames);
     for (let r = ranges.length - 3; r >= 0; r -= 3) {
       const offset = ranges[r];
       const length = ranges[r + 1];
@@ -2325,7 +2352,8 @@
   // repeats the block before it `times` times (Node's search: candidate
   // periods from the gcd of the distances between equal lines, keeping the
   // one hiding the most frames).
-  function duplicateFrameRanges(frames) {
+  // Node's getDuplicateErrorFrameRanges (lib/internal/util/inspect.js), as of 22.x–26.x
+  function getDuplicateErrorFrameRanges(frames) {
     const result = newList();
     const positions = new MapCtor();
     for (let i = 0; i < frames.length; i++) {
@@ -2436,7 +2464,8 @@
 
   // Make the first line name the constructor when it differs from the
   // error's name: "B [ToolCallError]: nope", "[Error: null prototype]: x".
-  function relabelStack(stack, ctor, name, tag) {
+  // Node's improveStack (lib/internal/util/inspect.js), as of 20.x–26.x
+  function improveStack(stack, ctor, name, tag) {
     let nameLength = name.length;
     if (ctor !== null) {
       if (!StringPrototypeEndsWith(name, 'Error') || !StringPrototypeStartsWith(stack, name)) return stack;
@@ -2449,7 +2478,7 @@
       nameLength = found.length;
       fallback = found || 'Error';
     }
-    const label = StringPrototypeSlice(labelFor(ctor, tag, fallback), 0, -1);
+    const label = StringPrototypeSlice(getPrefix(ctor, tag, fallback), 0, -1);
     if (name === label) return stack;
     if (!StringPrototypeIncludes(label, name)) {
       return `${label} [${name}]${StringPrototypeSlice(stack, nameLength)}`;
@@ -2459,7 +2488,8 @@
 
   // Own enumerable name/message/stack keys are not listed when the stack
   // already shows their value.
-  function dropKeysShownInStack(st, keys, err, stack) {
+  // Node's removeDuplicateErrorKeys (lib/internal/util/inspect.js), as of 20.x–26.x; differs: no getters
+  function removeDuplicateErrorKeys(st, keys, err, stack) {
     if (st.showHidden || keys.length === 0) return;
     if (nodeMajor >= 22) {
       // Node 22+: `stack` is never listed; name and message when they are
@@ -2486,7 +2516,8 @@
 
   // The head of an error: its stack (or "[Name: message]" when it has no
   // frames), relabelled, re-indented; `keys` gains `cause` and `errors`.
-  function errorHead(err, ctor, tag, st, keys) {
+  // Node's formatError (lib/internal/util/inspect.js), as of 20.x–26.x; differs: name, message, cause and errors read without getters
+  function formatError(err, ctor, tag, st, keys) {
     const nameValue = lookupData(err, 'name');
     let name = nameValue != null ? toStr(nameValue) : 'Error';
     let stack;
@@ -2494,14 +2525,14 @@
       // Node 22+ falls back to Object.prototype.toString when the summary
       // line cannot be built (a symbol name or message).
       try {
-        stack = stackOrSummary(st, err);
+        stack = getStackString(st, err);
       } catch {
         return objectPrototypeToString(err);
       }
     } else {
-      stack = stackOrSummary(st, err);
+      stack = getStackString(st, err);
     }
-    dropKeysShownInStack(st, keys, err, stack);
+    removeDuplicateErrorKeys(st, keys, err, stack);
     const newer = nodeMajor >= 22;  // Node 22+ lists own `cause` / `errors` only
     if ((newer ? ObjectPrototypeHasOwnProperty(err, 'cause') : hasDataOrOwn(err, 'cause')) &&
         !listIncludes(keys, 'cause')) {
@@ -2522,14 +2553,14 @@
     if (newer && nameValue != null && typeof nameValue !== 'string') {
       // Node 22+ marks a non-string name where the stack shows it, and then
       // only relabels null-prototype errors.
-      const label = StringPrototypeSlice(labelFor(ctor, tag, 'Error'), 0, -1);
+      const label = StringPrototypeSlice(getPrefix(ctor, tag, 'Error'), 0, -1);
       const at = StringPrototypeIndexOf(stack, name);
       if (at !== -1) {
         stack = `${StringPrototypeSlice(stack, 0, at)}${name} [${label}]${StringPrototypeSlice(stack, at + name.length)}`;
       }
       if (ctor !== null) name = undefined;
     }
-    if (name !== undefined) stack = relabelStack(stack, ctor, name, tag);
+    if (name !== undefined) stack = improveStack(stack, ctor, name, tag);
 
     // Frames start at the first "\n    at" after the message.
     const message = lookupData(err, 'message');
@@ -2542,7 +2573,7 @@
     if (framesAt === -1) {
       stack = `[${stack}]`;
     } else {
-      const lines = frameLines(st, err, StringPrototypeSlice(stack, framesAt + 1));
+      const lines = getStackFrames(st, err, StringPrototypeSlice(stack, framesAt + 1));
       stack = `${StringPrototypeSlice(stack, 0, framesAt)}\n${joinWith(lines, '\n')}`;
     }
     if (st.indent !== 0) stack = replaceNewlines(stack, `\n${StringPrototypeRepeat(' ', st.indent)}`);
@@ -2566,14 +2597,15 @@
     return st.paint(`<${n} empty item${n > 1 ? 's' : ''}>`, 'undefined');
   }
 
-  function arrayParts(st, arr, level) {
+  // Node's formatArray (lib/internal/util/inspect.js), as of 20.x–26.x
+  function formatArray(st, arr, level) {
     const length = arr.length;
     const shown = MathMin(MathMax(0, st.maxArrayLength), length);
     const parts = newList();
     for (let i = 0; i < shown; i++) {
       const d = ObjectGetOwnPropertyDescriptor(arr, i);
-      if (d === undefined) return sparseArrayParts(st, arr, level, shown, parts, i);
-      push(parts, showProperty(st, arr, level, i, AS_ELEMENTS, d));
+      if (d === undefined) return formatSpecialArray(st, arr, level, shown, parts, i);
+      push(parts, formatProperty(st, arr, level, i, AS_ELEMENTS, d));
     }
     if (length > shown) push(parts, moreItems(length - shown));
     return parts;
@@ -2581,7 +2613,8 @@
 
   // An array with holes: walk its own keys from position `k` (the first
   // hole), printing runs of holes as "<n empty items>", until `limit` parts.
-  function sparseArrayParts(st, arr, level, limit, parts, k) {
+  // Node's formatSpecialArray (lib/internal/util/inspect.js), as of 20.x–26.x
+  function formatSpecialArray(st, arr, level, limit, parts, k) {
     const keys = ObjectKeys(arr);
     let next = k;  // the index the next part stands for
     for (; k < keys.length && parts.length < limit; k++) {
@@ -2594,7 +2627,7 @@
         next = index;
         if (parts.length === limit) break;
       }
-      push(parts, showProperty(st, arr, level, key, AS_ELEMENTS));
+      push(parts, formatProperty(st, arr, level, key, AS_ELEMENTS));
       next++;
     }
     const rest = arr.length - next;
@@ -2606,7 +2639,8 @@
     return parts;
   }
 
-  function bufferParts(st, buffer) {
+  // Node's formatArrayBuffer (lib/internal/util/inspect.js), as of 20.x–26.x
+  function formatArrayBuffer(st, buffer) {
     const parts = newList();
     let bytes;
     try {
@@ -2637,15 +2671,16 @@
     }
   }
 
-  function typedArrayParts(st, arr, length, level) {
+  // Node's formatTypedArray (lib/internal/util/inspect.js), as of 20.x–26.x; differs: fields read with captured %TypedArray% getters
+  function formatTypedArray(st, arr, length, level) {
     const shown = MathMin(MathMax(0, st.maxArrayLength), length);
     const parts = newList();
     const kind = TypedArrayPrototypeGetSymbolToStringTag(arr);
     const bigint = kind === 'BigInt64Array' || kind === 'BigUint64Array';
     for (let i = 0; i < shown; i++) {
       push(parts, bigint ?
-        showBigInt(st.paint, arr[i], st.numericSeparator) :
-        showNumber(st.paint, arr[i], st.numericSeparator));
+        formatBigInt(st.paint, arr[i], st.numericSeparator) :
+        formatNumber(st.paint, arr[i], st.numericSeparator));
     }
     if (length > shown) push(parts, moreItems(length - shown));
     if (st.showHidden && nodeMajor >= 22) {
@@ -2656,18 +2691,19 @@
       push(parts, extraProperty(st, 'buffer', TypedArrayPrototypeGetBuffer(arr), level, true));
     } else if (st.showHidden) {
       st.indent += 2;
-      push(parts, `[BYTES_PER_ELEMENT]: ${show(st, bytesPerElement(kind), level, true)}`);
-      push(parts, `[length]: ${show(st, length, level, true)}`);
-      push(parts, `[byteLength]: ${show(st, TypedArrayPrototypeGetByteLength(arr), level, true)}`);
-      push(parts, `[byteOffset]: ${show(st, TypedArrayPrototypeGetByteOffset(arr), level, true)}`);
-      push(parts, `[buffer]: ${show(st, TypedArrayPrototypeGetBuffer(arr), level, true)}`);
+      push(parts, `[BYTES_PER_ELEMENT]: ${formatValue(st, bytesPerElement(kind), level, true)}`);
+      push(parts, `[length]: ${formatValue(st, length, level, true)}`);
+      push(parts, `[byteLength]: ${formatValue(st, TypedArrayPrototypeGetByteLength(arr), level, true)}`);
+      push(parts, `[byteOffset]: ${formatValue(st, TypedArrayPrototypeGetByteOffset(arr), level, true)}`);
+      push(parts, `[buffer]: ${formatValue(st, TypedArrayPrototypeGetBuffer(arr), level, true)}`);
       st.indent -= 2;
     }
     return parts;
   }
 
   // A Set's values / a Map's "key => value" entries; `size` NaN means all.
-  function setParts(st, set, level, size) {
+  // Node's formatSet (lib/internal/util/inspect.js), as of 20.x–26.x; differs: iterates with the captured Set iterator (program replacements are not seen)
+  function formatSet(st, set, level, size) {
     const shown = MathMin(MathMax(0, st.maxArrayLength), size);
     const parts = newList();
     st.indent += 2;
@@ -2675,14 +2711,15 @@
     for (let n = 0; n < shown || shown !== shown; n++) {
       const step = SetIteratorPrototypeNext(it);
       if (step.done) break;
-      push(parts, show(st, step.value, level, false));
+      push(parts, formatValue(st, step.value, level, false));
     }
     if (size - shown > 0) push(parts, moreItems(size - shown));
     st.indent -= 2;
     return parts;
   }
 
-  function mapParts(st, map, level, size) {
+  // Node's formatMap (lib/internal/util/inspect.js), as of 20.x–26.x; differs: iterates with the captured Map iterator (program replacements are not seen)
+  function formatMap(st, map, level, size) {
     const shown = MathMin(MathMax(0, st.maxArrayLength), size);
     const parts = newList();
     st.indent += 2;
@@ -2691,7 +2728,7 @@
       const step = MapIteratorPrototypeNext(it);
       if (step.done) break;
       const pair = step.value;
-      push(parts, `${show(st, pair[0], level, false)} => ${show(st, pair[1], level, false)}`);
+      push(parts, `${formatValue(st, pair[0], level, false)} => ${formatValue(st, pair[1], level, false)}`);
     }
     if (size - shown > 0) push(parts, moreItems(size - shown));
     st.indent -= 2;
@@ -2699,11 +2736,12 @@
   }
 
   // Values previewed from a Set iterator or WeakSet (weak ones sorted).
-  function listParts(st, level, values, weak) {
+  // Node's formatSetIterInner (lib/internal/util/inspect.js), as of 20.x–26.x (also for WeakSet entries, as formatWeakSet)
+  function formatSetIterInner(st, level, values, weak) {
     const shown = MathMin(MathMax(st.maxArrayLength, 0), values.length);
     const parts = newList();
     st.indent += 2;
-    for (let i = 0; i < shown; i++) push(parts, show(st, values[i], level, false));
+    for (let i = 0; i < shown; i++) push(parts, formatValue(st, values[i], level, false));
     st.indent -= 2;
     if (weak && !st.sorted) ArrayPrototypeSort(parts);
     if (values.length > shown) push(parts, moreItems(values.length - shown));
@@ -2712,22 +2750,23 @@
 
   // Pairs previewed from a Map iterator (as "[ k, v ]") or a WeakMap (as
   // "k => v", sorted).
-  function pairParts(st, level, flat, weak) {
+  // Node's formatMapIterInner (lib/internal/util/inspect.js), as of 20.x–26.x (also for WeakMap entries, as formatWeakMap)
+  function formatMapIterInner(st, level, flat, weak) {
     const pairs = flat.length / 2;
     const limit = MathMax(st.maxArrayLength, 0);
     const shown = MathMin(limit, pairs);
     const parts = newList();
     st.indent += 2;
     for (let i = 0; i < shown; i++) {
-      const k = show(st, flat[2 * i], level, false);
-      const v = show(st, flat[2 * i + 1], level, false);
+      const k = formatValue(st, flat[2 * i], level, false);
+      const v = formatValue(st, flat[2 * i + 1], level, false);
       if (weak) {
         push(parts, `${k} => ${v}`);
       } else {
         const pair = newList();
         push(pair, k);
         push(pair, v);
-        push(parts, layout(st, pair, '', '[', ']', AS_ARRAY_EXTRAS, level, undefined));
+        push(parts, reduceToSingleString(st, pair, '', '[', ']', AS_ARRAY_EXTRAS, level, undefined));
       }
     }
     if (weak && !st.sorted) ArrayPrototypeSort(parts);
@@ -2736,7 +2775,8 @@
     return parts;
   }
 
-  function promiseParts(st, promise, level) {
+  // Node's formatPromise (lib/internal/util/inspect.js), as of 20.x–26.x
+  function formatPromise(st, promise, level) {
     const parts = newList();
     const details = nPromiseState(promise);
     if (details[0] === 0) {
@@ -2744,13 +2784,14 @@
       return parts;
     }
     st.indent += 2;
-    const result = show(st, details[1], level, false);
+    const result = formatValue(st, details[1], level, false);
     st.indent -= 2;
     push(parts, details[0] === 2 ? `${st.paint('<rejected>', 'special')} ${result}` : result);
     return parts;
   }
 
-  function namespaceParts(st, ns, level, keys) {
+  // Node's formatNamespaceObject (lib/internal/util/inspect.js), as of 20.x–26.x
+  function formatNamespaceObject(st, ns, level, keys) {
     const parts = newList();
     for (let i = 0; i < keys.length; i++) {
       let d;
@@ -2760,10 +2801,10 @@
         d = undefined;
       }
       if (d !== undefined) {
-        push(parts, showProperty(st, ns, level, keys[i], AS_PROPERTIES, d));
+        push(parts, formatProperty(st, ns, level, keys[i], AS_PROPERTIES, d));
       } else {
         // An uninitialized binding: print the key as usual and the marker.
-        const line = showProperty(st, ns, level, keys[i], AS_PROPERTIES, { value: '', enumerable: true });
+        const line = formatProperty(st, ns, level, keys[i], AS_PROPERTIES, { value: '', enumerable: true });
         push(parts, StringPrototypeSlice(line, 0, line.length - 2) + st.paint('<uninitialized>', 'special'));
       }
     }
@@ -2784,7 +2825,7 @@
       } else if (isPlainKey(key)) {
         name = key === '__proto__' ? "['__proto__']" : st.paint(key, 'name');
       } else {
-        name = st.paint(quote(key), 'string');
+        name = st.paint(strEscape(key), 'string');
       }
       return enumerable === false ? `[${name}]` : name;
     }
@@ -2794,7 +2835,7 @@
     if (key === '__proto__') return "['__proto__']";
     if (enumerable === false) return `[${escapeText(key, true)}]`;
     if (isPlainKey(key)) return st.paint(key, 'name');
-    return st.paint(quote(key), 'string');
+    return st.paint(strEscape(key), 'string');
   }
 
   // The value of an accessor property: [Getter], [Setter], [Getter/Setter],
@@ -2816,9 +2857,9 @@
       if (got === null) {
         text = `${paint(`[${label}:`, 'special')} ${paint('null', 'null')}${paint(']', 'special')}`;
       } else if (typeof got === 'object') {
-        text = `${paint(`[${label}]`, 'special')} ${show(st, got, level, false)}`;
+        text = `${paint(`[${label}]`, 'special')} ${formatValue(st, got, level, false)}`;
       } else {
-        text = `${paint(`[${label}:`, 'special')} ${showPrimitive(paint, got, st)}${paint(']', 'special')}`;
+        text = `${paint(`[${label}:`, 'special')} ${formatPrimitive(paint, got, st)}${paint(']', 'special')}`;
       }
       st.indent -= 2;
       return text;
@@ -2846,12 +2887,12 @@
       if (got === null) {
         text = `${paint(`[${label}:`, 'special')} ${paint('null', 'null')}${paint(']', 'special')}`;
       } else if (typeof got === 'object' || typeof got === 'function') {
-        text = `${paint(`[${label}]`, 'special')} ${show(st, got, level, false)}`;
+        text = `${paint(`[${label}]`, 'special')} ${formatValue(st, got, level, false)}`;
       } else {
-        text = `${paint(`[${label}:`, 'special')} ${showPrimitive(paint, got, st)}${paint(']', 'special')}`;
+        text = `${paint(`[${label}:`, 'special')} ${formatPrimitive(paint, got, st)}${paint(']', 'special')}`;
       }
     } catch (err) {
-      text = `${paint(`[${label}:`, 'special')} <Inspection threw (${show(st, err, level, false)})>${
+      text = `${paint(`[${label}:`, 'special')} <Inspection threw (${formatValue(st, err, level, false)})>${
         paint(']', 'special')}`;
     }
     st.indent -= 2;
@@ -2860,7 +2901,8 @@
 
   // "key: value" for a property of `obj` (just the value for elements).
   // `desc` defaults to the own descriptor (or the getter-free inherited value).
-  function showProperty(st, obj, level, key, mode, desc, receiver) {
+  // Node's formatProperty (lib/internal/util/inspect.js), as of 20.x–26.x; a getter runs only with the `getters` option, as in Node
+  function formatProperty(st, obj, level, key, mode, desc, receiver) {
     if (desc === undefined) {
       desc = ObjectGetOwnPropertyDescriptor(obj, key);
       if (desc === undefined) desc = { value: lookupData(obj, key), enumerable: true };
@@ -2880,7 +2922,7 @@
       // is wider than breakLength to its own line.
       const step = st.compact === true && mode === AS_PROPERTIES ? 3 : 2;
       st.indent += step;
-      text = show(st, desc.value, level, false);
+      text = formatValue(st, desc.value, level, false);
       if (step === 3 && st.breakLength < getStringWidth(text, st.colors)) {
         separator = `\n${StringPrototypeRepeat(' ', st.indent)}`;
       }
@@ -2893,7 +2935,8 @@
   // ---- Layout ----
 
   // Would `parts` fit on one line together with `extra` columns of context?
-  function fitsOneLine(st, parts, extra, head) {
+  // Node's isBelowBreakLength (lib/internal/util/inspect.js), as of 20.x–26.x
+  function isBelowBreakLength(st, parts, extra, head) {
     if (nodeMajor >= 24 && st.breakLength === Infinity) {
       // Node 24+: no width limit, so anything without a line break fits.
       if (StringPrototypeIncludes(head, '\n')) return false;
@@ -2911,7 +2954,8 @@
 
   // Arrange more than six short array entries in aligned columns (numbers
   // right-aligned, anything else left-aligned), as Node does.
-  function arrangeColumns(st, parts, value) {
+  // Node's groupArrayElements (lib/internal/util/inspect.js), as of 20.x–26.x
+  function groupArrayElements(st, parts, value) {
     const count = st.maxArrayLength < parts.length ? parts.length - 1 : parts.length;
     const gap = 2; // ", "
     const widths = newList();
@@ -2989,14 +3033,15 @@
   // Join the parts of an object between its braces: on one line when they
   // fit (and the object is among the innermost `compact` levels), else one
   // part per line.
-  function layout(st, parts, head, open, close, mode, level, value) {
+  // Node's reduceToSingleString (lib/internal/util/inspect.js), as of 20.x–26.x
+  function reduceToSingleString(st, parts, head, open, close, mode, level, value) {
     const lead = head === '' ? '' : `${head} `;
     if (st.compact !== true) {
       if (typeof st.compact === 'number' && st.compact >= 1) {
         const before = parts.length;
-        if (mode === AS_ARRAY_EXTRAS && before > 6) parts = arrangeColumns(st, parts, value);
+        if (mode === AS_ARRAY_EXTRAS && before > 6) parts = groupArrayElements(st, parts, value);
         if (st.innermost - level < st.compact && parts.length === before &&
-            fitsOneLine(st, parts, parts.length + st.indent + open.length + head.length + 10, head)) {
+            isBelowBreakLength(st, parts, parts.length + st.indent + open.length + head.length + 10, head)) {
           const line = joinWith(parts, ', ');
           if (!StringPrototypeIncludes(line, '\n')) return `${lead}${open} ${line} ${close}`;
         }
@@ -3006,7 +3051,7 @@
     }
     // compact === true: as many parts per line as fit, aligned after `open`.
     const tail = head === '' ? '' : ` ${head}`;
-    if (fitsOneLine(st, parts, 0, head)) return `${open}${tail} ${joinWith(parts, ', ')} ${close}`;
+    if (isBelowBreakLength(st, parts, 0, head)) return `${open}${tail} ${joinWith(parts, ', ')} ${close}`;
     const pad = StringPrototypeRepeat(' ', st.indent);
     const first = head === '' && open.length === 1 ? ' ' : `${tail}\n${pad}  `;
     return `${open}${first}${joinWith(parts, `,\n${pad}  `)} ${close}`;
@@ -3019,7 +3064,8 @@
   // Does String(value) give a built-in rendering (so `%s` inspects it)? True
   // when the toString / Symbol.toPrimitive that would be used comes from a
   // prototype whose constructor is a built-in (or when there is none).
-  function usesBuiltinToString(value) {
+  // Node's hasBuiltInToString (lib/internal/util/inspect.js), as of 20.x–26.x; differs: decided from the prototype chain without getters or Proxy traps
+  function hasBuiltInToString(value) {
     value = unwrapProxy(value);
     if (value === null) return true;
     const toStringFn = lookupData(value, 'toString');
@@ -3053,7 +3099,8 @@
     return nl === -1 ? s : StringPrototypeSlice(s, 0, nl);
   }
   // `%j`: JSON, or '[Circular]' when JSON.stringify reports a cycle.
-  function jsonOrCircular(value) {
+  // Node's tryStringify (lib/internal/util/inspect.js), as of 20.x–26.x
+  function tryStringify(value) {
     try {
       return JSONStringify(value);
     } catch (err) {
@@ -3081,9 +3128,9 @@
   function specifierText(code, arg, o) {
     switch (code) {
       case 115: // %s
-        if (typeof arg === 'number') return showNumber(plainPaint, arg, o.numericSeparator);
-        if (typeof arg === 'bigint') return showBigInt(plainPaint, arg, o.numericSeparator);
-        if (typeof arg === 'object' && arg !== null && usesBuiltinToString(arg)) {
+        if (typeof arg === 'number') return formatNumber(stylizeNoColor, arg, o.numericSeparator);
+        if (typeof arg === 'bigint') return formatBigInt(stylizeNoColor, arg, o.numericSeparator);
+        if (typeof arg === 'object' && arg !== null && hasBuiltInToString(arg)) {
           const brief = copyOptions(o);
           brief.compact = 3;
           brief.colors = false;
@@ -3092,11 +3139,11 @@
         }
         return toStr(arg);
       case 106: // %j
-        return jsonOrCircular(arg);
+        return tryStringify(arg);
       case 100: // %d
-        if (typeof arg === 'bigint') return showBigInt(plainPaint, arg, o.numericSeparator);
+        if (typeof arg === 'bigint') return formatBigInt(stylizeNoColor, arg, o.numericSeparator);
         if (typeof arg === 'symbol') return 'NaN';
-        return showNumber(plainPaint, safeToNumber(arg), o.numericSeparator);
+        return formatNumber(stylizeNoColor, safeToNumber(arg), o.numericSeparator);
       case 79: // %O
         return inspectWithOptions(arg, o);
       case 111: { // %o
@@ -3107,12 +3154,12 @@
         return inspectWithOptions(arg, full);
       }
       case 105: // %i
-        if (typeof arg === 'bigint') return showBigInt(plainPaint, arg, o.numericSeparator);
+        if (typeof arg === 'bigint') return formatBigInt(stylizeNoColor, arg, o.numericSeparator);
         if (typeof arg === 'symbol') return 'NaN';
-        return showNumber(plainPaint, NumberParseInt(toStr(arg)), o.numericSeparator);
+        return formatNumber(stylizeNoColor, NumberParseInt(toStr(arg)), o.numericSeparator);
       case 102: // %f
         if (typeof arg === 'symbol') return 'NaN';
-        return showNumber(plainPaint, NumberParseFloat(toStr(arg)), o.numericSeparator);
+        return formatNumber(stylizeNoColor, NumberParseFloat(toStr(arg)), o.numericSeparator);
       default: // %c
         return '';
     }
@@ -3127,7 +3174,8 @@
   // consume arguments (only while arguments remain; "%%" is always "%");
   // remaining strings are appended verbatim, other values inspected, all
   // separated by single spaces.
-  function render(o, args) {
+  // Node's formatWithOptionsInternal (lib/internal/util/inspect.js), as of 20.x–26.x; differs: ToString of program values emulated (safeToString)
+  function formatWithOptionsInternal(o, args) {
     const first = args[0];
     let next = 0;
     let out = '';
@@ -3168,13 +3216,15 @@
   // =========================================================================
 
   function formatLog(args) {
-    return render(LOG_OPTIONS, args);
+    return formatWithOptionsInternal(LOG_OPTIONS, args);
   }
 
+  // Node's formatWithOptions (lib/internal/util/inspect.js), as of 20.x–26.x; differs: takes the arguments as one array
   function formatWithOptions(inspectOptions, args) {
-    return render(applyUserOptions(copyOptions(DEFAULT_OPTIONS), inspectOptions), args);
+    return formatWithOptionsInternal(applyUserOptions(copyOptions(DEFAULT_OPTIONS), inspectOptions), args);
   }
 
+  // Node's inspect (lib/internal/util/inspect.js), as of 20.x–26.x; differs: the console's defaults (depth 4); customInspect and stylize ignored
   function inspect(value, opts) {
     return inspectWithOptions(value, applyUserOptions(copyOptions(LOG_OPTIONS), opts));
   }
@@ -3204,7 +3254,8 @@
     }
     return undefined;
   }
-  function userOptions(st) {
+  // Node's getUserOptions (lib/internal/util/inspect.js), as of 20.x–26.x; differs: only for runtime inspectors (program util.inspect.custom is never called)
+  function getUserOptions(st) {
     return {
       stylize: st.paint,
       showHidden: st.showHidden,
@@ -3231,7 +3282,8 @@
 
   // console.time* durations: "12.345ms", "1.235s", "1:02.500 (m:ss.mmm)",
   // "1:02:03.004 (h:mm:ss.mmm)".
-  function elapsedText(ms) {
+  // Node's formatTime (lib/internal/console/constructor.js), as of 20.x–26.x
+  function formatTime(ms) {
     if (!(ms >= 1000)) return `${NumberCtor(NumberPrototypeToFixed(ms, 3))}ms`;
     let hours = 0;
     let minutes = 0;
@@ -3264,7 +3316,8 @@
     }
     return line + right;
   }
-  function boxRow(cells, widths) {
+  // Node's renderRow (lib/internal/cli_table.js), as of 20.x–26.x
+  function renderRow(cells, widths) {
     let line = '\u2502 ';
     for (let i = 0; i < cells.length; i++) {
       if (i !== 0) line += ' \u2502 ';
@@ -3291,14 +3344,15 @@
       }
       widths[c] = width;
     }
-    let out = `${boxLine(widths, '\u250c', '\u252c', '\u2510')}\n${boxRow(head, widths)}\n` +
+    let out = `${boxLine(widths, '\u250c', '\u252c', '\u2510')}\n${renderRow(head, widths)}\n` +
       `${boxLine(widths, '\u251c', '\u253c', '\u2524')}\n`;
-    for (let r = 0; r < rows.length; r++) out += `${boxRow(rows[r], widths)}\n`;
+    for (let r = 0; r < rows.length; r++) out += `${renderRow(rows[r], widths)}\n`;
     return out + boxLine(widths, '\u2514', '\u2534', '\u2518');
   }
 
   // Node's ERR_INVALID_ARG_TYPE description of the received value.
-  function describeReceived(value) {
+  // Node's determineSpecificType (lib/internal/errors.js), as of 20.x–26.x; differs: no getters
+  function determineSpecificType(value) {
     if (value === null) return 'null';
     if (value === undefined) return 'undefined';
     switch (typeof value) {
@@ -3328,7 +3382,7 @@
 
   function invalidArgType(name, expected, actual, callee) {
     const err = new TypeErrorCtor(`The "${name}" argument must be an instance of ${expected}. ` +
-      `Received ${describeReceived(actual)}`);
+      `Received ${determineSpecificType(actual)}`);
     ObjectDefineProperty(err, 'code', {
       __proto__: null, value: 'ERR_INVALID_ARG_TYPE', writable: true, enumerable: true, configurable: true,
     });
@@ -3469,10 +3523,10 @@
     }
 
     function log() {
-      write(render(options, argsFrom(arguments, 0)));
+      write(formatWithOptionsInternal(options, argsFrom(arguments, 0)));
     }
     function warn() {
-      write(render(options, argsFrom(arguments, 0)));
+      write(formatWithOptionsInternal(options, argsFrom(arguments, 0)));
     }
     function dir(value, dirOptions) {
       write(inspectWithOptions(value, applyUserOptions(copyOptions(options), dirOptions)));
@@ -3494,9 +3548,9 @@
       const args = newList();
       push(args, '%s: %s');
       push(args, label);
-      push(args, elapsedText(nNow() - started));
+      push(args, formatTime(nNow() - started));
       if (extra !== undefined) for (let i = 0; i < extra.length; i++) push(args, extra[i]);
-      write(render(options, args));
+      write(formatWithOptionsInternal(options, args));
       return true;
     }
     function timeEnd(label) {
@@ -3507,7 +3561,7 @@
       reportTime('timeLog', labelText(label), argsFrom(arguments, 1));
     }
     function trace() {
-      const message = render(options, argsFrom(arguments, 0));
+      const message = formatWithOptionsInternal(options, argsFrom(arguments, 0));
       const frames = nStackFrames();
       const header = message === '' ? 'Trace' : `Trace: ${message}`;
       write(frames === '' ? header : `${header}\n${frames}`);
@@ -3527,7 +3581,7 @@
       } else {
         args[0] = args.length === 0 ? 'Assertion failed' : `Assertion failed: ${safeToString(args[0])}`;
       }
-      write(render(options, args));
+      write(formatWithOptionsInternal(options, args));
     }
     function clear() {
       // Node clears only a TTY; our output never is one.
@@ -3548,7 +3602,7 @@
       MapPrototypeDelete(counts, safeToString(label));
     }
     function group() {
-      if (arguments.length !== 0) write(render(options, argsFrom(arguments, 0)));
+      if (arguments.length !== 0) write(formatWithOptionsInternal(options, argsFrom(arguments, 0)));
       indent += '  ';
     }
     function groupEnd() {
@@ -3558,7 +3612,7 @@
       if (properties !== undefined && !isArrayValue(properties)) {
         throw invalidArgType('properties', 'Array', properties, table);
       }
-      write(data !== null && typeof data === 'object' ? tableText(data, properties) : render(options, [data]));
+      write(data !== null && typeof data === 'object' ? tableText(data, properties) : formatWithOptionsInternal(options, [data]));
     }
 
     const methods = {
