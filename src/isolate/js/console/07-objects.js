@@ -117,7 +117,8 @@
   }
 
   // getPrefix() for an object of no special kind.
-  function genericLabel(value, ctor, tag) {
+  // Node's getCtxStyle (lib/internal/util/inspect.js), as of 20.x–26.x
+  function getCtxStyle(value, ctor, tag) {
     if (ctor !== null) return getPrefix(ctor, tag, '');
     const internal = nConstructorName(value);
     return getPrefix(ctor, tag, internal === tag ? 'Object' : internal);
@@ -379,14 +380,14 @@
         head = getBoxedBase(value, st, keys, ctor, tag, kind);
         if (keys.length === 0 && bare) return head;
       } else {
-        const label = genericLabel(value, ctor, tag);
+        const label = getCtxStyle(value, ctor, tag);
         if (none) return `${label}{}`;
         open = `${label}{`;
       }
     }
 
     if (level > st.depth) {
-      const label = StringPrototypeSlice(genericLabel(value, ctor, tag), 0, -1);
+      const label = StringPrototypeSlice(getCtxStyle(value, ctor, tag), 0, -1);
       return st.paint(ctor === null ? label : `[${label}]`, 'special');
     }
     level += 1;
@@ -459,7 +460,7 @@
       if (!isStackOverflowError(err)) throw err;
       st.stack.length--;
       st.indent = savedIndent;
-      const label = StringPrototypeSlice(genericLabel(value, ctor, tag), 0, -1);
+      const label = StringPrototypeSlice(getCtxStyle(value, ctor, tag), 0, -1);
       return st.paint(`[${label}: Inspection interrupted prematurely. Maximum call stack size exceeded.]`, 'special');
     }
 

@@ -4,7 +4,8 @@
 
   // ---- Entries ----
 
-  function moreItems(n) {
+  // Node's remainingText (lib/internal/util/inspect.js), as of 20.x–26.x
+  function remainingText(n) {
     return `... ${n} more item${n > 1 ? 's' : ''}`;
   }
   function emptyItems(st, n) {
@@ -21,7 +22,7 @@
       if (d === undefined) return formatSpecialArray(st, arr, level, shown, parts, i);
       push(parts, formatProperty(st, arr, level, i, AS_ELEMENTS, d));
     }
-    if (length > shown) push(parts, moreItems(length - shown));
+    if (length > shown) push(parts, remainingText(length - shown));
     return parts;
   }
 
@@ -48,7 +49,7 @@
     if (parts.length !== limit) {
       if (rest > 0) push(parts, emptyItems(st, rest));
     } else if (rest > 0) {
-      push(parts, moreItems(rest));
+      push(parts, remainingText(rest));
     }
     return parts;
   }
@@ -96,7 +97,7 @@
         formatBigInt(st.paint, arr[i], st.numericSeparator) :
         formatNumber(st.paint, arr[i], st.numericSeparator));
     }
-    if (length > shown) push(parts, moreItems(length - shown));
+    if (length > shown) push(parts, remainingText(length - shown));
     if (st.showHidden && nodeMajor >= 22) {
       push(parts, extraProperty(st, 'BYTES_PER_ELEMENT', bytesPerElement(kind), level, true));
       push(parts, extraProperty(st, 'length', length, level, true));
@@ -127,7 +128,7 @@
       if (step.done) break;
       push(parts, formatValue(st, step.value, level, false));
     }
-    if (size - shown > 0) push(parts, moreItems(size - shown));
+    if (size - shown > 0) push(parts, remainingText(size - shown));
     st.indent -= 2;
     return parts;
   }
@@ -144,7 +145,7 @@
       const pair = step.value;
       push(parts, `${formatValue(st, pair[0], level, false)} => ${formatValue(st, pair[1], level, false)}`);
     }
-    if (size - shown > 0) push(parts, moreItems(size - shown));
+    if (size - shown > 0) push(parts, remainingText(size - shown));
     st.indent -= 2;
     return parts;
   }
@@ -158,7 +159,7 @@
     for (let i = 0; i < shown; i++) push(parts, formatValue(st, values[i], level, false));
     st.indent -= 2;
     if (weak && !st.sorted) ArrayPrototypeSort(parts);
-    if (values.length > shown) push(parts, moreItems(values.length - shown));
+    if (values.length > shown) push(parts, remainingText(values.length - shown));
     return parts;
   }
 
@@ -185,7 +186,7 @@
     }
     if (weak && !st.sorted) ArrayPrototypeSort(parts);
     st.indent -= 2;
-    if (pairs - limit > 0) push(parts, moreItems(pairs - limit));
+    if (pairs - limit > 0) push(parts, remainingText(pairs - limit));
     return parts;
   }
 

@@ -7,7 +7,7 @@
 
   // console.time* durations: "12.345ms", "1.235s", "1:02.500 (m:ss.mmm)",
   // "1:02:03.004 (h:mm:ss.mmm)".
-  // Node's formatTime (lib/internal/console/constructor.js), as of 20.x–26.x
+  // Node's formatTime (lib/internal/console/constructor.js in 20.x, lib/internal/util/debuglog.js later), as of 20.x–26.x
   function formatTime(ms) {
     if (!(ms >= 1000)) return `${NumberCtor(NumberPrototypeToFixed(ms, 3))}ms`;
     let hours = 0;
@@ -52,6 +52,7 @@
     return `${line} \u2502`;
   }
   // `columns[c][r]` is the text of row r in column c (missing: '').
+  // Node's table (lib/internal/cli_table.js), as of 20.x–26.x; named drawTable as `table` is the console method
   function drawTable(head, columns) {
     let rowCount = -Infinity;
     for (let c = 0; c < columns.length; c++) {
@@ -264,7 +265,8 @@
       }
       MapPrototypeSet(timers, label, nNow());
     }
-    function reportTime(method, label, extra) {
+    // Node's timeLogImpl (lib/internal/console/constructor.js in 20.x, lib/internal/util/debuglog.js later), as of 20.x–26.x; differs: warnings go to onWarning
+    function timeLogImpl(method, label, extra) {
       const started = MapPrototypeGet(timers, label);
       if (started === undefined) {
         warning(`No such label '${label}' for console.${method}()`);
@@ -280,10 +282,10 @@
     }
     function timeEnd(label) {
       label = labelText(label);
-      if (reportTime('timeEnd', label)) MapPrototypeDelete(timers, label);
+      if (timeLogImpl('timeEnd', label)) MapPrototypeDelete(timers, label);
     }
     function timeLog(label) {
-      reportTime('timeLog', labelText(label), argsFrom(arguments, 1));
+      timeLogImpl('timeLog', labelText(label), argsFrom(arguments, 1));
     }
     function trace() {
       const message = formatWithOptionsInternal(options, argsFrom(arguments, 0));
