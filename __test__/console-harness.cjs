@@ -3,7 +3,7 @@
 //
 //   node --expose-internals __test__/console-harness.cjs [--filter text]
 //
-// World "ours":   a fresh vm context, src/isolate/js/console/inspect.js evaluated in it
+// World "ours":   a fresh vm context, the console script (src/isolate/js/console/) evaluated in it
 //                 with natives from Node internals (console-natives.cjs).
 // World "oracle": a fresh vm context formatted by this Node's own
 //                 util.formatWithOptions / Console.

@@ -1,10 +1,10 @@
 'use strict';
-// The `natives` interface of src/isolate/js/console/inspect.js, implemented from Node
-// internals so the formatter can run in plain Node (tests and benchmark).
-// Requires `node --expose-internals`. See the header of inspect.js for the
-// contract; the Rust side implements the same functions with the v8 crate.
+// The `natives` interface of the console script (src/isolate/js/console/, its parts joined by
+// join.cjs there as the runtime joins them), implemented from Node internals so the formatter
+// can run in plain Node (tests and benchmark). Requires `node --expose-internals`. See the
+// header of the script (00-header.js) for the contract; the Rust side implements the same
+// functions with the v8 crate.
 
-const fs = require('node:fs');
 const path = require('node:path');
 const vm = require('node:vm');
 const { types } = require('node:util');
@@ -22,7 +22,8 @@ const {
 const SharedArrayBufferByteLength = Function.prototype.call.bind(
   Object.getOwnPropertyDescriptor(SharedArrayBuffer.prototype, 'byteLength').get);
 
-const INSPECT_PATH = path.join(__dirname, '..', 'src', 'isolate', 'js', 'console', 'inspect.js');
+const CONSOLE_DIR = path.join(__dirname, '..', 'src', 'isolate', 'js', 'console');
+const { joinConsoleScript } = require(path.join(CONSOLE_DIR, 'join.cjs'));
 const INSPECT_FILENAME = 'code-runtime-native:console';
 
 function typeTag(v) {
@@ -117,15 +118,15 @@ function createNatives(options = {}) {
 
 let compiled;
 /**
- * Evaluate inspect.js in `context` (a vm context) and return its API, set to follow this Node's
+ * Evaluate the console script in `context` (a vm context) and return its API, set to follow this Node's
  * major (as the runtime sets it to the host's).
  */
 function loadInto(context, natives) {
-  compiled ??= new vm.Script(fs.readFileSync(INSPECT_PATH, 'utf8'), { filename: INSPECT_FILENAME });
+  compiled ??= new vm.Script(joinConsoleScript(), { filename: INSPECT_FILENAME });
   const factory = compiled.runInContext(context);
   const api = factory(natives);
   api.setNodeMajor(Number(process.versions.node.split('.')[0]));
   return api;
 }
 
-module.exports = { createNatives, loadInto, typeTag, INSPECT_PATH, INSPECT_FILENAME };
+module.exports = { createNatives, loadInto, typeTag, CONSOLE_DIR, INSPECT_FILENAME };

@@ -2,7 +2,7 @@
 //
 //   node bench/console-node-vs-impl.mjs          (re-runs itself with --expose-internals)
 //
-// "ours":  src/isolate/js/console/inspect.js loaded in a fresh vm context (natives from
+// "ours":  the console script (src/isolate/js/console/) loaded in a fresh vm context (natives from
 //          Node internals, see __test__/console-natives.cjs); the loop runs
 //          inside that context and calls console.log of createConsole(),
 //          whose entries are pushed into an array.
@@ -88,7 +88,7 @@ const nf = median(results.nodeFormat);
 const nfo = median(results.nodeFormatWithOptions);
 console.log(`node ${process.version}, ${CALLS} calls, median of ${ROUNDS} rounds`);
 console.log(`  outputs identical to Node: ${same}`);
-console.log(`  ours (inspect.js in a vm context):         ${ours.toFixed(1)} ms`);
+console.log(`  ours (console script in a vm context):     ${ours.toFixed(1)} ms`);
 console.log(`  node util.format:                          ${nf.toFixed(1)} ms   ratio ours/node ${(ours / nf).toFixed(2)}x`);
 console.log(`  node util.formatWithOptions(console opts): ${nfo.toFixed(1)} ms   ratio ours/node ${(ours / nfo).toFixed(2)}x`);
 console.log(`  sample entry: ${JSON.stringify(oursEntries[oursEntries.length - 1])}`);

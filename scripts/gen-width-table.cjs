@@ -1,5 +1,5 @@
 'use strict';
-// Regenerates the column-width table embedded in src/isolate/js/console/inspect.js (WIDTH_TABLE).
+// Regenerates the column-width table embedded in src/isolate/js/console/04-width.js (WIDTH_TABLE).
 // Run with the Node whose output we match:  node --expose-internals scripts/gen-width-table.cjs
 // Node measures display width with ICU (East Asian Width, emoji presentation, zero-width
 // categories); the isolate has no such API, so we snapshot the per-code-point widths that

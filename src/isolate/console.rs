@@ -1,11 +1,60 @@
-//! Natives for the console formatter (src/isolate/js/console/inspect.js): what JavaScript cannot see without
-//! running program code. None of them calls into JavaScript.
+//! The console formatter (src/isolate/js/console/, README.md there): its script, joined from the
+//! folder's parts, and its natives, what JavaScript cannot see without running program code. None of
+//! the natives calls into JavaScript.
 
 use super::natives::{table, Table};
 use super::stack::current_program_frames;
 use super::state::elapsed_ms;
 
-/// The natives inspect.js receives.
+/// Joins the named files of src/isolate/js/console/ in order, at compile time; the build fails unless
+/// the names are the lines of its parts.txt, the list the tests join (join.cjs there).
+macro_rules! console_script {
+    ($($part:literal),+ $(,)?) => {{
+        const _: () = assert!(
+            same_text(concat!($($part, "\n"),+), include_str!("js/console/parts.txt")),
+            "the parts console.rs joins are not src/isolate/js/console/parts.txt"
+        );
+        concat!($(include_str!(concat!("js/console/", $part))),+)
+    }};
+}
+
+/// Whether two texts are equal, at compile time.
+const fn same_text(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The console script: one function expression `(function (natives) { … })`, the parts joined.
+pub const SCRIPT: &str = console_script![
+    "00-header.js",
+    "01-intrinsics.js",
+    "02-access.js",
+    "03-text.js",
+    "04-width.js",
+    "05-options.js",
+    "06-primitives.js",
+    "07-objects.js",
+    "08-bases.js",
+    "09-errors.js",
+    "10-entries.js",
+    "11-property.js",
+    "12-layout.js",
+    "13-format.js",
+    "14-console.js",
+    "15-api.js",
+];
+
+/// The natives the console script receives.
 pub fn natives() -> Table {
     table![
         "typeTag" => type_tag,
@@ -21,7 +70,7 @@ pub fn natives() -> Table {
     ]
 }
 
-/// The type tags of inspect.js's header, checked in its order.
+/// The type tags of the console script's header (00-header.js), checked in its order.
 fn tag_of(v: v8::Local<v8::Value>) -> i32 {
     if v.is_proxy() {
         1

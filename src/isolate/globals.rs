@@ -13,8 +13,7 @@ use super::{console, web};
 use crate::ledger::text::Text;
 use crate::outcome::FailureKind;
 
-static CONSOLE_JS: RuntimeScript =
-    RuntimeScript::new("code-runtime-native:console.js", include_str!("js/console/inspect.js"));
+static CONSOLE_JS: RuntimeScript = RuntimeScript::new("code-runtime-native:console.js", console::SCRIPT);
 static WEB_JS: RuntimeScript = RuntimeScript::new("code-runtime-native:web.js", include_str!("js/web.js"));
 static RUNTIME_JS: RuntimeScript = RuntimeScript::new("code-runtime-native:runtime.js", include_str!("js/runtime.js"));
 

@@ -6,7 +6,7 @@
 //   log(text: string): void            one log entry through the output ledger
 //   exit(code: string): void           ends the run (uncatchable) with worker-exit
 //   queueMicrotask(fn): void           the isolate's microtask queue
-//   createConsole(emit): console       Node's console methods (src/isolate/js/console/inspect.js)
+//   createConsole(emit): console       Node's console methods (src/isolate/js/console/)
 //   TextDecoder                        the runtime's TextDecoder class (src/isolate/js/web.js)
 // }
 (function (natives) {
