@@ -1,8 +1,8 @@
 // The console parity corpus.
 //
 // Every case is JavaScript source evaluated identically in two fresh vm
-// contexts ("worlds"): one where src/isolate/js/console/inspect.js was loaded (ours) and
-// one untouched (the oracle, formatted by Node's own util / Console).
+// contexts ("worlds"): one where the console formatter (src/isolate/js/console/) was loaded
+// (ours) and one untouched (the oracle, formatted by Node's own util / Console).
 //
 // Case kinds:
 //   format  (default)  `src` is a function body returning the argument list;
@@ -976,7 +976,7 @@ export function knownDifferenceFor(testCase, major) {
   return known;
 }
 
-// Mutation test: after inspect.js is loaded, the program replaces/deletes
+// Mutation test: after the console formatter is loaded, the program replaces/deletes
 // these globals, prototype methods and iterators and adds getters/setters
 // everywhere; every format case must still produce the unmutated output.
 export const MUTATIONS = String.raw`

@@ -1,5 +1,5 @@
-// Parity of src/isolate/js/console/inspect.js with the Node this suite runs under (20, 22,
-// 24 or 26; the formatter follows that major, see src/isolate/js/console/README.md): every
+// Parity of the console formatter (src/isolate/js/console/, its parts joined) with the Node this
+// suite runs under (20, 22, 24 or 26; the formatter follows that major, see src/isolate/js/console/README.md): every
 // corpus case is formatted by our implementation in a fresh vm context (a bare
 // realm, primordials captured from it) and by Node's own
 // util.formatWithOptions / Console, and the strings must be byte-identical.
