@@ -366,6 +366,26 @@ describe('Python', () => {
     expect((await runtime.run({ program, bindings: tools('all').bindings })).value).toBe('timer')
   })
 
+  it('a program that rebinds builtins bends neither the clock nor the randomness: the runner binds its own', async () => {
+    const program = [
+      PY_IMPORTS,
+      'import builtins',
+      'def rebound(*args, **kwargs):',
+      '    raise RuntimeError("the program rebound this builtin")',
+      'builtins.getattr = rebound',
+      'builtins.ValueError = None',
+      'start = time.monotonic()',
+      'await asyncio.sleep(0.25)',
+      'try:',
+      '    os.urandom(-1)',
+      'except BaseException as e:',
+      '    refused = [type(e).__name__, str(e)]',
+      'return [round((time.monotonic() - start) * 1000), len(os.urandom(5)), refused]',
+    ].join('\n')
+    const { result } = await uninterrupted(runtime, program, fresh())
+    expect(result.value).toStrictEqual([250, 5, ['ValueError', 'negative argument not allowed']])
+  })
+
   it('threads are refused, saying why; run() keeps them', async () => {
     const program = `${PY_IMPORTS}out = []
 for start in (lambda: threading.Thread(target=print).start(), lambda: __import__("_thread").start_new_thread(print, ())):
