@@ -92,17 +92,20 @@ impl Staging {
         self.dir.join(SCRATCH)
     }
 
-    /// Errors are ignored: the directory is best-effort garbage once the run settles. When the
-    /// tree walk cannot even open the directory (descriptors exhausted), what staging made is
-    /// removed by name, which needs no descriptor.
+    /// Errors are ignored: the directory is best-effort garbage once the run settles. What
+    /// staging made is removed by name, newest first (a forked run's is its empty scratch
+    /// directory, a run's tmpfs mounted over it only in its own mount namespace): on a busy
+    /// directory such as `/tmp` each extra lookup waits on its lock (bursts of runs spent
+    /// milliseconds in the walk's `openat` alone). Only when that leaves the directory (a
+    /// program without namespaces wrote into its scratch) is the tree walked.
     pub fn remove(&self) {
-        if std::fs::remove_dir_all(&self.dir).is_ok() || !self.dir.exists() {
+        for path in self.created.iter().rev() {
+            let _ = std::fs::remove_dir(path).or_else(|_| std::fs::remove_file(path));
+        }
+        if std::fs::remove_dir(&self.dir).is_ok() {
             return;
         }
-        for path in self.created.iter().rev() {
-            let _ = std::fs::remove_file(path).or_else(|_| std::fs::remove_dir(path));
-        }
-        let _ = std::fs::remove_dir(&self.dir);
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
