@@ -32,6 +32,12 @@ CPU_MARGIN = 0.02
 TRUNCATED = "\u2026 [truncated]"
 # The `done` sent when nothing else could be.
 FIXED_DONE = b'{"type":"done","error":{"kind":"exception","message":"<unrenderable>"}}\n'
+# A spare that has waited this long (ms) for its run rehearses one (`rehearse`); one whose run
+# comes sooner (runs back to back, or a child booted on its run's own path) goes straight to it.
+REHEARSE_AFTER_MS = 5
+# What the rehearsal wraps: the shapes a program's first steps take (an import, a call, a
+# branch, an await, a structured value).
+REHEARSAL = "import time\nx = [1, 2]\nif x:\n    print(len(x), 'a')\nreturn {'k': await tools.f(x)}"
 
 
 def durable_world(
@@ -174,9 +180,9 @@ def open_channel(
 ):
     """fd 3, the run's channel: one residual buffer shared by the blocking and the asynchronous
     reader. Returns `send_bytes(data, absorbing=False)`, `send(frame)`, `read_frame_blocking()`,
-    `send_now(data)` (a signal handler's one frame, never waiting) and `reply_reader(handle_line)`,
+    `send_now(data)` (a signal handler's one frame, never waiting), `reply_reader(handle_line)`,
     which makes the reply pump over `handle_line(bytes)`: `(attach(loop), detach(loop),
-    drain_replies())`."""
+    drain_replies())`, and `quiet(ms)`, whether no frame arrives within `ms`."""
     import select
     import socket
 
@@ -306,6 +312,14 @@ def open_channel(
             state["pos"] = 0
         return line
 
+    def quiet(ms):
+        """Whether no frame is buffered and fd 3 shows nothing (no bytes, no end) for `ms`."""
+        if state["buf"].find(b"\n", state["pos"]) >= 0:
+            return False
+        waiter = poll()
+        waiter.register(FD, POLLIN)
+        return not waiter.poll(ms)
+
     def read_frame_blocking():
         """The next frame, or None at EOF (a partial line at EOF is dropped)."""
         while True:
@@ -372,7 +386,7 @@ def open_channel(
 
         return attach, detach, drain_replies
 
-    return send_bytes, send, read_frame_blocking, send_now, reply_reader
+    return send_bytes, send, read_frame_blocking, send_now, reply_reader, quiet
 
 
 def clamped(wanted, inherited, cpu, infinity, min=min):
@@ -1000,12 +1014,34 @@ def report_stops(
                 pass  # a limit past what a timer can hold (cpuSeconds up to 2^53): the kernel's alone
 
 
+def rehearse(
+    loop_runner, P, threading, io, builtins, sys,
+    wrap=wrap, log_streams=log_streams, program=REHEARSAL, Exception=Exception,
+):
+    """A run's first steps, once, by a spare waiting for its run: a program wrapped and compiled,
+    the log streams made, a turn of the event loop. The pages they write are then this process's
+    own copies of the template's, which the run would otherwise fault in on its way to the
+    program's first statement (docs/python.md#the-rehearsal). Only the runner's own code runs,
+    and everything it makes is dropped. It only saves time: should any of it fail, the run goes on
+    as it would have without."""
+    try:
+        wrap(program)
+        log_streams(P, None, 1 << 20, threading, io, builtins, sys)
+        if loop_runner is not None:
+            async def turn():
+                return None
+
+            loop_runner.run(turn())
+    except Exception:
+        pass
+
+
 def main(
     P=P, BaseException=BaseException, RuntimeError=RuntimeError, isinstance=isinstance, type=type,
     len=len, dict=dict, hasattr=hasattr, exec=exec, _exit=os._exit,
     open_channel=open_channel, apply_limits=apply_limits, cpu_check=cpu_check, log_streams=log_streams,
     namespace_proxies=namespace_proxies, wrap=wrap, settlement=settlement, durable_world=durable_world,
-    report_stops=report_stops,
+    report_stops=report_stops, rehearse=rehearse, rehearse_after=REHEARSE_AFTER_MS,
 ):
     """One run, put together from the functions above, each made before the program runs."""
     import builtins
@@ -1019,7 +1055,7 @@ def main(
     import threading
     import traceback
 
-    send_bytes, send, read_frame_blocking, send_now, reply_reader = open_channel(P, threading)
+    send_bytes, send, read_frame_blocking, send_now, reply_reader, quiet = open_channel(P, threading)
 
     # This process waits for its run here (a spare): the event loop the program will run in
     # (asyncio.Runner, what asyncio.run uses, from Python 3.11) is made now, off the run's path.
@@ -1027,6 +1063,8 @@ def main(
     loop_runner = asyncio.Runner() if hasattr(asyncio, "Runner") else None
     if loop_runner is not None:
         loop_runner.get_loop()
+    if quiet(rehearse_after):
+        rehearse(loop_runner, P, threading, io, builtins, sys)
 
     # ---- boot ---------------------------------------------------------------------------------
     boot = read_frame_blocking()

@@ -180,5 +180,115 @@ class StopLocation(unittest.TestCase):
         self.assertIsNone(runner.stop_location(sys._getframe(0), [], protocol.quote))
 
 
+def in_child(check):
+    """Runs `check()` in a forked child (it may take fd 3 and the event loop as a run would) and
+    returns what it returned, or the exception it raised, as text."""
+    import traceback
+
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        import warnings
+
+        # What a check leaves open goes with the child.
+        warnings.simplefilter("ignore", ResourceWarning)
+        os.close(r)
+        try:
+            outcome = repr(check())
+        except BaseException:
+            outcome = "raised " + traceback.format_exc()
+        os.write(w, outcome.encode())
+        os._exit(0)
+    os.close(w)
+    chunks = []
+    while chunk := os.read(r, 65536):
+        chunks.append(chunk)
+    os.close(r)
+    os.waitpid(pid, 0)
+    return b"".join(chunks).decode()
+
+
+def above_3(fd, fcntl):
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
+    os.close(fd)
+    return moved
+
+
+def on_fd3():
+    """A socket pair whose child end is fd 3, as a run's channel is; returns the host's end."""
+    import fcntl
+    import socket
+
+    pair = socket.socketpair()
+    # Both ends above fd 3 first: the pair itself may have been given fd 3.
+    host, child = (socket.socket(fileno=above_3(end.detach(), fcntl)) for end in pair)
+    os.dup2(child.fileno(), protocol.PROTOCOL_FD)
+    child.close()
+    return host
+
+
+class Rehearsal(unittest.TestCase):
+    def test_quiet_until_a_frame_or_the_end_arrives(self):
+        def check():
+            import threading
+
+            host = on_fd3()
+            # Kept whole: the channel's socket lives in its writers, and closes fd 3 with them.
+            channel = runner.open_channel(protocol, threading)
+            read_frame, quiet = channel[2], channel[5]
+            seen = [quiet(5)]
+            host.sendall(b'{"type":"boot"}\n')
+            seen += [quiet(5), read_frame(), quiet(5)]
+            host.sendall(b'{"type":')
+            seen.append(quiet(5))
+            host.close()
+            seen.append(quiet(5))
+            return seen
+
+        self.assertEqual(in_child(check), repr([True, False, {"type": "boot"}, True, False, False]))
+
+    def test_a_frame_already_buffered_is_not_quiet(self):
+        def check():
+            import threading
+
+            host = on_fd3()
+            channel = runner.open_channel(protocol, threading)
+            read_frame, quiet = channel[2], channel[5]
+            host.sendall(b'{"type":"boot"}\n{"type":"run"}\n')
+            return [read_frame(), quiet(5), read_frame()]
+
+        self.assertEqual(in_child(check), repr([{"type": "boot"}, False, {"type": "run"}]))
+
+    def test_it_leaves_nothing_a_run_sees(self):
+        def check():
+            import asyncio
+            import builtins
+            import io
+            import linecache
+            import signal
+            import threading
+
+            loop_runner = asyncio.Runner() if hasattr(asyncio, "Runner") else None
+            if loop_runner is not None:
+                loop_runner.get_loop()
+
+            def state():
+                return (sys.stdout, sys.stderr, builtins.print, sorted(linecache.cache), signal.getsignal(signal.SIGINT),
+                        threading.active_count(), asyncio._get_running_loop())
+
+            before = state()
+            runner.rehearse(loop_runner, protocol, threading, io, builtins, sys)
+            runner.rehearse(None, protocol, threading, io, builtins, sys)
+            after = state()
+
+            async def seven():
+                return len(asyncio.all_tasks())
+
+            ran = loop_runner.run(seven()) if loop_runner is not None else asyncio.run(seven())
+            return [after == before, ran]
+
+        self.assertEqual(in_child(check), repr([True, 1]))
+
+
 if __name__ == "__main__":
     unittest.main()
