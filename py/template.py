@@ -2,11 +2,12 @@
 
 Started once per runtime as `python3 -u -I <staging>/template.py <addon>` with its channel to the
 host on fd 3 (a SOCK_SEQPACKET socket: one frame, and its descriptors, per message). It imports the
-bootstrap's modules and what a run imports, never runs a program, and forks one child per `fork`
-request. The child places the run's descriptors, takes the run's layers in the addon
+bootstrap's modules and what a run imports, never runs a program, and then serves in the addon
+(`crn_template_serve`, src/python/template/serve.rs), which forks one child per `fork` request
+and returns only in that child. The child places the run's descriptors, takes the run's layers in the addon
 (`crn_python_enter`, the helper's own code), and returns from it as the run's program process,
-which then runs the bootstrap exactly as a spawned child would. The template reaps each child it
-forked and writes how it ended to that child's exit pipe, whose read end the host holds.
+which then runs the bootstrap exactly as a spawned child would. The addon's loop reaps each child
+it forked and writes how it ended to that child's exit pipe, whose read end the host holds.
 
 Its frames are the `PythonTemplate` channel's in src/channel/table (docs/protocol.md#frames): a
 `fork` request is an id and its descriptors (the plan pipe, then stdin, stdout, stderr, the run's
@@ -60,6 +61,9 @@ ENTER = ADDON.crn_python_enter
 ENTER.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_uint64)]
 ENTER.restype = ctypes.c_int
 AFTER_FORK = ctypes.pythonapi.PyOS_AfterFork_Child
+SERVE = ADDON.crn_template_serve
+SERVE.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.c_size_t]
+SERVE.restype = ctypes.c_int
 
 
 def _mapped_bytes(path):
@@ -82,8 +86,6 @@ ADDON_BYTES = _mapped_bytes(sys.argv[1])
 def child(fds):
     """The forked child: its plan read from the plan pipe (the first descriptor, which the
     template never reads), the run's descriptors in place, its layers, then the bootstrap."""
-    signal.set_wakeup_fd(-1)
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     plan = read_plan(fds[0])
     os.close(fds[0])
     fds = fds[1:]
@@ -139,87 +141,21 @@ def become_bootstrap(plan):
 
 
 def serve():
+    """Says it is ready, then serves in the addon (`crn_template_serve`, which touches none of this
+    interpreter's objects, so the pages the template shares with its waiting children stay
+    shared). It returns only in a forked child, with the descriptors of its run's request."""
     chan = socket.socket(fileno=CHANNEL)
-    wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
-    signal.set_wakeup_fd(wake_w)
-    signal.signal(signal.SIGCHLD, lambda *_: None)
-    exits = {}  # pid -> write end of its exit pipe
     chan.sendall(json.dumps({"type": "template-ready", "addonBytes": ADDON_BYTES}).encode())
-    poller = select.poll()
-    poller.register(chan.fileno(), select.POLLIN)
-    poller.register(wake_r, select.POLLIN)
-    while True:
-        for fd, _ in poller.poll():
-            if fd == wake_r:
-                try:
-                    os.read(wake_r, 512)
-                except BlockingIOError:
-                    pass
-                reap(exits)
-                continue
-            message, fds, _, _ = socket.recv_fds(chan, 1 << 20, 8)
-            if not message:
-                # The host is gone: so is every run (their lifelines and the host's kill).
-                os._exit(0)
-            fork(chan, message, fds, exits)
-
-
-def fork(chan, message, fds, exits):
+    chan.detach()
+    given = (ctypes.c_int * 8)()
+    count = SERVE(CHANNEL, given, len(given))
+    if count < 0:
+        os._exit(1)
+    AFTER_FORK()
     try:
-        request = json.loads(message)
-        ident = request["id"]
-        if request.get("type") != "fork" or request.get("fds") != len(fds) or len(fds) < 6:
-            raise ValueError(request.get("type"))
-    except (ValueError, KeyError, TypeError, AttributeError):
-        for fd in fds:
-            os.close(fd)
-        return
-    try:
-        exit_r, exit_w = os.pipe2(os.O_CLOEXEC)
-        pid = os.fork()
-    except OSError as e:
-        for fd in fds:
-            os.close(fd)
-        chan.sendall(json.dumps({"type": "fork-failed", "id": ident, "message": str(e)}).encode())
-        return
-    if pid == 0:
-        try:
-            os.close(exit_r)
-            os.close(exit_w)
-            child(fds)
-        finally:
-            os._exit(125)
-    for fd in fds:
-        os.close(fd)
-    exits[pid] = exit_w
-    frame = json.dumps({"type": "forked", "id": ident, "pid": pid}).encode()
-    socket.send_fds(chan, [frame], [exit_r])
-    os.close(exit_r)
-
-
-def reap(exits):
-    while True:
-        try:
-            pid, status, usage = os.wait4(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-        exit_w = exits.pop(pid, None)
-        if exit_w is None:
-            continue
-        record = {
-            "code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
-            "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
-            "cpuMs": (usage.ru_utime + usage.ru_stime) * 1000.0,
-            "maxRssBytes": usage.ru_maxrss * 1024.0,
-        }
-        try:
-            os.write(exit_w, json.dumps(record).encode() + b"\n")
-        except OSError:
-            pass
-        os.close(exit_w)
-
+        child(list(given[:count]))
+    finally:
+        os._exit(125)
 
 
 # Every object made so far is the template's for good: a child's collector never walks them, so
