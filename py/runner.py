@@ -460,12 +460,14 @@ def cpu_check(cpu_soft, resource, signal, _kill=os.kill, _getpid=os.getpid, _exi
 
 
 def log_streams(
-    P, send, max_log_bytes, threading, io, builtins, sys,
+    P, send, threading, io, builtins, sys,
     isinstance=isinstance, type=type, str=str, len=len, TypeError=TypeError,
 ):
     """The run's logs: one LogBuffer (the ledger of both streams, its lock re-entrant), the
     line-coalescing stream class for `sys.stdout` and `sys.stderr`, and the `print` the program
-    gets. Returns `(log, LogStream, atomic_print)`."""
+    gets. Returns `(log, LogStream, atomic_print)`. Made before the boot frame says the budget
+    (the classes take a spare's wait, not the run's), so `log.budget(maxLogBytes)` opens the
+    ledger: until then it admits nothing."""
     string_cost = P.string_cost
 
     class LogBuffer:
@@ -475,7 +477,8 @@ def log_streams(
 
         def __init__(self):
             self.lock = threading.RLock()
-            self.remaining = max_log_bytes - 1
+            self.max_log_bytes = 0
+            self.remaining = -1
             self.parts = []
             self.pending = 0
             self.opened = False  # the current line already has an admitted open fragment
@@ -541,6 +544,11 @@ def log_streams(
                 if len(self.parts) > 64:
                     self.parts = ["".join(self.parts)]
 
+        def budget(self, max_log_bytes):
+            """The run's maxLogBytes, from its boot frame."""
+            self.max_log_bytes = max_log_bytes
+            self.remaining = max_log_bytes - 1
+
         def overflow(self):
             """An entry did not fit: the one marker, then nothing more."""
             with self.lock:
@@ -548,7 +556,7 @@ def log_streams(
                     return
                 self.stopped = True
                 self.parts, self.pending = [], 0
-                send({"type": "log", "text": P.log_truncation_marker(max_log_bytes), "truncated": True})
+                send({"type": "log", "text": P.log_truncation_marker(self.max_log_bytes), "truncated": True})
 
         def _flush_line(self, _):
             with self.lock:
@@ -1014,19 +1022,15 @@ def report_stops(
                 pass  # a limit past what a timer can hold (cpuSeconds up to 2^53): the kernel's alone
 
 
-def rehearse(
-    loop_runner, P, threading, io, builtins, sys,
-    wrap=wrap, log_streams=log_streams, program=REHEARSAL, Exception=Exception,
-):
+def rehearse(loop_runner, wrap=wrap, program=REHEARSAL, Exception=Exception):
     """A run's first steps, once, by a spare waiting for its run: a program wrapped and compiled,
-    the log streams made, a turn of the event loop. The pages they write are then this process's
+    and a turn of the event loop. The pages they write are then this process's
     own copies of the template's, which the run would otherwise fault in on its way to the
     program's first statement (docs/python.md#the-rehearsal). Only the runner's own code runs,
     and everything it makes is dropped. It only saves time: should any of it fail, the run goes on
     as it would have without."""
     try:
         wrap(program)
-        log_streams(P, None, 1 << 20, threading, io, builtins, sys)
         if loop_runner is not None:
             async def turn():
                 return None
@@ -1063,8 +1067,9 @@ def main(
     loop_runner = asyncio.Runner() if hasattr(asyncio, "Runner") else None
     if loop_runner is not None:
         loop_runner.get_loop()
+    log, LogStream, atomic_print = log_streams(P, send, threading, io, builtins, sys)
     if quiet(rehearse_after):
-        rehearse(loop_runner, P, threading, io, builtins, sys)
+        rehearse(loop_runner)
 
     # ---- boot ---------------------------------------------------------------------------------
     boot = read_frame_blocking()
@@ -1079,7 +1084,7 @@ def main(
         send({"type": "done", "error": {"kind": "exception", "message": "bootstrap: applying resource limits failed\n" + reason}})
         _exit(0)
     cpu_post_check = cpu_check(cpu_soft, resource, signal)
-    log, LogStream, atomic_print = log_streams(P, send, max_log_bytes, threading, io, builtins, sys)
+    log.budget(max_log_bytes)
     program_globals, calls = namespace_proxies(P, boot["namespaces"], send_bytes, reply_reader, asyncio, threading, builtins)
     attach, detach, hold_answers, in_flight, calls_made, deliver_one = calls
     send({"type": "boot-ack"})

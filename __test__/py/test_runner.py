@@ -180,6 +180,28 @@ class StopLocation(unittest.TestCase):
         self.assertIsNone(runner.stop_location(sys._getframe(0), [], protocol.quote))
 
 
+class LogBudget(unittest.TestCase):
+    """The log streams are made before the boot frame says the budget (a spare makes them while it
+    waits); the budget it says is the one they keep."""
+
+    def test_the_boots_budget_is_the_ledgers(self):
+        import builtins
+        import io
+        import threading
+
+        sent = []
+        log, LogStream, _ = runner.log_streams(protocol, sent.append, threading, io, builtins, sys)
+        log.budget(24)
+        stream = LogStream("<stdout>")
+        stream.write("hello\n")
+        stream.write("x" * 40 + "\n")
+        stream.write("after\n")
+        self.assertEqual(sent, [
+            {"type": "log", "text": "hello"},
+            {"type": "log", "text": protocol.log_truncation_marker(24), "truncated": True},
+        ])
+
+
 def in_child(check):
     """Runs `check()` in a forked child (it may take fd 3 and the event loop as a run would) and
     returns what it returned, or the exception it raised, as text."""
@@ -263,7 +285,6 @@ class Rehearsal(unittest.TestCase):
         def check():
             import asyncio
             import builtins
-            import io
             import linecache
             import signal
             import threading
@@ -277,8 +298,8 @@ class Rehearsal(unittest.TestCase):
                         threading.active_count(), asyncio._get_running_loop())
 
             before = state()
-            runner.rehearse(loop_runner, protocol, threading, io, builtins, sys)
-            runner.rehearse(None, protocol, threading, io, builtins, sys)
+            runner.rehearse(loop_runner)
+            runner.rehearse(None)
             after = state()
 
             async def seven():
