@@ -141,9 +141,9 @@ def become_bootstrap(plan):
 
 
 def serve():
-    """Says it is ready, then serves in the addon (`crn_template_serve`, which touches none of this
-    interpreter's objects, so the pages the template shares with its waiting children stay
-    shared). It returns only in a forked child, with the descriptors of its run's request."""
+    """Says it is ready, then serves in the addon (`crn_template_serve`: a request, the fork and
+    the reaping without a turn of the interpreter, whose objects are not touched again). It
+    returns only in a forked child, with the descriptors of its run's request."""
     chan = socket.socket(fileno=CHANNEL)
     chan.sendall(json.dumps({"type": "template-ready", "addonBytes": ADDON_BYTES}).encode())
     chan.detach()
