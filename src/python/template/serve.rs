@@ -22,6 +22,8 @@ use nix::sys::socket::{recvmsg, sendmsg, ControlMessage, ControlMessageOwned, Ms
 use nix::unistd::{fork, ForkResult};
 use serde_json::{json, Value};
 
+use crate::sandbox::exit::{try_reap, Exit};
+
 /// Descriptors a request may carry (the plan pipe, 0–3, the report and the lifeline).
 const MOST_FDS: usize = 8;
 /// The fewest: the plan pipe, 0–3 and the report.
@@ -168,24 +170,17 @@ fn send(channel: RawFd, frame: &[u8], fds: &[RawFd]) {
     while let Err(nix::errno::Errno::EINTR) = sendmsg::<()>(channel, &iov, cmsgs, MsgFlags::MSG_NOSIGNAL, None) {}
 }
 
-/// Reaps every child that has ended and writes how it ended to its exit pipe.
+/// Reaps every child that has ended (`try_reap`, the reaping every supervisor here shares) and
+/// writes how it ended to its exit pipe.
 fn reap(exits: &mut HashMap<i32, OwnedFd>) {
-    loop {
-        let mut status = 0;
-        // SAFETY: an all-zero rusage is a valid value for the kernel to fill.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: wait4 for any child, without blocking, into our own locals.
-        let pid = unsafe { libc::wait4(-1, &mut status, libc::WNOHANG, &mut usage) };
-        if pid <= 0 {
-            return;
-        }
+    let ended: Vec<(i32, Exit)> = exits.keys().filter_map(|&pid| Some((pid, try_reap(pid)?))).collect();
+    for (pid, exit) in ended {
         let Some(exit_w) = exits.remove(&pid) else { continue };
-        let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
         let record = json!({
-            "code": libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)),
-            "signal": libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status)),
-            "cpuMs": (seconds(usage.ru_utime) + seconds(usage.ru_stime)) * 1000.0,
-            "maxRssBytes": usage.ru_maxrss as f64 * 1024.0,
+            "code": exit.code,
+            "signal": exit.signal,
+            "cpuMs": exit.cpu_ms,
+            "maxRssBytes": exit.max_rss_bytes,
         });
         // A host that closed its end has what it needs (SIGPIPE is ignored, as Python set it).
         let _ = nix::unistd::write(&exit_w, format!("{record}\n").as_bytes());
