@@ -176,3 +176,57 @@ fn mkdtemp(template: &str) -> std::io::Result<PathBuf> {
 /// (docs/sandbox.md#the-filesystem-a-child-sees).
 pub const SYSTEM_READ_ONLY: &[&str] =
     &["/usr", "/bin", "/lib", "/lib64", "/lib32", "/libx32", "/etc/ld.so.cache", "/etc/localtime", "/dev/urandom"];
+
+#[cfg(test)]
+mod tests {
+    use super::Staging;
+    use std::os::unix::fs::symlink;
+
+    /// A directory of the host's beside the staging directories, with a file in it.
+    fn host_dir(base: &std::path::Path) -> std::path::PathBuf {
+        let dir = base.join("host-files");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("keep"), b"the host's").unwrap();
+        dir
+    }
+
+    #[test]
+    fn what_a_run_without_namespaces_left_in_its_scratch_goes_and_no_link_is_followed() {
+        let base = tempfile_dir();
+        let host = host_dir(&base);
+        let staging = Staging::create(base.to_str().unwrap(), None).unwrap();
+        let scratch = staging.scratch();
+        std::fs::create_dir_all(scratch.join("a/b")).unwrap();
+        std::fs::write(scratch.join("a/b/f"), b"x").unwrap();
+        symlink(&host, scratch.join("to-host")).unwrap();
+        symlink(host.join("keep"), scratch.join("a/to-file")).unwrap();
+        staging.remove();
+        assert!(!staging.dir.exists());
+        assert_eq!(std::fs::read(host.join("keep")).unwrap(), b"the host's");
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn a_scratch_replaced_by_a_link_is_unlinked_not_followed() {
+        let base = tempfile_dir();
+        let host = host_dir(&base);
+        let staging = Staging::create(base.to_str().unwrap(), None).unwrap();
+        std::fs::remove_dir(staging.scratch()).unwrap();
+        symlink(&host, staging.scratch()).unwrap();
+        staging.remove();
+        assert!(!staging.dir.exists());
+        assert_eq!(std::fs::read(host.join("keep")).unwrap(), b"the host's");
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    fn tempfile_dir() -> std::path::PathBuf {
+        let base = std::env::temp_dir().join(format!(
+            "crn-staging-test-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir(&base).unwrap();
+        base
+    }
+}
