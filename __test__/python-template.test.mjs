@@ -139,6 +139,53 @@ describe('a forked run is what a spawned run is', () => {
     }
   })
 
+  it("gets asyncio's ssl on first use: the template holds no OpenSSL, and TLS behaves as in a spawned run", async () => {
+    const spawning = fakePython(BINS, 'no-template-ssl', { run: `exec ${PYTHON} "$@"`, template: false })
+    const before = new Set(pythonTemplates())
+    const forked = await load(PythonCodeRuntime, { graceMs: 300 })
+    const spawned = await load(PythonCodeRuntime, { graceMs: 300, pythonBin: spawning })
+    try {
+      const [template] = pythonTemplates().filter((pid) => !before.has(pid))
+      const maps = fs.readFileSync(`/proc/${template}/maps`, 'utf8')
+      expect(maps).toMatch(/libpython|python3/)
+      expect(maps).not.toMatch(/libssl|libcrypto|_ssl\./)
+      const program = `
+import asyncio, socket, sys
+import asyncio.base_events as base, asyncio.selector_events as selector, asyncio.sslproto as proto
+loaded_at_start = "_ssl" in sys.modules
+context = proto.ssl.create_default_context()
+import ssl
+a, b = socket.socketpair()
+b.close()
+try:
+    await asyncio.wait_for(asyncio.open_connection(sock=a, ssl=context, server_hostname="peer"), 5)
+    handshake = "no error"
+except Exception as e:
+    handshake = type(e).__name__
+return {
+    "loadedAtStart": loaded_at_start,
+    "context": type(context).__name__,
+    "asyncioHoldsSsl": [base.ssl is ssl, selector.ssl is ssl, proto.ssl is ssl],
+    "againErrors": getattr(proto, "SSLAgainErrors", None) == (ssl.SSLWantReadError, ssl.SSLSyscallError) if sys.version_info >= (3, 11) else None,
+    "handshake": handshake,
+}`
+      const a = await run(forked.runtime, program)
+      const b = await run(spawned.runtime, program)
+      // A spawned interpreter imports ssl with asyncio; a forked run only when something uses it.
+      expect(b.value.loadedAtStart).toBe(true)
+      expect(a.value.loadedAtStart).toBe(false)
+      expect({ ...a, value: { ...a.value, loadedAtStart: true } }).toEqual(b)
+      expect(b.value.handshake).not.toBe('no error')
+      expect(b.value.asyncioHoldsSsl).toEqual([true, true, true])
+      // What one run loaded is not the next run's.
+      expect(await run(forked.runtime, 'import sys\nreturn ["_ssl" in sys.modules, "ssl" in sys.modules]')).toEqual({ logs: [], value: [false, false] })
+      expect(await run(forked.runtime, 'import ssl\nreturn ssl.OPENSSL_VERSION.split()[0]')).toEqual({ logs: [], value: 'OpenSSL' })
+    } finally {
+      await forked.fiber.dispose()
+      await spawned.fiber.dispose()
+    }
+  })
+
   it('shares no random state with another run: random, uuid and secrets differ per run', async () => {
     const { runtime, fiber } = await load(PythonCodeRuntime, { graceMs: 300 })
     try {

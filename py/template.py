@@ -45,6 +45,49 @@ def _load_runner():
     return runner.main
 
 
+class _SslOnFirstUse(types.ModuleType):
+    """asyncio's `ssl` until something reads from it: then the real module, imported in that
+    process, in its place. `ssl` starts OpenSSL (4.4 MiB more for the template to hold, and
+    every fork copying its relocated pages) for runs that rarely use it; a run that does gets
+    the real module on first touch, as a bare interpreter's `import ssl` would give it."""
+
+    def __getattr__(self, name):
+        real = importlib.import_module("ssl")
+        for user in _SSL_USERS:
+            if vars(user).get("ssl") is self:
+                user.ssl = real
+        # What sslproto computes from `ssl` when it is imported (3.11 on).
+        sslproto = sys.modules["asyncio.sslproto"]
+        if sys.version_info >= (3, 11) and not hasattr(sslproto, "SSLAgainErrors"):
+            sslproto.SSLAgainErrors = (real.SSLWantReadError, real.SSLSyscallError)
+        return getattr(real, name)
+
+
+def _import_asyncio_without_ssl():
+    """asyncio as a run uses it, with `ssl` to be imported on first use (`_SslOnFirstUse`)."""
+    blocked = "ssl" not in sys.modules
+    if blocked:
+        sys.modules["ssl"] = None
+    try:
+        import asyncio.base_events
+        import asyncio.selector_events
+        import asyncio.sslproto
+    finally:
+        if blocked:
+            del sys.modules["ssl"]
+    users = (asyncio.base_events, asyncio.selector_events, asyncio.sslproto)
+    if blocked:
+        stand_in = _SslOnFirstUse("ssl")
+        for user in users:
+            if vars(user).get("ssl", stand_in) is None:
+                user.ssl = stand_in
+    return users
+
+
+import importlib  # noqa: E402
+
+_SSL_USERS = _import_asyncio_without_ssl()
+
 # What a run imports first, imported once here so each fork has it.
 import ast  # noqa: E402,F401
 import asyncio  # noqa: E402,F401
