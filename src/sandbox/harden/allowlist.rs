@@ -90,6 +90,14 @@ const ALLOWED: &[libc::c_long] = &[
     libc::SYS_madvise,
     libc::SYS_mremap,
     libc::SYS_brk,
+    // Memory protection keys, where the CPU has them (x86_64 PKU): V8's protected platform then
+    // keeps JIT code writable only to the thread writing it, marking its pages with
+    // `pkey_mprotect` (and a key it failed to set makes V8 abort); `pkey_alloc`/`pkey_free` for
+    // the keys. Nothing beyond what `mprotect` does to this process's own pages. Not seen with
+    // strace on a CPU without PKU, where V8 never calls them.
+    libc::SYS_pkey_mprotect,
+    libc::SYS_pkey_alloc,
+    libc::SYS_pkey_free,
     // Mutexes and condition variables: the platform's task queues, the isolate's locks.
     libc::SYS_futex,
     // Threads (`clone` itself is in `rules`): a new thread's start-up (robust futex list,

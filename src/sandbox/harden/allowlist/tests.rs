@@ -292,6 +292,39 @@ fn channel(fd: libc::c_int, peer: libc::c_int) -> Result<(), String> {
     Ok(())
 }
 
+/// Memory protection keys as V8's protected platform uses them (where the CPU has them): a page's
+/// key set with `pkey_mprotect` (key -1 is plain `mprotect`, on any CPU), a key allocated and
+/// freed (or refused as the CPU refuses it, never by the filter).
+fn protection_keys() -> Result<(), String> {
+    // SAFETY: a fresh anonymous page of this process, changed and unmapped here alone.
+    unsafe {
+        let page = libc::mmap(
+            std::ptr::null_mut(),
+            4096,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        );
+        if page == libc::MAP_FAILED {
+            return Err("mmap".into());
+        }
+        let keyed = libc::syscall(libc::SYS_pkey_mprotect, page, 4096usize, libc::PROT_READ, -1i32);
+        let keyed =
+            if keyed == 0 { Ok(()) } else { Err(format!("pkey_mprotect: {}", std::io::Error::last_os_error())) };
+        libc::munmap(page, 4096);
+        keyed?;
+        let key = libc::syscall(libc::SYS_pkey_alloc, 0u32, 0u32);
+        if key < 0 && errno() == libc::EPERM {
+            return Err("pkey_alloc refused".into());
+        }
+        if key >= 0 && libc::syscall(libc::SYS_pkey_free, key as i32) != 0 {
+            return Err(format!("pkey_free: {}", std::io::Error::last_os_error()));
+        }
+    }
+    Ok(())
+}
+
 /// The child's whole life: start-up, the filter, isolates on new threads, the refusals.
 fn child_main(mode: &str) -> Result<(), String> {
     let filtered = mode != "unfiltered";
@@ -342,6 +375,7 @@ fn child_main(mode: &str) -> Result<(), String> {
         _ => {}
     }
     channel(pair[0], pair[1])?;
+    protection_keys()?;
     // A panicking thread: the message on stderr, unwinding, the join reporting it.
     let panicked = std::thread::Builder::new()
         .name("allowlist-panic".into())
