@@ -3,4 +3,6 @@
 
 pub mod cpu_clock;
 #[cfg(unix)]
+pub mod fd_passing;
+#[cfg(unix)]
 pub mod poll;

@@ -16,11 +16,9 @@
 //! `null` when absent) once a child is reaped. Children share the template's namespaces, Landlock
 //! domain and address layout; what keeps them apart is docs/sandbox.md#host-safety.
 
-use std::io::{IoSlice, Write};
+use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
-
-use nix::sys::socket::{sendmsg, ControlMessage, MsgFlags};
 
 use super::Pristine;
 use crate::channel::child_frames;
@@ -220,14 +218,10 @@ fn write_all(fd: RawFd, bytes: &[u8]) -> bool {
 
 /// One message with descriptors attached (SCM_RIGHTS); the host receives them with its first byte.
 fn send_with_fds(fd: RawFd, bytes: &[u8], fds: &[RawFd]) -> bool {
-    let rights = [ControlMessage::ScmRights(fds)];
-    loop {
-        match sendmsg::<()>(fd, &[IoSlice::new(bytes)], &rights, MsgFlags::MSG_NOSIGNAL, None) {
-            Ok(n) if n == bytes.len() => return true,
-            // The descriptors went with the first bytes; the rest goes as plain data.
-            Ok(n) if n > 0 => return write_all(fd, &bytes[n..]),
-            Err(nix::errno::Errno::EINTR) => {}
-            _ => return false,
-        }
+    match crate::os::fd_passing::send(fd, bytes, fds) {
+        Ok(n) if n == bytes.len() => true,
+        // The descriptors went with the first bytes; the rest goes as plain data.
+        Ok(n) if n > 0 => write_all(fd, &bytes[n..]),
+        _ => false,
     }
 }

@@ -16,11 +16,12 @@ use std::os::unix::net::UnixStream;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags};
+use nix::sys::socket::MsgFlags;
 
 use super::process::{ProcessSpec, Reaper, SandboxProcess};
 use crate::channel::child_frames::{decode_template_reply, TemplateReply};
 use crate::channel::host_frames;
+use crate::os::fd_passing;
 use crate::panic::Lock;
 use crate::sandbox::exit::Exit;
 use crate::sandbox::Layers;
@@ -172,31 +173,14 @@ impl Template {
             return false;
         }
         let mut buf = [0u8; 4096];
-        let mut space = nix::cmsg_space!([RawFd; 8]);
-        let mut iov = [std::io::IoSliceMut::new(&mut buf)];
-        // Received descriptors are close-on-exec.
-        let flags = MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_CMSG_CLOEXEC;
-        let (n, fds) = match recvmsg::<()>(self.fd, &mut iov, Some(&mut space), flags) {
-            Ok(msg) => {
-                let fds: Vec<RawFd> = msg
-                    .cmsgs()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|c| match c {
-                        ControlMessageOwned::ScmRights(fds) => Some(fds),
-                        _ => None,
-                    })
-                    .flatten()
-                    .collect();
-                (msg.bytes, fds)
-            }
-            Err(nix::errno::Errno::EAGAIN | nix::errno::Errno::EINTR) => return false,
+        // Received descriptors are close-on-exec, and owned: what no reply claims is closed.
+        let (n, fds) = match fd_passing::receive(self.fd, &mut buf, MsgFlags::MSG_DONTWAIT) {
+            Ok(received) => received,
+            Err(nix::errno::Errno::EAGAIN) => return false,
             // ECONNRESET: the template died with our request unread. Gone either way.
             Err(_) => (0, Vec::new()),
         };
-        // SAFETY: the kernel installed these descriptors in this process for us; each is owned
-        // from here on.
-        control.fds.extend(fds.into_iter().map(|fd| unsafe { OwnedFd::from_raw_fd(fd) }));
+        control.fds.extend(fds);
         if n == 0 {
             control.dead = true;
             return true;

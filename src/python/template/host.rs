@@ -4,8 +4,7 @@
 //! comes back with `forked` (readable when the record is there, or at the template's end).
 
 use std::ffi::OsString;
-use std::io::IoSlice;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -14,11 +13,10 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use nix::sys::socket::{
-    recvmsg, sendmsg, socketpair, AddressFamily, ControlMessage, ControlMessageOwned, MsgFlags, SockFlag, SockType,
-};
+use nix::sys::socket::{socketpair, AddressFamily, MsgFlags, SockFlag, SockType};
 
 use super::frames::{child_plan, decode_reply, fork_request, ChildPlan, Reply};
+use crate::os::fd_passing;
 use crate::os::poll::wait_for;
 use crate::python::process::limits::LimitPlan;
 use crate::sandbox::exit::Exit;
@@ -137,8 +135,7 @@ impl PyTemplate {
         all.extend_from_slice(fds);
         let request = fork_request(id, all.len());
         let channel = self.channel.lock().unwrap_or_else(|p| p.into_inner());
-        let rights = [ControlMessage::ScmRights(&all)];
-        sendmsg::<()>(channel.as_raw_fd(), &[IoSlice::new(request.as_bytes())], &rights, MsgFlags::MSG_NOSIGNAL, None)
+        fd_passing::send(channel.as_raw_fd(), request.as_bytes(), &all)
             .map_err(|e| format!("the python template's channel: {e}"))?;
         drop(plan_pipe);
         let (reply, text, mut received) = receive(&channel, Instant::now() + FORK_DEADLINE)?;
@@ -206,18 +203,8 @@ fn receive(channel: &OwnedFd, deadline: Instant) -> Result<(Option<Reply>, Strin
         return Err("the python template did not answer in time".into());
     }
     let mut buf = vec![0u8; 4096];
-    let mut cmsg = nix::cmsg_space!([RawFd; 4]);
-    let mut iov = [std::io::IoSliceMut::new(&mut buf)];
-    let msg = recvmsg::<()>(channel.as_raw_fd(), &mut iov, Some(&mut cmsg), MsgFlags::MSG_CMSG_CLOEXEC)
+    let (n, received) = fd_passing::receive(channel.as_raw_fd(), &mut buf, MsgFlags::empty())
         .map_err(|e| format!("the python template's channel: {e}"))?;
-    let mut received = Vec::new();
-    for c in msg.cmsgs().map_err(|e| e.to_string())? {
-        if let ControlMessageOwned::ScmRights(list) = c {
-            // SAFETY: descriptors the kernel just installed for this process.
-            received.extend(list.into_iter().map(|fd| unsafe { OwnedFd::from_raw_fd(fd) }));
-        }
-    }
-    let n = msg.bytes;
     if n == 0 {
         return Err("the python template exited".into());
     }

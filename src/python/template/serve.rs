@@ -13,19 +13,19 @@
 //! its exit pipe. The loop ends the process at its channel's end of file.
 
 use std::collections::HashMap;
-use std::io::IoSlice;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use nix::sys::signal::{SigSet, SigmaskHow, Signal};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
-use nix::sys::socket::{recvmsg, sendmsg, ControlMessage, ControlMessageOwned, MsgFlags};
+use nix::sys::socket::MsgFlags;
 use nix::unistd::{fork, ForkResult};
 use serde_json::{json, Value};
 
+use crate::os::fd_passing;
 use crate::sandbox::exit::{try_reap, Exit};
 
-/// Descriptors a request may carry (the plan pipe, 0–3, the report and the lifeline).
-const MOST_FDS: usize = 8;
+/// The most descriptors a request carries: the plan pipe, 0–3, the report and the lifeline.
+const MOST_FDS: usize = 7;
 /// The fewest: the plan pipe, 0–3 and the report.
 const FEWEST_FDS: usize = 6;
 /// The largest request read (a request is a few dozen bytes).
@@ -96,34 +96,15 @@ fn serve(channel: RawFd) -> Option<Vec<RawFd>> {
 /// One message and its descriptors (owned: dropping them closes them); `None` at end of file or
 /// when the channel fails.
 fn receive(channel: RawFd, buf: &mut [u8]) -> Option<(Vec<u8>, Vec<OwnedFd>)> {
-    let mut space = nix::cmsg_space!([RawFd; MOST_FDS]);
-    loop {
-        let mut iov = [std::io::IoSliceMut::new(buf)];
-        let message = match recvmsg::<()>(channel, &mut iov, Some(&mut space), MsgFlags::MSG_CMSG_CLOEXEC) {
-            Err(nix::errno::Errno::EINTR) => continue,
-            Err(_) => return None,
-            Ok(message) => message,
-        };
-        let mut given = Vec::new();
-        for cmsg in message.cmsgs().ok()? {
-            if let ControlMessageOwned::ScmRights(fds) = cmsg {
-                // SAFETY: the kernel just installed these descriptors in this process for us.
-                given.extend(fds.into_iter().map(|fd| unsafe { OwnedFd::from_raw_fd(fd) }));
-            }
-        }
-        let bytes = message.bytes;
-        if bytes == 0 && given.is_empty() {
-            return None;
-        }
-        return Some((buf[..bytes].to_vec(), given));
-    }
+    let (bytes, given) = fd_passing::receive(channel, buf, MsgFlags::empty()).ok()?;
+    (bytes > 0 || !given.is_empty()).then(|| (buf[..bytes].to_vec(), given))
 }
 
 /// The request's id when it is a `fork` frame naming exactly the descriptors it came with.
 fn fork_id(request: &[u8], carried: usize) -> Option<u64> {
     let request: Value = serde_json::from_slice(request).ok()?;
     let fds = request["fds"].as_u64()? as usize;
-    (request["type"] == "fork" && fds == carried && carried >= FEWEST_FDS).then_some(())?;
+    (request["type"] == "fork" && fds == carried && (FEWEST_FDS..=MOST_FDS).contains(&carried)).then_some(())?;
     request["id"].as_u64()
 }
 
@@ -164,10 +145,7 @@ fn fork_child(channel: RawFd, id: u64, given: Vec<OwnedFd>, exits: &mut HashMap<
 
 /// One frame, with `fds`; a host that is gone is found by the next read.
 fn send(channel: RawFd, frame: &[u8], fds: &[RawFd]) {
-    let iov = [IoSlice::new(frame)];
-    let rights = [ControlMessage::ScmRights(fds)];
-    let cmsgs: &[ControlMessage] = if fds.is_empty() { &[] } else { &rights };
-    while let Err(nix::errno::Errno::EINTR) = sendmsg::<()>(channel, &iov, cmsgs, MsgFlags::MSG_NOSIGNAL, None) {}
+    let _ = fd_passing::send(channel, frame, fds);
 }
 
 /// Reaps every child that has ended (`try_reap`, the reaping every supervisor here shares) and
@@ -199,10 +177,11 @@ mod tests {
 
     #[test]
     fn anything_else_is_no_request() {
-        // Descriptors other than it says, too few for a run, another frame, an id that is no
+        // Descriptors other than it says, too few or too many for a run, another frame, an id that is no
         // count, no JSON at all.
         assert_eq!(fork_id(br#"{"type":"fork","id":7,"fds":6}"#, 7), None);
         assert_eq!(fork_id(br#"{"type":"fork","id":7,"fds":5}"#, 5), None);
+        assert_eq!(fork_id(br#"{"type":"fork","id":7,"fds":8}"#, 8), None);
         assert_eq!(fork_id(br#"{"type":"forked","id":7,"fds":6}"#, 6), None);
         assert_eq!(fork_id(br#"{"type":"fork","id":-1,"fds":6}"#, 6), None);
         assert_eq!(fork_id(br#"{"type":"fork","id":"7","fds":6}"#, 6), None);
