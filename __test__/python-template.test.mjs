@@ -83,6 +83,10 @@ describe('one template per runtime', () => {
     expect(started).toHaveLength(1)
     const [template] = started
     expect(fs.readdirSync(`/proc/${template}/task`)).toHaveLength(1)
+    // Its stderr is the host's (where a panic in its serving loop is printed), though Node opened
+    // its own close-on-exec; its standard input and output are /dev/null.
+    expect(fs.readlinkSync(`/proc/${template}/fd/2`)).toBe(fs.readlinkSync('/proc/self/fd/2'))
+    expect([0, 1].map((fd) => fs.readlinkSync(`/proc/${template}/fd/${fd}`))).toEqual(['/dev/null', '/dev/null'])
     // A session of its own: a terminal's signals to the host's group do not reach it.
     const stat = fs.readFileSync(`/proc/${template}/stat`, 'utf8')
     expect(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[3])).toBe(template)

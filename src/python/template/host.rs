@@ -84,6 +84,10 @@ impl PyTemplate {
                 // A session of its own: a terminal's Ctrl-C to the host's group (which a host may
                 // catch to cancel a turn) never reaches it.
                 libc::setsid();
+                // The host's stderr, as `Stdio::inherit` means it: Node opens its own with
+                // close-on-exec (a pipe's, at least), which the exec would close, leaving the
+                // template's messages (a panic's among them) no place but a descriptor it opens later.
+                libc::fcntl(2, libc::F_SETFD, 0);
                 crate::sandbox::fds::place_fd(theirs_raw, 3)?;
                 crate::sandbox::fds::close_from(4, true);
                 Ok(())
