@@ -133,3 +133,21 @@ describe('a panic at the python-enter site (a forked Python child)', () => {
     }
   })
 })
+
+// The other site in the Python template's processes: its serving loop (`crn_template_serve`,
+// in the addon) panics as it takes a fork request. The panic is caught there, so the template
+// exits as its script says (1) instead of aborting; the host finds the request unanswered and
+// spawns that run's interpreter, and the next run's new template (armed as well) does the same.
+// Every run succeeds.
+describe('a panic at the template-serve site (the Python template)', () => {
+  it('ends the template, never the host or a run: each run spawns its own interpreter and succeeds', async () => {
+    const { code, signal, stdout, stderr } = await host('template-serve', 'python')
+    expect({ code, signal }, stderr).toEqual({ code: 0, signal: null })
+    const report = JSON.parse(stdout)
+    expect([report.first, ...report.after, ...report.concurrent]).toEqual([0, 1, 2, 3, 4].map(ok))
+    // Printed on the template's stderr (the host's), and caught: an unwind into Python's C frames
+    // would have aborted the template instead.
+    expect(stderr).toContain('test panic at the template-serve site (CODE_RUNTIME_NATIVE_TEST_PANIC)')
+    expect(stderr).not.toMatch(/cannot unwind|aborting/)
+  })
+})

@@ -84,6 +84,7 @@ fn serve(channel: RawFd) -> Option<Vec<RawFd>> {
             unsafe { libc::_exit(0) }
         };
         let Some(id) = fork_id(&request, given.len()) else { continue };
+        crate::panic::switch::trip(crate::panic::switch::Site::TemplateServe);
         if let Some(child) = fork_child(channel, id, given, &mut exits) {
             drop(signals);
             drop(exits);
