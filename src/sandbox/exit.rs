@@ -40,28 +40,39 @@ pub fn running(pid: i32) -> bool {
 
 /// `wait4(pid, WNOHANG)`.
 pub fn try_reap(pid: i32) -> Option<Exit> {
+    wait4_nohang(pid).map(|(_, exit)| exit)
+}
+
+/// `wait4(-1, WNOHANG)`: one child that has ended, reaped, and its pid (`None`: none has). A
+/// parent of many reaps them all by calling this until it returns `None`, one system call per
+/// child rather than one per child it holds.
+pub fn reap_any() -> Option<(i32, Exit)> {
+    wait4_nohang(-1)
+}
+
+fn wait4_nohang(pid: i32) -> Option<(i32, Exit)> {
     let mut status = 0;
     // SAFETY: rusage is plain data.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: wait4 with pointers to locals.
-    let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
-    if r != pid {
+    let reaped = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+    if reaped <= 0 {
         return None;
     }
     let ms = |t: libc::timeval| t.tv_sec as f64 * 1000.0 + t.tv_usec as f64 / 1000.0;
+    // Without WUNTRACED or WCONTINUED, wait4 reports only children that ended.
     let (code, signal) = if libc::WIFEXITED(status) {
         (Some(libc::WEXITSTATUS(status)), None)
-    } else if libc::WIFSIGNALED(status) {
-        (None, Some(libc::WTERMSIG(status)))
     } else {
-        return None;
+        (None, Some(libc::WTERMSIG(status)))
     };
-    Some(Exit {
+    let exit = Exit {
         code,
         signal,
         cpu_ms: ms(usage.ru_utime) + ms(usage.ru_stime),
         max_rss_bytes: usage.ru_maxrss as f64 * if cfg!(target_os = "macos") { 1.0 } else { 1024.0 },
-    })
+    };
+    Some((reaped, exit))
 }
 
 impl Exit {
@@ -75,4 +86,72 @@ impl Exit {
 
 pub fn signal_name(sig: i32) -> String {
     Signal::try_from(sig).map(|s| s.as_str().to_string()).unwrap_or_else(|_| sig.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{reap_any, try_reap};
+    use std::time::{Duration, Instant};
+
+    /// Forks a child that runs `body` and exits with what it returns (nothing else of the test
+    /// binary runs there), and reaps it.
+    fn in_child(body: fn() -> i32) -> Option<super::Exit> {
+        // SAFETY: the child calls only `body` (system calls on its own children) and `_exit`.
+        let pid = match unsafe { libc::fork() } {
+            0 => unsafe { libc::_exit(body()) },
+            pid => pid,
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(exit) = try_reap(pid) {
+                return Some(exit);
+            }
+            if Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn reap_any_reaps_every_ended_child_once_with_its_own_status() {
+        // In a child of its own, so that no other test's children are reaped here. Its exit code
+        // says what went wrong: 0 nothing, 1 a status not the child's, 2 a child left.
+        let exit = in_child(|| {
+            let mut left: Vec<(i32, i32)> = Vec::new();
+            for code in [3, 4, 5, 6] {
+                // SAFETY: the grandchild only exits.
+                match unsafe { libc::fork() } {
+                    0 => unsafe { libc::_exit(code) },
+                    pid => left.push((pid, code)),
+                }
+            }
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while !left.is_empty() && Instant::now() < deadline {
+                match reap_any() {
+                    Some((pid, exit)) => match left.iter().position(|&(p, _)| p == pid) {
+                        Some(i) if (exit.code, exit.signal) == (Some(left[i].1), None) => drop(left.remove(i)),
+                        _ => return 1,
+                    },
+                    None => std::thread::sleep(Duration::from_millis(1)),
+                }
+            }
+            if left.is_empty() && reap_any().is_none() {
+                0
+            } else {
+                2
+            }
+        });
+        assert_eq!(exit.map(|e| (e.code, e.signal)), Some((Some(0), None)));
+    }
+
+    #[test]
+    fn a_killed_child_is_reported_by_its_signal() {
+        let exit = in_child(|| {
+            // SAFETY: the child waits to be killed.
+            unsafe { libc::raise(libc::SIGKILL) };
+            0
+        });
+        assert_eq!(exit.map(|e| (e.code, e.signal)), Some((None, Some(libc::SIGKILL))));
+    }
 }

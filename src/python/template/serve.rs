@@ -22,7 +22,7 @@ use nix::unistd::{fork, ForkResult};
 use serde_json::{json, Value};
 
 use crate::os::fd_passing;
-use crate::sandbox::exit::{try_reap, Exit};
+use crate::sandbox::exit::reap_any;
 
 /// The most descriptors a request carries: the plan pipe, 0–3, the report and the lifeline.
 const MOST_FDS: usize = 7;
@@ -149,11 +149,10 @@ fn send(channel: RawFd, frame: &[u8], fds: &[RawFd]) {
     let _ = fd_passing::send(channel, frame, fds);
 }
 
-/// Reaps every child that has ended (`try_reap`, the reaping every supervisor here shares) and
-/// writes how it ended to its exit pipe.
+/// Reaps every child that has ended (`reap_any`: one `wait4` per ended child, however many live)
+/// and writes how it ended to its exit pipe.
 fn reap(exits: &mut HashMap<i32, OwnedFd>) {
-    let ended: Vec<(i32, Exit)> = exits.keys().filter_map(|&pid| Some((pid, try_reap(pid)?))).collect();
-    for (pid, exit) in ended {
+    while let Some((pid, exit)) = reap_any() {
         let Some(exit_w) = exits.remove(&pid) else { continue };
         let record = json!({
             "code": exit.code,
@@ -178,8 +177,8 @@ mod tests {
 
     #[test]
     fn anything_else_is_no_request() {
-        // Descriptors other than it says, too few or too many for a run, another frame, an id that is no
-        // count, no JSON at all.
+        // Descriptors other than it says, too few or too many for a run, another frame, an id
+        // that is no count, no JSON at all.
         assert_eq!(fork_id(br#"{"type":"fork","id":7,"fds":6}"#, 7), None);
         assert_eq!(fork_id(br#"{"type":"fork","id":7,"fds":5}"#, 5), None);
         assert_eq!(fork_id(br#"{"type":"fork","id":7,"fds":8}"#, 8), None);
