@@ -7,6 +7,7 @@
 // kind `protocol` marks the breach: `ctx.codeRuntime` reports it as `worker-exit` with the same
 // message, `ctx.ptcRuntime` as `protocol` (lib/session.mjs; both seams with a real Python cause:
 // ptc-failures.test.mjs).
+import fs from 'node:fs'
 import { describe, expect, it, vi } from 'vitest'
 import native from '../lib/native.mjs'
 import { loadIsolate } from './helpers.mjs'
@@ -107,6 +108,36 @@ describe.runIf(native.containedIsolatesAvailable())('a subverted sandbox process
       landlock >= 6 ? 'kill(template, 0): Operation not permitted (os error 1)' : 'kill(template, 0): allowed',
     ])
     expect(report.processesLeft).toBe(0)
+  })
+
+  // The template that forks these processes runs no program, but the host reads its channel as it
+  // reads theirs (src/process_tier/host/template.rs): one answer per fork asked, naming the fork's
+  // id, its two descriptors and no others, lines of at most 1 KiB, exits only of processes it forked.
+  // A template that breaks one is killed with every process it forked; the run fails naming the
+  // rule (the pool tries a fresh template first, which here breaks it too), and the host keeps
+  // none of what it sent. Before ids, an answer to a fork not asked (one that missed its deadline)
+  // was taken as the next fork's, with its descriptors.
+  it.each([
+    ['template-stale-answer', 'it answered a question the host did not ask'],
+    ['template-extra-fds', 'it attached descriptors no answer claims'],
+    ['template-flood', 'a line exceeded its size cap'],
+    ['template-phantom-exit', 'it reported the exit of a process it did not fork'],
+    ['template-garbage', 'a line did not parse'],
+    ['template-silent', 'it did not answer a fork within 2 s'],
+  ])('a template that breaks its channel (%s) is killed: the run fails naming the rule, nothing is left', (scenario, rule) => {
+    const fds = fs.readdirSync('/proc/self/fd').length
+    const report = forge(scenario)
+    expect(report.result).toEqual({
+      logs: [],
+      error: {
+        kind: 'worker-exit',
+        message: `failed to start the isolate's sandbox process: its template broke the channel's rules (${rule}); it was killed`,
+      },
+    })
+    expect(report.calls).toBe(0)
+    expect(report.processesLeft).toBe(0)
+    expect(sandboxProcesses()).toEqual([])
+    expect(fs.readdirSync('/proc/self/fd').length).toBe(fds)
   })
 
   it('leaves no sandbox process behind, and a real runtime still runs return 1', async () => {

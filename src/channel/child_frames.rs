@@ -83,17 +83,22 @@ pub fn done_frame(
     line
 }
 
+/// The longest line the isolate template sends (its longest is `exited`'s, under 100 bytes); the
+/// host kills a template that sends a longer one.
+pub const TEMPLATE_LINE_BYTES: usize = 1024;
+
 /// The template's first line.
 pub const TEMPLATE_READY: &str = "{\"type\":\"template-ready\"}\n";
 
-/// `{"type":"forked","pid":N}`, sent with the child's channel and pidfd.
-pub fn forked_frame(pid: i32) -> String {
-    format!("{{\"type\":\"forked\",\"pid\":{pid}}}\n")
+/// `{"type":"forked","id":I,"pid":N}`, the answer to fork `id`, sent with the child's channel and
+/// pidfd.
+pub fn forked_frame(id: u64, pid: i32) -> String {
+    format!("{{\"type\":\"forked\",\"id\":{id},\"pid\":{pid}}}\n")
 }
 
-/// `{"type":"fork-failed","errno":E}`.
-pub fn fork_failed_frame(errno: i32) -> String {
-    format!("{{\"type\":\"fork-failed\",\"errno\":{errno}}}\n")
+/// `{"type":"fork-failed","id":I,"errno":E}`.
+pub fn fork_failed_frame(id: u64, errno: i32) -> String {
+    format!("{{\"type\":\"fork-failed\",\"id\":{id},\"errno\":{errno}}}\n")
 }
 
 /// `{"type":"exited","pid":N,"code":C,"signal":S}`, each `null` when absent.
@@ -102,16 +107,18 @@ pub fn exited_frame(pid: i32, code: Option<i32>, signal: Option<i32>) -> String 
     format!("{{\"type\":\"exited\",\"pid\":{pid},\"code\":{},\"signal\":{}}}\n", field(code), field(signal))
 }
 
-/// A line of the template's channel as the host reads it (the channel is trusted: nothing but
-/// the template writes it, and no program runs there).
+/// A line of the template's channel as the host reads it (no program runs in the template; the
+/// host still holds each line to the channel's rules: src/process_tier/host/template.rs).
 #[derive(Debug, PartialEq, serde::Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum TemplateReply {
     TemplateReady,
     Forked {
+        id: u64,
         pid: u32,
     },
     ForkFailed {
+        id: u64,
         errno: u32,
     },
     Exited {

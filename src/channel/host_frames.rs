@@ -152,16 +152,16 @@ pub fn abort_frame(message: &str) -> Vec<u8> {
     line.into_bytes()
 }
 
-/// The template's one request, `{"type":"fork"}`.
-pub fn fork_frame() -> &'static [u8] {
-    b"{\"type\":\"fork\"}\n"
+/// The template's one request, `{"type":"fork","id":N}`; its answer names the same `id`.
+pub fn fork_frame(id: u64) -> Vec<u8> {
+    format!("{{\"type\":\"fork\",\"id\":{id}}}\n").into_bytes()
 }
 
 /// What the host asks of the template (src/process_tier/child/template.rs).
 #[derive(Debug, PartialEq, serde::Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum TemplateRequest {
-    Fork,
+    Fork { id: u64 },
 }
 
 /// Decodes one line of the template's channel (with or without its newline).

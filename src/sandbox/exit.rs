@@ -98,6 +98,7 @@ mod tests {
     fn in_child(body: fn() -> i32) -> Option<super::Exit> {
         // SAFETY: the child calls only `body` (system calls on its own children) and `_exit`.
         let pid = match unsafe { libc::fork() } {
+            // SAFETY: `_exit` ends the child without running the test binary's exit handlers.
             0 => unsafe { libc::_exit(body()) },
             pid => pid,
         };
@@ -117,26 +118,32 @@ mod tests {
     fn reap_any_reaps_every_ended_child_once_with_its_own_status() {
         // In a child of its own, so that no other test's children are reaped here. Its exit code
         // says what went wrong: 0 nothing, 1 a status not the child's, 2 a child left.
+        // No allocation there: the test binary has other threads, whose malloc lock a fork may copy.
         let exit = in_child(|| {
-            let mut left: Vec<(i32, i32)> = Vec::new();
-            for code in [3, 4, 5, 6] {
+            let codes = [3, 4, 5, 6];
+            let mut pids = [0; 4];
+            for (pid, code) in pids.iter_mut().zip(codes) {
                 // SAFETY: the grandchild only exits.
-                match unsafe { libc::fork() } {
-                    0 => unsafe { libc::_exit(code) },
-                    pid => left.push((pid, code)),
+                *pid = unsafe { libc::fork() };
+                if *pid == 0 {
+                    // SAFETY: the grandchild ends at once.
+                    unsafe { libc::_exit(code) };
                 }
             }
+            let mut left = pids.len();
             let deadline = Instant::now() + Duration::from_secs(5);
-            while !left.is_empty() && Instant::now() < deadline {
-                match reap_any() {
-                    Some((pid, exit)) => match left.iter().position(|&(p, _)| p == pid) {
-                        Some(i) if (exit.code, exit.signal) == (Some(left[i].1), None) => drop(left.remove(i)),
-                        _ => return 1,
-                    },
-                    None => std::thread::sleep(Duration::from_millis(1)),
+            while left > 0 && Instant::now() < deadline {
+                let Some((pid, exit)) = reap_any() else {
+                    std::thread::sleep(Duration::from_millis(1));
+                    continue;
+                };
+                match pids.iter().position(|&p| p == pid) {
+                    Some(i) if (exit.code, exit.signal) == (Some(codes[i]), None) => pids[i] = 0,
+                    _ => return 1,
                 }
+                left -= 1;
             }
-            if left.is_empty() && reap_any().is_none() {
+            if left == 0 && reap_any().is_none() {
                 0
             } else {
                 2

@@ -74,12 +74,12 @@ pub fn close_from(first: RawFd, on_exec: bool) {
 
 /// SIGKILLs a namespace's init through its pidfd (never a recycled pid). Namespaces and pidfds
 /// exist on Linux only; elsewhere there is never an init to kill.
-pub fn kill_init(init: &OwnedFd) {
+pub fn kill_init(init: &impl AsRawFd) {
     signal_init(init, libc::SIGKILL);
 }
 
 /// Sends `signal` to a namespace's init through its pidfd (init forwards SIGTERM to its program).
-pub fn signal_init(init: &OwnedFd, signal: libc::c_int) {
+pub fn signal_init(init: &impl AsRawFd, signal: libc::c_int) {
     #[cfg(target_os = "linux")]
     // SAFETY: pidfd_send_signal on a pidfd we own.
     unsafe {

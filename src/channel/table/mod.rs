@@ -26,7 +26,8 @@ pub enum Channel {
     Fd3,
     /// The socket of a TypeScript sandbox process (hostile toward the host).
     Process,
-    /// The template's control channel (trusted both ways: no program runs there).
+    /// The template's control channel (no program runs there; still held to its rules by the
+    /// host, src/process_tier/host/template.rs).
     Template,
     /// The Python template's channel (`SOCK_SEQPACKET`: one frame per message, no newline;
     /// trusted both ways: the template never runs a program).
@@ -100,6 +101,8 @@ pub enum Cap {
     ValueBytes,
     /// An isolate run's output budget (`maxOutputBytes`), logs and value together.
     OutputBytes,
+    /// A line of the isolate template's channel (src/process_tier/host/template.rs).
+    TemplateLineBytes,
 }
 
 /// One frame: `{"type": ty, …shape's fields}`. The running addon reads only the fd-3 roster
@@ -239,10 +242,10 @@ const ISOLATE_DONE: Shape = Shape {
 const STOP: Shape =
     Shape { name: "StopMessage", fields: &[req("error", Json::Obj(&ISOLATE_ERROR)), CPU, HEAP_USED, HEAP_PEAK] };
 
-const EMPTY: Shape = Shape { name: "ForkRequest", fields: &[] };
+const FORK: Shape = Shape { name: "ForkRequest", fields: &[req("id", Json::Count)] };
 const READY: Shape = Shape { name: "TemplateReady", fields: &[] };
-const FORKED: Shape = Shape { name: "Forked", fields: &[req("pid", Json::Count)] };
-const FORK_FAILED: Shape = Shape { name: "ForkFailed", fields: &[req("errno", Json::Count)] };
+const FORKED: Shape = Shape { name: "Forked", fields: &[req("id", Json::Count), req("pid", Json::Count)] };
+const FORK_FAILED: Shape = Shape { name: "ForkFailed", fields: &[req("id", Json::Count), req("errno", Json::Count)] };
 const EXITED: Shape = Shape {
     name: "Exited",
     fields: &[req("pid", Json::Count), lenient("code", Json::IntOrNull), lenient("signal", Json::IntOrNull)],
@@ -298,11 +301,11 @@ pub const FRAMES: &[Frame] = &[
     frame(Process, ToChild, "abort", &ABORT, &[], "the run is over; the process stops its isolate"),
     frame(Process, ToHost, "stop", &STOP, &[FrameBytes], "a failure claimed from outside the program, with the usage at the claim"),
     frame(Process, ToHost, "done", &ISOLATE_DONE, &[FrameBytes, OutputBytes], "the value or the failure, and what the run used"),
-    frame(Template, ToHost, "template-ready", &READY, &[], "once, when the template can fork"),
-    frame(Template, ToChild, "fork", &EMPTY, &[], "fork one sandbox process"),
-    frame(Template, ToHost, "forked", &FORKED, &[], "with two descriptors: the child's channel and its pidfd"),
-    frame(Template, ToHost, "fork-failed", &FORK_FAILED, &[], "the fork's errno"),
-    frame(Template, ToHost, "exited", &EXITED, &[], "a child was reaped"),
+    frame(Template, ToHost, "template-ready", &READY, &[TemplateLineBytes], "once, when the template can fork"),
+    frame(Template, ToChild, "fork", &FORK, &[], "fork one sandbox process; its answer names the same `id`"),
+    frame(Template, ToHost, "forked", &FORKED, &[TemplateLineBytes], "with two descriptors: the child's channel and its pidfd"),
+    frame(Template, ToHost, "fork-failed", &FORK_FAILED, &[TemplateLineBytes], "the fork's errno"),
+    frame(Template, ToHost, "exited", &EXITED, &[TemplateLineBytes], "a child was reaped"),
     frame(PythonTemplate, ToHost, "template-ready", &PY_TEMPLATE_READY, &[], "once, when it can fork; `addonBytes`: the address space the addon's mappings take"),
     frame(PythonTemplate, ToChild, "fork", &PY_FORK, &[], "with `fds` descriptors: the plan pipe, then the child's 0–3, the report and the lifeline; nothing of the run's reaches the template"),
     frame(PythonTemplate, ToChild, "plan", &PY_PLAN, &[], "in the plan pipe, read by the forked child alone: the helper's plan as `args`, its environment, the run's bootstrap and its six limits (soft, hard: CPU, address space, file size)"),

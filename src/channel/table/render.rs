@@ -3,6 +3,7 @@
 use serde_json::{json, Value};
 
 use crate::channel::backlog::{DEFAULT_MAX_PENDING_CALLS, MAX_WAITING_REPLIES, MAX_WAITING_REPLY_BYTES};
+use crate::channel::child_frames::TEMPLATE_LINE_BYTES;
 
 use super::{frame_of, python_roster, shapes, Cap, Channel, Dir, Field, Frame, Json, Need, FRAMES};
 
@@ -16,6 +17,7 @@ fn describe(cap: Cap) -> String {
         Cap::LogBytes => "`maxLogBytes`".into(),
         Cap::ValueBytes => "`maxValueBytes`".into(),
         Cap::OutputBytes => "`maxOutputBytes`".into(),
+        Cap::TemplateLineBytes => format!("≤ {TEMPLATE_LINE_BYTES} bytes a line"),
     }
 }
 

@@ -93,7 +93,7 @@ fn abort_frame_writes_its_row() {
 
 #[test]
 fn fork_frame_writes_its_row() {
-    writes_exactly(Template, ToChild, &[std::str::from_utf8(fork_frame()).expect("UTF-8")], &[]);
+    writes_exactly(Template, ToChild, &[std::str::from_utf8(&fork_frame(7)).expect("UTF-8")], &[]);
 }
 
 // A sandbox process's frames (the Python child's are py/protocol.py's, held to the table by
@@ -151,12 +151,12 @@ fn template_ready_writes_its_row() {
 
 #[test]
 fn forked_frame_writes_its_row() {
-    writes_exactly(Template, ToHost, &[&forked_frame(7)], &[]);
+    writes_exactly(Template, ToHost, &[&forked_frame(3, 7)], &[]);
 }
 
 #[test]
 fn fork_failed_frame_writes_its_row() {
-    writes_exactly(Template, ToHost, &[&fork_failed_frame(libc::EAGAIN)], &[]);
+    writes_exactly(Template, ToHost, &[&fork_failed_frame(3, libc::EAGAIN)], &[]);
 }
 
 #[test]

@@ -9,7 +9,9 @@ use std::os::fd::{FromRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::sync::Mutex;
 
+use super::template::{send_with_fds, write_all};
 use super::{prepare, send_line, start_v8, CHANNEL};
+use crate::channel::child_frames;
 use crate::sandbox::abi;
 
 /// What each scenario writes once the run frame has arrived (`None`: it exits mid-run).
@@ -63,7 +65,67 @@ fn scenario_bytes(scenario: &str) -> Option<Vec<u8>> {
 // The helper calls this symbol through the type src/sandbox/abi.rs gives it.
 const _: abi::ForgeEntry = crn_isolate_forge;
 
-/// A template whose children play `scenario` (src/process_tier/child/template.rs).
+/// How a template answers a fork (src/process_tier/child/template.rs): honestly, or, in the
+/// scenarios named `template-…`, as a template code took over could (its children then serve
+/// honestly). The host must kill such a template and fail the fork with the rule it broke.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Conduct {
+    Honest,
+    /// An answer to a fork not asked (a late one, say) comes first, with descriptors.
+    StaleAnswer,
+    /// The answer carries descriptors beyond its two.
+    ExtraFds,
+    /// A line with no end, in place of the answer.
+    Flood,
+    /// The exit of a process it never forked, before the answer.
+    PhantomExit,
+    /// No answer at all (the child it forked lives on, waiting).
+    Silent,
+    /// A line that is no frame, before the answer.
+    Garbage,
+}
+
+impl Conduct {
+    fn of(scenario: &str) -> Option<Conduct> {
+        Some(match scenario {
+            "template-stale-answer" => Conduct::StaleAnswer,
+            "template-extra-fds" => Conduct::ExtraFds,
+            "template-flood" => Conduct::Flood,
+            "template-phantom-exit" => Conduct::PhantomExit,
+            "template-silent" => Conduct::Silent,
+            "template-garbage" => Conduct::Garbage,
+            _ => return None,
+        })
+    }
+
+    /// Answers fork `id` with child `pid` and its channel and pidfd (`fds`); false when the host
+    /// is gone.
+    pub fn answer(self, control: RawFd, id: u64, pid: i32, fds: &[RawFd]) -> bool {
+        let forked = child_frames::forked_frame(id, pid);
+        let before = match self {
+            Conduct::Honest | Conduct::ExtraFds | Conduct::Silent => true,
+            Conduct::StaleAnswer => send_with_fds(control, child_frames::forked_frame(id + 1000, pid).as_bytes(), fds),
+            Conduct::Flood => return write_all(control, &vec![b'x'; 1 << 20]),
+            Conduct::PhantomExit => {
+                write_all(control, child_frames::exited_frame(pid + 1000, Some(0), None).as_bytes())
+            }
+            Conduct::Garbage => write_all(control, b"this is not a frame\n"),
+        };
+        match self {
+            Conduct::Silent => {
+                // The child's end of its channel stays open here, so it waits rather than exits.
+                // SAFETY: dup of a descriptor this process holds; the copy is never closed.
+                unsafe { libc::dup(fds[0]) };
+                true
+            }
+            Conduct::ExtraFds => send_with_fds(control, forked.as_bytes(), &fds.repeat(4)),
+            _ => before && send_with_fds(control, forked.as_bytes(), fds),
+        }
+    }
+}
+
+/// A template whose children play `scenario` (src/process_tier/child/template.rs), or, for a
+/// `template-…` scenario, a template that answers as that scenario says, whose children serve.
 ///
 /// # Safety
 /// As `crn_isolate_serve`; `scenario` is a NUL-terminated string.
@@ -73,7 +135,13 @@ pub unsafe extern "C" fn crn_isolate_forge(fd: RawFd, heap_mb: f64, scenario: *c
     let scenario = unsafe { CStr::from_ptr(scenario) }.to_string_lossy().into_owned();
     crate::panic::guard(
         || {
-            super::template::run(fd, heap_mb, |channel, _| {
+            if let Some(conduct) = Conduct::of(&scenario) {
+                return super::template::run(fd, heap_mb, conduct, |channel, pristine| {
+                    // SAFETY: the template hands its fresh child the child's own channel.
+                    unsafe { super::serve(channel, heap_mb, pristine) }
+                });
+            }
+            super::template::run(fd, heap_mb, Conduct::Honest, |channel, _| {
                 // SAFETY: the template hands its fresh child the child's own channel.
                 unsafe { forged(channel, heap_mb, &scenario) }
             })

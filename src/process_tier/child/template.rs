@@ -8,18 +8,19 @@
 //! how each ended. So every run can have a process that no earlier program ran in, at the cost of
 //! a fork.
 //!
-//! The template's channel (fd 3), trusted in both directions (no program ever runs here; its frames
-//! are in src/channel/table):
-//! host → template `{"type":"fork"}`; template → host `{"type":"template-ready"}` once, then per
-//! fork `{"type":"forked","pid":N}` with two descriptors (the child's channel, its pidfd) or
-//! `{"type":"fork-failed","errno":E}`, and `{"type":"exited","pid":N,"code":C,"signal":S}` (each
-//! `null` when absent) once a child is reaped. Children share the template's namespaces, Landlock
+//! The template's channel (fd 3; its frames are in src/channel/table): host → template
+//! `{"type":"fork","id":I}`; template → host `{"type":"template-ready"}` once, then per fork
+//! `{"type":"forked","id":I,"pid":N}` with two descriptors (the child's channel, its pidfd) or
+//! `{"type":"fork-failed","id":I,"errno":E}`, and `{"type":"exited","pid":N,"code":C,"signal":S}`
+//! (each `null` when absent) once a child is reaped. No program runs here, but the host reads
+//! this channel as it reads any sandbox process's: a template that breaks its rules is killed. Children share the template's namespaces, Landlock
 //! domain and address layout; what keeps them apart is docs/sandbox.md#host-safety.
 
 use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
 
+use super::forge::Conduct;
 use super::Pristine;
 use crate::channel::child_frames;
 use crate::channel::host_frames::{decode_template_request, TemplateRequest};
@@ -30,7 +31,8 @@ use crate::sandbox::fds::pidfd_open;
 /// Runs the template on `control` until the host closes it; `child` is what each forked process
 /// runs (on its channel, fd 3, with its copy of the template's isolate) before it exits with the
 /// code `child` returns.
-pub fn run(control: RawFd, heap_mb: f64, child: impl Fn(RawFd, Option<Pristine>) -> i32) -> i32 {
+/// `conduct` is how it answers: honestly, or as the suite's subverted template (`super::forge`).
+pub fn run(control: RawFd, heap_mb: f64, conduct: Conduct, child: impl Fn(RawFd, Option<Pristine>) -> i32) -> i32 {
     // SIGTERM reaches the template only through its init; the host rings children directly.
     // SAFETY: installing SIG_IGN is always sound.
     unsafe { libc::signal(libc::SIGTERM, libc::SIG_IGN) };
@@ -86,8 +88,8 @@ pub fn run(control: RawFd, heap_mb: f64, child: impl Fn(RawFd, Option<Pristine>)
         pending.extend_from_slice(&buf[..n.max(0) as usize]);
         while let Some(end) = pending.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = pending.drain(..=end).collect();
-            let fork = decode_template_request(&line) == Some(TemplateRequest::Fork);
-            if fork && !fork_child(control, &mut children, &child, &mut pristine) {
+            let Some(TemplateRequest::Fork { id }) = decode_template_request(&line) else { continue };
+            if !fork_child(control, id, conduct, &mut children, &child, &mut pristine) {
                 return 0;
             }
         }
@@ -97,13 +99,15 @@ pub fn run(control: RawFd, heap_mb: f64, child: impl Fn(RawFd, Option<Pristine>)
 /// Forks one child and hands the host its channel and pidfd; false when the host is gone.
 fn fork_child(
     control: RawFd,
+    id: u64,
+    conduct: Conduct,
     children: &mut Vec<(i32, OwnedFd)>,
     child: &impl Fn(RawFd, Option<Pristine>) -> i32,
     pristine: &mut Option<Pristine>,
 ) -> bool {
     let (host_end, child_end) = match UnixStream::pair() {
         Ok(pair) => pair,
-        Err(e) => return report_failure(control, e.raw_os_error().unwrap_or(libc::EIO)),
+        Err(e) => return report_failure(control, id, e.raw_os_error().unwrap_or(libc::EIO)),
     };
     // SAFETY: this process is single-threaded (V8 runs here without threads), so the child may
     // run any code.
@@ -136,19 +140,18 @@ fn fork_child(
                 // SAFETY: killing our own child, not yet reaped.
                 unsafe { libc::kill(pid, libc::SIGKILL) };
                 crate::sandbox::exit::reap(pid);
-                return report_failure(control, libc::ESRCH);
+                return report_failure(control, id, libc::ESRCH);
             };
-            let line = child_frames::forked_frame(pid);
-            let sent = send_with_fds(control, line.as_bytes(), &[host_end.as_raw_fd(), pidfd.as_raw_fd()]);
+            let sent = conduct.answer(control, id, pid, &[host_end.as_raw_fd(), pidfd.as_raw_fd()]);
             children.push((pid, pidfd));
             sent
         }
-        _ => report_failure(control, std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EAGAIN)),
+        _ => report_failure(control, id, std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EAGAIN)),
     }
 }
 
-fn report_failure(control: RawFd, errno: i32) -> bool {
-    write_all(control, child_frames::fork_failed_frame(errno).as_bytes())
+fn report_failure(control: RawFd, id: u64, errno: i32) -> bool {
+    write_all(control, child_frames::fork_failed_frame(id, errno).as_bytes())
 }
 
 /// V8 marks the memory it maps MADV_DONTFORK (so that forking a browser does not copy its heaps),
@@ -210,14 +213,14 @@ fn hold_standard_fds() {
     }
 }
 
-fn write_all(fd: RawFd, bytes: &[u8]) -> bool {
+pub(super) fn write_all(fd: RawFd, bytes: &[u8]) -> bool {
     // SAFETY: `fd` stays open for the call; ManuallyDrop keeps the borrowed File from closing it.
     let file = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
     (&*file).write_all(bytes).is_ok()
 }
 
 /// One message with descriptors attached (SCM_RIGHTS); the host receives them with its first byte.
-fn send_with_fds(fd: RawFd, bytes: &[u8], fds: &[RawFd]) -> bool {
+pub(super) fn send_with_fds(fd: RawFd, bytes: &[u8], fds: &[RawFd]) -> bool {
     match crate::os::fd_passing::send(fd, bytes, fds) {
         Ok(n) if n == bytes.len() => true,
         // The descriptors went with the first bytes; the rest goes as plain data.

@@ -298,6 +298,11 @@ impl SandboxProcess {
         self.pidfd.as_ref()
     }
 
+    /// Its namespace's init (started through the helper, with a PID namespace).
+    pub fn init(&self) -> Option<&OwnedFd> {
+        self.init.as_ref()
+    }
+
     /// Resident memory of the isolate process in bytes (0 when it cannot be read).
     pub fn rss_bytes(&self) -> u64 {
         let Some(pid) = self.program_pid else { return 0 };
