@@ -9,7 +9,7 @@ use std::os::fd::{FromRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::sync::Mutex;
 
-use super::template::{send_with_fds, write_all};
+use super::template::{write_all, Answer, Honest};
 use super::{prepare, send_line, start_v8, CHANNEL};
 use crate::channel::child_frames;
 use crate::sandbox::abi;
@@ -65,12 +65,11 @@ fn scenario_bytes(scenario: &str) -> Option<Vec<u8>> {
 // The helper calls this symbol through the type src/sandbox/abi.rs gives it.
 const _: abi::ForgeEntry = crn_isolate_forge;
 
-/// How a template answers a fork (src/process_tier/child/template.rs): honestly, or, in the
-/// scenarios named `template-…`, as a template code took over could (its children then serve
-/// honestly). The host must kill such a template and fail the fork with the rule it broke.
+/// How a subverted template answers a fork (src/process_tier/child/template.rs), in the scenarios
+/// named `template-…`, as a template code took over could (its children then serve honestly). The
+/// host must kill such a template and fail the fork with the rule it broke.
 #[derive(Clone, Copy, PartialEq)]
-pub enum Conduct {
-    Honest,
+enum Conduct {
     /// An answer to a fork not asked (a late one, say) comes first, with descriptors.
     StaleAnswer,
     /// The answer carries descriptors beyond its two.
@@ -97,30 +96,26 @@ impl Conduct {
             _ => return None,
         })
     }
+}
 
-    /// Answers fork `id` with child `pid` and its channel and pidfd (`fds`); false when the host
-    /// is gone.
-    pub fn answer(self, control: RawFd, id: u64, pid: i32, fds: &[RawFd]) -> bool {
-        let forked = child_frames::forked_frame(id, pid);
+impl Answer for Conduct {
+    fn answer(self, control: RawFd, id: u64, pid: i32, fds: &[RawFd]) -> bool {
         let before = match self {
-            Conduct::Honest | Conduct::ExtraFds | Conduct::Silent => true,
-            Conduct::StaleAnswer => send_with_fds(control, child_frames::forked_frame(id + 1000, pid).as_bytes(), fds),
-            Conduct::Flood => return write_all(control, &vec![b'x'; 1 << 20]),
+            Conduct::StaleAnswer => Honest.answer(control, id + 1000, pid, fds),
             Conduct::PhantomExit => {
                 write_all(control, child_frames::exited_frame(pid + 1000, Some(0), None).as_bytes())
             }
             Conduct::Garbage => write_all(control, b"this is not a frame\n"),
-        };
-        match self {
+            Conduct::Flood => return write_all(control, &vec![b'x'; 1 << 20]),
+            Conduct::ExtraFds => return Honest.answer(control, id, pid, &fds.repeat(4)),
             Conduct::Silent => {
                 // The child's end of its channel stays open here, so it waits rather than exits.
                 // SAFETY: dup of a descriptor this process holds; the copy is never closed.
                 unsafe { libc::dup(fds[0]) };
-                true
+                return true;
             }
-            Conduct::ExtraFds => send_with_fds(control, forked.as_bytes(), &fds.repeat(4)),
-            _ => before && send_with_fds(control, forked.as_bytes(), fds),
-        }
+        };
+        before && Honest.answer(control, id, pid, fds)
     }
 }
 
@@ -141,7 +136,7 @@ pub unsafe extern "C" fn crn_isolate_forge(fd: RawFd, heap_mb: f64, scenario: *c
                     unsafe { super::serve(channel, heap_mb, pristine) }
                 });
             }
-            super::template::run(fd, heap_mb, Conduct::Honest, |channel, _| {
+            super::template::run(fd, heap_mb, Honest, |channel, _| {
                 // SAFETY: the template hands its fresh child the child's own channel.
                 unsafe { forged(channel, heap_mb, &scenario) }
             })

@@ -169,7 +169,7 @@ pub unsafe extern "C" fn crn_isolate_serve(fd: RawFd, heap_mb: f64) -> i32 {
     // the host names instead.
     crate::panic::guard(
         || {
-            template::run(fd, heap_mb, forge::Conduct::Honest, |channel, pristine| {
+            template::run(fd, heap_mb, template::Honest, |channel, pristine| {
                 // SAFETY: the template hands its fresh child the child's own channel.
                 unsafe { serve(channel, heap_mb, pristine) }
             })

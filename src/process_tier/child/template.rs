@@ -20,7 +20,6 @@ use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
 
-use super::forge::Conduct;
 use super::Pristine;
 use crate::channel::child_frames;
 use crate::channel::host_frames::{decode_template_request, TemplateRequest};
@@ -31,8 +30,9 @@ use crate::sandbox::fds::pidfd_open;
 /// Runs the template on `control` until the host closes it; `child` is what each forked process
 /// runs (on its channel, fd 3, with its copy of the template's isolate) before it exits with the
 /// code `child` returns.
-/// `conduct` is how it answers: honestly, or as the suite's subverted template (`super::forge`).
-pub fn run(control: RawFd, heap_mb: f64, conduct: Conduct, child: impl Fn(RawFd, Option<Pristine>) -> i32) -> i32 {
+/// `conduct` is how it answers a fork: `Honest`, or as the suite's subverted template
+/// (`super::forge`).
+pub fn run(control: RawFd, heap_mb: f64, conduct: impl Answer, child: impl Fn(RawFd, Option<Pristine>) -> i32) -> i32 {
     // SIGTERM reaches the template only through its init; the host rings children directly.
     // SAFETY: installing SIG_IGN is always sound.
     unsafe { libc::signal(libc::SIGTERM, libc::SIG_IGN) };
@@ -96,11 +96,28 @@ pub fn run(control: RawFd, heap_mb: f64, conduct: Conduct, child: impl Fn(RawFd,
     }
 }
 
+/// How a template answers a fork it made.
+pub trait Answer: Copy {
+    /// Answers fork `id` with child `pid` and its channel and pidfd (`fds`); false when the host
+    /// is gone.
+    fn answer(self, control: RawFd, id: u64, pid: i32, fds: &[RawFd]) -> bool;
+}
+
+/// The template's answer: `forked` with the child's channel and pidfd.
+#[derive(Clone, Copy)]
+pub struct Honest;
+
+impl Answer for Honest {
+    fn answer(self, control: RawFd, id: u64, pid: i32, fds: &[RawFd]) -> bool {
+        send_with_fds(control, child_frames::forked_frame(id, pid).as_bytes(), fds)
+    }
+}
+
 /// Forks one child and hands the host its channel and pidfd; false when the host is gone.
 fn fork_child(
     control: RawFd,
     id: u64,
-    conduct: Conduct,
+    conduct: impl Answer,
     children: &mut Vec<(i32, OwnedFd)>,
     child: &impl Fn(RawFd, Option<Pristine>) -> i32,
     pristine: &mut Option<Pristine>,
@@ -220,7 +237,7 @@ pub(super) fn write_all(fd: RawFd, bytes: &[u8]) -> bool {
 }
 
 /// One message with descriptors attached (SCM_RIGHTS); the host receives them with its first byte.
-pub(super) fn send_with_fds(fd: RawFd, bytes: &[u8], fds: &[RawFd]) -> bool {
+fn send_with_fds(fd: RawFd, bytes: &[u8], fds: &[RawFd]) -> bool {
     match crate::os::fd_passing::send(fd, bytes, fds) {
         Ok(n) if n == bytes.len() => true,
         // The descriptors went with the first bytes; the rest goes as plain data.
