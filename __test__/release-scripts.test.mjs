@@ -66,9 +66,12 @@ describe('fill-platform-packages', () => {
     )
   })
 
-  it('states the sandbox helper executable on both Linux targets, and no extra file elsewhere', () => {
+  it("states the sandbox helper executable and the Python template's library on both Linux targets, and no extra file elsewhere", () => {
     for (const target of ['linux-x64-gnu', 'linux-arm64-gnu']) {
-      expect(platformFiles(target)).toEqual([{ name: 'code-runtime-native-sandbox', mode: 0o755 }])
+      expect(platformFiles(target)).toEqual([
+        { name: 'code-runtime-native-sandbox', mode: 0o755 },
+        { name: 'libcode_runtime_native_python.so', mode: 0o644 },
+      ])
     }
     for (const target of ['darwin-x64', 'darwin-arm64', 'win32-x64-msvc']) expect(platformFiles(target)).toEqual([])
   })
@@ -85,7 +88,11 @@ describe('restore-platform-modes (the test jobs, after download-artifact)', () =
     expect(statSync(helper).mode & 0o777).toBe(0o644)
     expect(spawnSync(helper).error?.code).toBe('EACCES')
     const { status, stdout, stderr } = restore(folder)
-    expect({ status, stdout, stderr }).toEqual({ status: 0, stdout: 'code-runtime-native-sandbox: mode 755\n', stderr: '' })
+    expect({ status, stdout, stderr }).toEqual({
+      status: 0,
+      stdout: 'code-runtime-native-sandbox: mode 755\nlibcode_runtime_native_python.so: mode 644\n',
+      stderr: '',
+    })
     expect(statSync(helper).mode & 0o777).toBe(0o755)
     // Run by hand, the helper refuses with its own message: it started.
     const started = spawnSync(helper, { encoding: 'utf8' })

@@ -1,20 +1,22 @@
 """code-runtime-native: the Python template (docs/python.md#the-template).
 
-Started once per runtime as `python3 -u -I <staging>/template.py <addon>` with its channel to the
-host on fd 3 (a SOCK_SEQPACKET socket: one frame, and its descriptors, per message). It imports the
-bootstrap's modules and what a run imports, never runs a program, and then serves in the addon
-(`crn_template_serve`, src/python/template/serve.rs), which forks one child per `fork` request
-and returns only in that child. The child places the run's descriptors, takes the run's layers in the addon
-(`crn_python_enter`, the helper's own code), and returns from it as the run's program process,
-which then runs the bootstrap exactly as a spawned child would. The addon's loop reaps each child
-it forked and writes how it ended to that child's exit pipe, whose read end the host holds.
+Started once per runtime as `python3 -u -I <staging>/template.py <library>` with its channel to
+the host on fd 3 (a SOCK_SEQPACKET socket: one frame, and its descriptors, per message); the
+library is its native half (crates/python-entry, shipped beside the sandbox helper: no V8, no
+napi). It imports the bootstrap's modules and what a run imports, never runs a program, and then
+serves in the library (`crn_template_serve`, src/python/template/serve.rs), which forks one child
+per `fork` request and returns only in that child. The child places the run's descriptors, takes
+the run's layers in the library (`crn_python_enter`, the helper's own code), and returns from it
+as the run's program process, which then runs the bootstrap exactly as a spawned child would. The
+library's loop reaps each child it forked and writes how it ended to that child's exit pipe, whose
+read end the host holds.
 
 Its frames are the `PythonTemplate` channel's in src/channel/table (docs/protocol.md#frames): a
 `fork` request is an id and its descriptors (the plan pipe, then stdin, stdout, stderr, the run's
 channel, the helper's report, and the lifeline when there are seven); only the forked child reads
 the `plan` frame from the plan pipe, so nothing of a run's (its paths) is ever in this process,
 whose memory every later run's copy starts from. `template-ready` says how much address space the
-addon's mappings take (the host adds it to each child's RLIMIT_AS); `forked` comes with the read
+library's mappings take (the host adds it to each child's RLIMIT_AS); `forked` comes with the read
 end of the child's exit pipe.
 """
 
@@ -99,19 +101,19 @@ import threading  # noqa: E402,F401
 import traceback  # noqa: E402,F401
 
 MAIN = _load_runner()
-ADDON = ctypes.PyDLL(sys.argv[1], mode=os.RTLD_LAZY | os.RTLD_LOCAL)
-ENTER = ADDON.crn_python_enter
+LIBRARY = ctypes.PyDLL(sys.argv[1], mode=os.RTLD_LAZY | os.RTLD_LOCAL)
+ENTER = LIBRARY.crn_python_enter
 ENTER.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_uint64)]
 ENTER.restype = ctypes.c_int
 AFTER_FORK = ctypes.pythonapi.PyOS_AfterFork_Child
-SERVE = ADDON.crn_template_serve
+SERVE = LIBRARY.crn_template_serve
 SERVE.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.c_size_t]
 SERVE.restype = ctypes.c_int
 
 
 def _mapped_bytes(path):
-    """The address space the addon's mappings take (every forked child has them, and the
-    addon cannot be unloaded: it is linked NODELETE)."""
+    """The address space the library's mappings take (every forked child has them; ctypes
+    never unloads it)."""
     real = os.path.realpath(path)
     total = 0
     with open("/proc/self/maps") as maps:
@@ -123,7 +125,7 @@ def _mapped_bytes(path):
     return total
 
 
-ADDON_BYTES = _mapped_bytes(sys.argv[1])
+LIBRARY_BYTES = _mapped_bytes(sys.argv[1])
 
 
 def child(fds):
@@ -184,11 +186,11 @@ def become_bootstrap(plan):
 
 
 def serve():
-    """Says it is ready, then serves in the addon (`crn_template_serve`: a request, the fork and
+    """Says it is ready, then serves in the library (`crn_template_serve`: a request, the fork and
     the reaping without a turn of the interpreter, whose objects are not touched again). It
     returns only in a forked child, with the descriptors of its run's request."""
     chan = socket.socket(fileno=CHANNEL)
-    chan.sendall(json.dumps({"type": "template-ready", "addonBytes": ADDON_BYTES}).encode())
+    chan.sendall(json.dumps({"type": "template-ready", "libraryBytes": LIBRARY_BYTES}).encode())
     chan.detach()
     given = (ctypes.c_int * 8)()
     count = SERVE(CHANNEL, given, len(given))

@@ -45,7 +45,9 @@ pub fn try_reap(pid: i32) -> Option<Exit> {
 
 /// `wait4(-1, WNOHANG)`: one child that has ended, reaped, and its pid (`None`: none has). A
 /// parent of many reaps them all by calling this until it returns `None`, one system call per
-/// child rather than one per child it holds.
+/// child rather than one per child it holds. The Python template's loop reaps with it (in its
+/// library, crates/python-entry, not the addon).
+#[allow(dead_code)]
 pub fn reap_any() -> Option<(i32, Exit)> {
     wait4_nohang(-1)
 }

@@ -37,3 +37,13 @@ pub fn path() -> Option<&'static Path> {
     })
     .as_deref()
 }
+
+/// The Python template's library (crates/python-entry), as cargo names it.
+pub const PYTHON_LIBRARY_NAME: &str = "libcode_runtime_native_python.so";
+
+/// The Python template's library beside the helper; `None` when it is not there (the template
+/// then does not start, and each run spawns its interpreter).
+pub fn python_library() -> Option<PathBuf> {
+    let library = path()?.parent()?.join(PYTHON_LIBRARY_NAME);
+    library.is_file().then_some(library)
+}

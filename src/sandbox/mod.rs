@@ -11,24 +11,15 @@ pub mod cgroup;
 pub mod exact;
 pub mod exit;
 pub mod fds;
-/// The layers: the sandbox process's syscall allowlist and Landlock, which the addon applies
-/// itself, and the helper's (`enter`: namespaces, the run's root, its seccomp filter), which
-/// the helper applies around a program it execs and a Python template's child around itself.
-/// The files are the helper's too (src/bin/sandbox.rs); what they share is reached as `super::`.
+/// The layers the addon applies itself: a sandbox process's syscall allowlist and Landlock. The
+/// helper's (`enter`: namespaces, the run's root, its seccomp filter, in src/sandbox/harden/ too)
+/// are compiled into the helper (src/bin/sandbox.rs), which applies them around a program it
+/// execs, and into the Python template's library (crates/python-entry), whose forked children
+/// apply them around themselves; those files reach what they share as `super::`.
 #[cfg(target_os = "linux")]
 pub mod harden {
     pub mod allowlist;
-    pub mod enter;
-    mod idmap;
     pub mod landlock;
-    mod namespaces;
-    mod process;
-    mod program;
-    mod root;
-    mod seccomp;
-
-    use super::{abi, exact, identity, plan};
-    use crate::os::poll;
 }
 pub mod helper;
 pub mod identity;

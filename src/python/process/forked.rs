@@ -85,6 +85,6 @@ pub fn spawn_forked(
         init,
         lifeline,
         by_template: true,
-        address_space_extra: template.addon_bytes,
+        address_space_extra: template.library_bytes,
     })
 }

@@ -55,7 +55,9 @@ impl LimitPlan {
 
     /// The plan clamped again to this process's limits: a child forked from the Python template
     /// gets no more than the template inherited (a wrapper may have lowered them before it
-    /// started), as a spawned child gets no more than the wrapper leaves it.
+    /// started), as a spawned child gets no more than the wrapper leaves it. Called in the
+    /// template's library (crates/python-entry), not the addon.
+    #[allow(dead_code)]
     pub fn within_inherited(self) -> Self {
         LimitPlan {
             cpu: clamped(self.cpu, inherited(Resource::RLIMIT_CPU), true),

@@ -6,7 +6,7 @@ use serde_json::{json, Map, Value};
 /// What the template says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reply {
-    Ready { addon_bytes: u64 },
+    Ready { library_bytes: u64 },
     Forked { id: u64, pid: u64 },
     ForkFailed { id: u64, message: String },
 }
@@ -17,7 +17,7 @@ pub fn decode_reply(bytes: &[u8]) -> Option<Reply> {
     let fields = value.as_object()?;
     let count = |name: &str| fields.get(name)?.as_u64();
     match fields.get("type")?.as_str()? {
-        "template-ready" => Some(Reply::Ready { addon_bytes: count("addonBytes")? }),
+        "template-ready" => Some(Reply::Ready { library_bytes: count("libraryBytes")? }),
         "forked" => Some(Reply::Forked { id: count("id")?, pid: count("pid")? }),
         "fork-failed" => {
             Some(Reply::ForkFailed { id: count("id")?, message: fields.get("message")?.as_str()?.to_string() })

@@ -25,8 +25,8 @@ use crate::sandbox::Plan;
 
 /// How long a template may take to import what runs need and say it is ready.
 const READY_DEADLINE: Duration = Duration::from_secs(5);
-/// More than any build of the addon maps (it is about 60 MiB).
-const MAX_ADDON_BYTES: u64 = 1 << 30;
+/// More than any build of the template's library maps (it is under 1 MiB).
+const MAX_LIBRARY_BYTES: u64 = 1 << 30;
 /// How long a fork may take to be answered.
 const FORK_DEADLINE: Duration = Duration::from_secs(5);
 
@@ -35,10 +35,10 @@ pub struct PyTemplate {
     channel: Mutex<OwnedFd>,
     pid: i32,
     next_id: std::sync::atomic::AtomicU64,
-    /// The address space the addon's mappings take in the template, and so in every child: not
+    /// The address space its library's mappings take in the template, and so in every child: not
     /// the program's to use, so added to its `RLIMIT_AS` (the memory cgroup still bounds what it
     /// really uses).
-    pub addon_bytes: u64,
+    pub library_bytes: u64,
 }
 
 /// A child the template forked for a run.
@@ -60,14 +60,14 @@ pub const GONE: u64 = u64::MAX;
 const EXIT_RECORD_WAIT: Duration = Duration::from_millis(200);
 
 impl PyTemplate {
-    /// Starts `<interpreter> -u -I <script> <addon>` with its channel on fd 3 and waits until it
-    /// is ready to fork.
-    pub fn start(interpreter: &Path, script: &Path, addon: &Path) -> Result<PyTemplate, String> {
+    /// Starts `<interpreter> -u -I <script> <library>` (crates/python-entry) with its channel on
+    /// fd 3 and waits until it is ready to fork.
+    pub fn start(interpreter: &Path, script: &Path, library: &Path) -> Result<PyTemplate, String> {
         let (ours, theirs) = socketpair(AddressFamily::Unix, SockType::SeqPacket, None, SockFlag::SOCK_CLOEXEC)
             .map_err(|e| e.to_string())?;
         let theirs_raw = theirs.as_raw_fd();
         let mut cmd = Command::new(interpreter);
-        cmd.args([OsString::from("-u"), "-I".into(), script.into(), addon.into()])
+        cmd.args([OsString::from("-u"), "-I".into(), script.into(), library.into()])
             .env_clear()
             // The suite's panic switch (src/panic/switch.rs), from the host's own environment.
             .envs(std::env::var_os(crate::panic::switch::VARIABLE).map(|v| (crate::panic::switch::VARIABLE, v)))
@@ -96,13 +96,13 @@ impl PyTemplate {
         let child = cmd.spawn().map_err(|e| format!("spawn {}: {e}", interpreter.display()))?;
         drop(theirs);
         let mut template =
-            PyTemplate { channel: Mutex::new(ours), pid: child.id() as i32, next_id: 0.into(), addon_bytes: 0 };
+            PyTemplate { channel: Mutex::new(ours), pid: child.id() as i32, next_id: 0.into(), library_bytes: 0 };
         let channel = template.channel.lock().unwrap_or_else(|p| p.into_inner());
         let ready = receive(&channel, Instant::now() + READY_DEADLINE);
         drop(channel);
         match ready? {
-            (Some(Reply::Ready { addon_bytes }), _, _) if addon_bytes <= MAX_ADDON_BYTES => {
-                template.addon_bytes = addon_bytes;
+            (Some(Reply::Ready { library_bytes }), _, _) if library_bytes <= MAX_LIBRARY_BYTES => {
+                template.library_bytes = library_bytes;
                 Ok(template)
             }
             (_, text, _) => Err(format!("the python template said {text} where it says it is ready")),
@@ -118,7 +118,7 @@ impl PyTemplate {
         let env: Vec<[String; 2]> =
             plan.env.iter().map(|(k, v)| Ok([utf8(k)?, utf8(v)?])).collect::<Result<_, &str>>()?;
         let bootstrap = plan.argv.last().map(|a| utf8(a)).transpose()?.unwrap_or_default();
-        let more = |v: u64| if v == u64::MAX { v } else { v.saturating_add(self.addon_bytes) };
+        let more = |v: u64| if v == u64::MAX { v } else { v.saturating_add(self.library_bytes) };
         let address_space = limits.address_space.map_or((u64::MAX, u64::MAX), |(soft, hard)| (more(soft), more(hard)));
         let text = child_plan(&ChildPlan {
             args: &args,
@@ -302,8 +302,11 @@ fn start_staged(interpreter: &Path, tmpdir: &str, run_as: Option<(u32, u32)>) ->
         staging.stage_bootstrap(&[])?;
         let script = staging.dir.join("template.py");
         std::fs::write(&script, TEMPLATE_SCRIPT).map_err(|e| e.to_string())?;
-        let addon = crate::sandbox::helper::own_file().ok_or("the addon's own path is unknown")?;
-        PyTemplate::start(interpreter, &script, &addon)
+        let library = crate::sandbox::helper::python_library().ok_or(format!(
+            "the Python template's library ({}) is not beside the sandbox helper: reinstall the platform package",
+            crate::sandbox::helper::PYTHON_LIBRARY_NAME
+        ))?;
+        PyTemplate::start(interpreter, &script, &library)
     })();
     staging.remove();
     started
