@@ -400,6 +400,12 @@ impl SandboxProcess {
 
 impl Drop for SandboxProcess {
     fn drop(&mut self) {
+        // A forked process is killed through its own pidfd whatever its template said of it: a
+        // template that lied about its exit, or died without a namespace to take it along, would
+        // leave it running (a pidfd names this process alone, never a recycled pid).
+        if self.template.is_some() && self.reaped.is_some() {
+            self.kill();
+        }
         if self.reaped.is_none() {
             self.kill();
             self.reap_blocking();
@@ -440,4 +446,63 @@ pub fn locate() -> Option<(PathBuf, PathBuf)> {
 
 fn is_addon(p: &Path) -> bool {
     p.extension().is_some_and(|e| e == "node")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use super::{ProcessSpec, Reaper, SandboxProcess};
+    use crate::sandbox::exit::{try_reap, Exit};
+
+    /// A template that says every child of it has ended.
+    struct Liar;
+
+    impl Reaper for Liar {
+        fn exit_of(&self, _ns_pid: i32, _wait: Duration) -> Option<Exit> {
+            Some(Exit { code: Some(0), signal: None, cpu_ms: 0.0, max_rss_bytes: 0.0 })
+        }
+    }
+
+    #[test]
+    fn a_forked_process_its_template_calls_ended_is_still_killed_when_dropped() {
+        // SAFETY: the child only waits for signals.
+        let pid = match unsafe { libc::fork() } {
+            0 => loop {
+                // SAFETY: pause only waits.
+                unsafe { libc::pause() };
+            },
+            pid => pid,
+        };
+        let pidfd = crate::sandbox::fds::pidfd_open(pid).expect("a pidfd for the child");
+        let (ours, _theirs) = std::os::unix::net::UnixStream::pair().expect("a socket pair");
+        let spec = ProcessSpec {
+            helper: "/nonexistent/helper".into(),
+            addon: "/nonexistent/addon.node".into(),
+            heap_mb: 64.0,
+            memory_cap: 64 << 20,
+            forge: None,
+            run_as: None,
+            children: 1,
+        };
+        let mut process =
+            SandboxProcess::forked(&spec, 1 << 20, None, Arc::new(Liar), 7, ours, pidfd).expect("the process");
+        assert!(process.try_reap().is_some(), "the template's word is taken");
+        drop(process);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let exit = loop {
+            if let Some(exit) = try_reap(pid) {
+                break Some(exit);
+            }
+            if Instant::now() > deadline {
+                // SAFETY: our own child, not yet reaped.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                try_reap(pid);
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        assert_eq!(exit.map(|e| e.signal), Some(Some(libc::SIGKILL)), "the child outlived its process");
+    }
 }
