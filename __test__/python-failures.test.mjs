@@ -52,6 +52,25 @@ describe('boot failures', () => {
     expect(r).toEqual({ logs: [], error: { kind: 'worker-exit', message: 'failed to boot python subprocess: write EPIPE: python exited (code=0, signal=null)' } })
   })
 
+  it('run is written with boot, not after a boot-ack: a child that never acknowledges still gets its program', async () => {
+    // Reads two lines (boot, then run) without answering the first, and returns the program it got.
+    const child = [
+      'import json, os',
+      'buf = b""',
+      'while buf.count(b"\\n") < 2:',
+      '    chunk = os.read(3, 65536)',
+      '    if not chunk: os._exit(9)',
+      '    buf += chunk',
+      'boot, run = (json.loads(line) for line in buf.split(b"\\n")[:2])',
+      'value = [boot["type"], run["type"], run["program"]]',
+      'os.write(3, json.dumps({"type": "done", "value": value}).encode() + b"\\n")',
+      'os._exit(0)',
+    ].join('\n')
+    const bin = fakePython(BINS, 'never-acks', { template: false, run: `exec ${PYTHON} -c '${child.replaceAll("'", "'\\''")}'` })
+    const r = await runWith(bin, 'return 7', [], { maxWallMs: 5000 })
+    expect(r).toEqual({ logs: [], value: ['boot', 'run', 'return 7'] })
+  })
+
   it('a bootstrap that sees no boot frame raises, sends no done, and the host reports the exit', async () => {
     // fd 3 is /dev/null in the child: the boot frame is never seen.
     const bin = fakePython(BINS, 'no-fd3', { run: `sleep 0.3\nexec ${PYTHON} "$@" 3</dev/null` })

@@ -135,7 +135,6 @@ pub struct Run {
     ledger: LogLedger,
     stray: Stray,
     writer: Writer,
-    run_queued: bool,
     next_call_id: f64,
     in_flight: usize,
     /// A call that would pass the cap is held, with every frame after it, behind a barrier:
@@ -237,9 +236,13 @@ impl Run {
         let run = Run {
             lines: LineSplitter::new(spec.frame_cap),
             ledger: LogLedger::new(spec.max_log_bytes),
+            // `run` goes out with `boot`: the child reads them in order and takes its limits before
+            // it reads the program, and a paced run is spared the `boot-ack` round trip (two
+            // wake-ups of processes whose CPUs went idle: docs/python.md#what-a-run-costs).
             writer: {
                 let mut writer = Writer::default();
                 writer.push(boot, WriteKind::Boot);
+                writer.push(host_frames::run_frame(&spec.program, spec.durable.as_ref()), WriteKind::Run);
                 writer
             },
             spec,
@@ -263,7 +266,6 @@ impl Run {
             exit: None,
             discard_fd3: false,
             stray: Stray::default(),
-            run_queued: false,
             next_call_id: 0.0,
             in_flight: 0,
             barrier: false,
@@ -387,14 +389,8 @@ impl Run {
 
     fn take_frame(&mut self, frame: Inbound) {
         match frame {
-            Inbound::BootAck => {
-                // `run` goes out once, only after the first boot-ack.
-                if !self.run_queued && self.decided.is_none() && !self.writer.is_dead() {
-                    self.writer
-                        .push(host_frames::run_frame(&self.spec.program, self.spec.durable.as_ref()), WriteKind::Run);
-                    self.run_queued = true;
-                }
-            }
+            // `run` went out with `boot`: an acknowledgement (or a forged one) changes nothing.
+            Inbound::BootAck => {}
             Inbound::Log { text, truncated, open } => {
                 let was_stopped = self.ledger.stopped();
                 let committed = self.ledger.frame(text, open, truncated);
