@@ -716,9 +716,11 @@ export declare function pythonStartRun(options: PythonRunOptions, pycache: Pytho
 
 /**
  * Starts the runtime's template for runs of `executable` (Linux, behind the sandbox helper);
- * throws why it cannot (runs then start their own interpreter).
+ * throws why it cannot (runs then start their own interpreter). `ownRoot`: the load's probe
+ * showed runs get a root of their own (namespaces and `privateRoot`), so a forked run's
+ * directory need not be made on the host's disk.
  */
-export declare function pythonStartTemplate(executable: string, tmpdir: string, runAs?: RunAs | undefined | null): PythonTemplate
+export declare function pythonStartTemplate(executable: string, tmpdir: string, runAs?: RunAs | undefined | null, ownRoot?: boolean | undefined | null): PythonTemplate
 
 /** `cpuMs` is absent when the kernel's accounting could not be read; `maxRssBytes` too. */
 export interface PythonStats {

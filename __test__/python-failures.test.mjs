@@ -133,24 +133,45 @@ describe('boot failures', () => {
 
 // docs/python.md#staging
 describe('staging failures', () => {
-  it('a tmpdir that does not exist', async () => {
-    const { runtime, fiber } = await load(PythonCodeRuntime)
+  it('a tmpdir that does not exist: a spawned child cannot be staged; a child forked into a root of its own needs nothing there', async () => {
+    const spawning = fakePython(BINS, 'no-template-staging', { run: `exec ${PYTHON} "$@"`, template: false })
+    const spawned = await load(PythonCodeRuntime, { pythonBin: spawning })
+    const forked = await load(PythonCodeRuntime)
     const saved = process.env.TMPDIR
-    process.env.TMPDIR = path.join(TMP, 'does-not-exist')
+    const missing = path.join(TMP, 'does-not-exist')
+    process.env.TMPDIR = missing
     try {
-      expect(await runtime.run({ program: 'return 1', bindings: [] })).toEqual({
+      expect(await spawned.runtime.run({ program: 'return 1', bindings: [] })).toEqual({
         logs: [],
         error: {
           kind: 'worker-exit',
           // Staging directories are named after the host process (pid and start time), so a later
           // host can remove what a dead one left.
-          message: `failed to stage the python bootstrap: ENOENT: no such file or directory, mkdtemp '${path.join(TMP, 'does-not-exist')}/code-runtime-native-python-${process.pid}-${startTime(process.pid)}-XXXXXX'`,
+          message: `failed to stage the python bootstrap: ENOENT: no such file or directory, mkdtemp '${missing}/code-runtime-native-python-${process.pid}-${startTime(process.pid)}-XXXXXX'`,
         },
       })
+      // The runtime's directory was read at load; its spare was made there. A forked run's
+      // directory is only a name in its own root (docs/python.md#staging), whatever the host has.
+      const { namespaces, privateRoot } = forked.runtime.sandbox
+      const program = [
+        'import os, tempfile',
+        'home = os.path.dirname(tempfile.gettempdir())',
+        'try:',
+        '    open(os.path.join(home, "planted"), "w")',
+        '    wrote = "wrote"',
+        'except OSError as e:',
+        '    wrote = e.strerror',
+        'return [os.path.isdir(tempfile.gettempdir()), os.getcwd() == tempfile.gettempdir(), os.listdir(home), wrote]',
+      ].join('\n')
+      const ran = await forked.runtime.run({ program, bindings: [] })
+      if (namespaces && privateRoot) expect(ran).toEqual({ logs: [], value: [true, true, ['tmp'], 'Read-only file system'] })
+      else expect(ran.error?.message).toMatch(/^failed to stage the python bootstrap: ENOENT/)
     } finally {
       process.env.TMPDIR = saved
     }
-    await fiber.dispose()
+    await spawned.fiber.dispose()
+    await forked.fiber.dispose()
+    expect(fs.existsSync(missing)).toBe(false)
   })
 
   it('a staging write that fails removes the partial directory (file size limit, SIGXFSZ ignored)', async () => {

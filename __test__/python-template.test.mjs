@@ -125,6 +125,12 @@ describe('a forked run is what a spawned run is', () => {
       // What the wrapper script adds of its own: the shell's PWD, and its file in the run's root.
       delete b.value.environ.PWD
       b.value.mounts = b.value.mounts.filter((m) => m !== spawning)
+      // A spawned child's directory is bound from the host (it holds the bootstrap); a forked
+      // one's is only a name in its own root, so nothing the host has at that path is bound.
+      expect(b.value.mounts).toContain('<home>')
+      expect(a.value.mounts).not.toContain('<home>')
+      expect(a.value.mounts).toContain('<home>/tmp')
+      b.value.mounts = b.value.mounts.filter((m) => m !== '<home>')
       // The spawned one really was spawned: its interpreter's command line is its bootstrap's.
       const byTemplate = 'import sys\nreturn "template.py" in " ".join(sys.orig_argv)'
       expect(await run(spawned.runtime, byTemplate)).toEqual({ logs: [], value: false })

@@ -16,7 +16,7 @@ import path from 'node:path'
 import { afterAll, describe, expect, it, vi } from 'vitest'
 import { ROOT, hostEnv, passes, play, stage } from './host-passes.mjs'
 import { descendants, waitFor } from './process-helpers.mjs'
-import { isAlive, privateTmpdir, stagingDirs } from './python-helpers.mjs'
+import { isAlive, privateTmpdir, stagingDirs, startTime } from './python-helpers.mjs'
 
 vi.setConfig({ testTimeout: 120_000 })
 const TMP = privateTmpdir('sandbox-containment')
@@ -123,19 +123,34 @@ describe.each(passes())('a run reaches nothing of its host $name', (pass) => {
     host.stderr.on('data', (d) => (stderr += d))
     const ready = await waitFor(() => stdout.includes('"ready":true') || host.exitCode !== null, 60_000)
     if (!stdout.includes('"ready":true')) host.kill('SIGKILL')
-    expect({ ready, stdout, stderr }).toEqual({ ready: true, stdout: '{"ready":true}\n', stderr: '' })
+    expect({ ready, stdout: stdout.replace(/,"ownRoot":(true|false)/, ''), stderr }).toEqual({ ready: true, stdout: '{"ready":true}\n', stderr: '' })
+    const { ownRoot } = JSON.parse(stdout)
     const children = descendants(host.pid).map((p) => p.pid)
     // Keepers, inits, interpreters, their `sleep`s and the isolate processes.
     expect(children.length).toBeGreaterThanOrEqual(10)
-    expect(stagingDirs(where.dir).length).toBeGreaterThanOrEqual(2)
+    // Runs forked into a root of their own make no directory on the host's disk (their scratch is
+    // a name in that root); runs without one do.
+    const mine = () => stagingDirs(where.dir).filter((n) => n.startsWith(`code-runtime-native-python-${host.pid}-`))
+    if (ownRoot) expect(mine()).toEqual([])
+    else expect(mine().length).toBeGreaterThanOrEqual(2)
+    // What a run the host spawned (a durable attempt's, or one without the template) leaves when
+    // the host dies: its directory, named after the host's pid and start time, with a file in it.
+    const spawnedRun = path.join(where.dir, `code-runtime-native-python-${host.pid}-${startTime(host.pid)}-Spawnd`)
+    fs.mkdirSync(path.join(spawnedRun, 'tmp'), { recursive: true })
+    fs.writeFileSync(path.join(spawnedRun, 'bootstrap.py'), '')
+    for (const made of [spawnedRun, path.join(spawnedRun, 'tmp'), path.join(spawnedRun, 'bootstrap.py')]) {
+      fs.chownSync(made, pass.uid, pass.gid)
+    }
     host.kill('SIGKILL')
     await new Promise((r) => host.on('close', r))
     // Gone within a second (the issue's bound): the helpers read their lifeline's end at once.
     await waitFor(() => children.filter(isAlive).length === 0, 1000)
     expect(children.filter(isAlive)).toEqual([])
     // The dead host's staging directories are still there until the next start of the addon.
-    const dead = stagingDirs(where.dir).filter((n) => n.startsWith(`code-runtime-native-python-${host.pid}-`))
-    expect(dead.length).toBeGreaterThanOrEqual(2)
+    const dead = mine()
+    expect(dead).toContain(path.basename(spawnedRun))
+    if (ownRoot) expect(dead).toEqual([path.basename(spawnedRun)])
+    else expect(dead.length).toBeGreaterThanOrEqual(3)
     // A root host made cgroups for its runs; they outlive it until the next start too.
     if (pass.uid === 0) expect(cgroupsOf(host.pid).length).toBeGreaterThan(0)
     const next = await play(pass, where, 'load')

@@ -491,7 +491,8 @@ time.sleep(1000)`
     while (started.length < 4) await new Promise((r) => setTimeout(r, 20))
     // The runtimes keep no handle alive on their own: this host waits to be killed.
     setInterval(() => {}, 1 << 30)
-    return { ready: true }
+    const { namespaces, privateRoot } = py.runtime.sandbox
+    return { ready: true, ownRoot: namespaces && privateRoot }
   },
 
   /** A fresh load of both runtimes and one run each: what the next start of the addon does. */

@@ -211,7 +211,7 @@ function ownRoot(sandbox, interpreterPaths) {
 function startTemplate(sandbox, executable, runAs) {
   if (!sandbox.helper) return undefined
   try {
-    return native.pythonStartTemplate(executable, os.tmpdir(), runAs)
+    return native.pythonStartTemplate(executable, os.tmpdir(), runAs, sandbox.namespaces && sandbox.privateRoot)
   } catch {
     return undefined
   }

@@ -265,19 +265,27 @@ impl PythonTemplate {
 }
 
 /// Starts the runtime's template for runs of `executable` (Linux, behind the sandbox helper);
-/// throws why it cannot (runs then start their own interpreter).
+/// throws why it cannot (runs then start their own interpreter). `ownRoot`: the load's probe
+/// showed runs get a root of their own (namespaces and `privateRoot`), so a forked run's
+/// directory need not be made on the host's disk.
 #[napi(catch_unwind)]
-pub fn python_start_template(executable: String, tmpdir: String, run_as: Option<RunAs>) -> Result<PythonTemplate> {
+pub fn python_start_template(
+    executable: String,
+    tmpdir: String,
+    run_as: Option<RunAs>,
+    own_root: Option<bool>,
+) -> Result<PythonTemplate> {
     #[cfg(target_os = "linux")]
     {
         use crate::python::template::host::RuntimeTemplate;
-        RuntimeTemplate::start(Path::new(&executable), &tmpdir, identity::run_as(run_as))
+        let own_root = own_root.unwrap_or(false);
+        RuntimeTemplate::start(Path::new(&executable), &tmpdir, identity::run_as(run_as), own_root)
             .map(|t| PythonTemplate { inner: Arc::new(t) })
             .map_err(Error::from_reason)
     }
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = (executable, tmpdir, run_as);
+        let _ = (executable, tmpdir, run_as, own_root);
         Err(Error::from_reason("no Python template on this platform"))
     }
 }

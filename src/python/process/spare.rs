@@ -86,7 +86,14 @@ impl BootError {
 
 /// Stages and spawns one child, for a spare (`ahead`) or for the run at hand.
 pub fn boot(spec: &ChildSpec, ahead: bool) -> Result<Booted, BootError> {
-    let mut staging = Staging::create(&spec.tmpdir, spec.run_as).map_err(BootError::Stage)?;
+    #[cfg(target_os = "linux")]
+    let forked_into_own_root = spec.hash_seed.is_none() && spec.template.as_ref().is_some_and(|t| t.own_root());
+    #[cfg(not(target_os = "linux"))]
+    let forked_into_own_root = false;
+    let mut staging = match forked_into_own_root {
+        true => Staging::in_root_only(&spec.tmpdir),
+        false => Staging::create(&spec.tmpdir, spec.run_as).map_err(BootError::Stage)?,
+    };
     let plan = LimitPlan::for_host(spec.cpu_seconds as u64, spec.address_space_bytes as u64, SCRATCH_BYTES);
     let cgroups = Cgroups::for_child(spec.address_space_bytes);
     let confine = Confinement {

@@ -61,7 +61,11 @@ fn sandbox_plan(confine: &Confinement, helper: &Path, interpreter: &Path, stagin
     let scratch = staging.scratch();
     let mut read_only: Vec<PathBuf> = SYSTEM_READ_ONLY.iter().map(PathBuf::from).collect();
     read_only.extend(confine.interpreter_paths.iter().cloned());
-    read_only.push(staging.dir.clone());
+    // A forked child's directory that is only a name in its own root is no grant: what the host
+    // may have at that path is nothing of the run's.
+    if staging.on_host {
+        read_only.push(staging.dir.clone());
+    }
     let mut read_write = vec![scratch.clone(), PathBuf::from("/dev/null")];
     let mut as_host = Vec::new();
     if let Some(policy) = confine.policy {
@@ -141,6 +145,7 @@ pub fn spawn(
             }
         }
     }
+    staging.make_on_host(confine.run_as).map_err(SpawnError::Stage)?;
     staging.stage_bootstrap(cache).map_err(SpawnError::Stage)?;
     let lifeline = confine.helper.and_then(|_| crate::sandbox::lifeline::hold());
     let plan_of_helper =

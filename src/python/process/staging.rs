@@ -30,6 +30,9 @@ pub struct Staging {
     pub dir: PathBuf,
     /// Everything staging made inside `dir`, in order.
     created: Vec<PathBuf>,
+    /// Whether `dir` is on the host's disk (`create`), or only a name the run's own root holds
+    /// (`in_root_only`).
+    pub on_host: bool,
 }
 
 impl Staging {
@@ -39,12 +42,32 @@ impl Staging {
     pub fn create(tmpdir: &str, run_as: Option<(u32, u32)>) -> Result<Staging, String> {
         let template = format!("{}/{STAGING_PREFIX}{}-XXXXXX", tmpdir.trim_end_matches('/'), owner_tag());
         let dir = mkdtemp(&template).map_err(|e| errors::fs("mkdtemp", &template, &e))?;
-        let mut staging = Staging { created: Vec::new(), dir };
+        let mut staging = Staging { created: Vec::new(), dir, on_host: true };
         let result = staging.make_scratch(run_as);
         if result.is_err() {
             staging.remove();
         }
         result.map(|()| staging)
+    }
+
+    /// A directory of the same form that is never made on the host: for a child forked from the
+    /// template into a root of its own, whose init makes the scratch directory inside that root
+    /// and mounts the run's tmpfs on it (src/sandbox/harden/root.rs). The host's disk is then
+    /// not touched per run: on `/tmp` each `mkdir` and `rmdir` waits on the directory's lock, and
+    /// on a file system mounted with `discard` each removed directory waits for the disk.
+    pub fn in_root_only(tmpdir: &str) -> Staging {
+        let name = format!("{}/{STAGING_PREFIX}{}-{}", tmpdir.trim_end_matches('/'), owner_tag(), random_suffix());
+        Staging { created: Vec::new(), dir: PathBuf::from(name), on_host: false }
+    }
+
+    /// Makes the directory on the host after all (under a new name), for a child that is spawned
+    /// instead of forked.
+    pub fn make_on_host(&mut self, run_as: Option<(u32, u32)>) -> Result<(), String> {
+        if !self.on_host {
+            let tmpdir = self.dir.parent().unwrap_or(Path::new("/")).to_string_lossy().into_owned();
+            *self = Staging::create(&tmpdir, run_as)?;
+        }
+        Ok(())
     }
 
     fn make_scratch(&mut self, run_as: Option<(u32, u32)>) -> Result<(), String> {
@@ -99,6 +122,9 @@ impl Staging {
     /// milliseconds in the walk's `openat` alone). Only when that leaves the directory (a
     /// program without namespaces wrote into its scratch) is the tree walked.
     pub fn remove(&self) {
+        if !self.on_host {
+            return;
+        }
         for path in self.created.iter().rev() {
             let _ = std::fs::remove_dir(path).or_else(|_| std::fs::remove_file(path));
         }
@@ -154,6 +180,17 @@ pub fn sweep(tmpdir: &str) {
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }
+}
+
+/// Six characters of the kernel's randomness, as `mkdtemp` would choose them: the names of
+/// runs of one host differ (each run's `ps` label and `TMPDIR`).
+fn random_suffix() -> String {
+    const LETTERS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let mut bytes = [0u8; 6];
+    // SAFETY: getrandom(2) into a buffer of exactly that length; never blocks once the pool is
+    // initialised (a running host's is), and a short read leaves zeros, still a valid name.
+    unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
+    bytes.iter().map(|b| LETTERS[*b as usize % LETTERS.len()] as char).collect()
 }
 
 fn mkdtemp(template: &str) -> std::io::Result<PathBuf> {
@@ -216,6 +253,39 @@ mod tests {
         staging.remove();
         assert!(!staging.dir.exists());
         assert_eq!(std::fs::read(host.join("keep")).unwrap(), b"the host's");
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn a_name_only_in_the_runs_root_touches_nothing_of_the_hosts() {
+        let base = tempfile_dir();
+        let tmpdir = base.to_str().unwrap();
+        let staging = Staging::in_root_only(tmpdir);
+        let name = staging.dir.file_name().unwrap().to_str().unwrap().to_string();
+        assert!(!staging.on_host);
+        assert!(name.starts_with(&format!("code-runtime-native-python-{}-", std::process::id())), "{name}");
+        assert_eq!(name.rsplit('-').next().unwrap().len(), 6);
+        assert_ne!(Staging::in_root_only(tmpdir).dir, staging.dir);
+        assert!(!staging.dir.exists());
+        // Whatever the host has at that name (planted there) is not the run's: left alone.
+        std::fs::create_dir_all(staging.scratch()).unwrap();
+        staging.remove();
+        assert!(staging.scratch().is_dir());
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn a_name_is_made_on_the_host_afresh_for_a_child_spawned_instead() {
+        let base = tempfile_dir();
+        let mut staging = Staging::in_root_only(base.to_str().unwrap());
+        let named = staging.dir.clone();
+        staging.make_on_host(None).unwrap();
+        assert!(staging.on_host);
+        assert_ne!(staging.dir, named);
+        assert_eq!(staging.dir.parent(), Some(base.as_path()));
+        assert!(staging.scratch().is_dir());
+        staging.remove();
+        assert!(!staging.dir.exists());
         std::fs::remove_dir_all(&base).unwrap();
     }
 

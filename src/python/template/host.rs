@@ -239,18 +239,27 @@ pub struct RuntimeTemplate {
     interpreter: PathBuf,
     tmpdir: String,
     run_as: Option<(u32, u32)>,
+    /// Runs get a root of their own (the load's probe said so): a forked child's staging
+    /// directory is then only a name in that root (`Staging::in_root_only`).
+    own_root: bool,
     current: Mutex<Option<Arc<PyTemplate>>>,
     disposed: AtomicBool,
 }
 
 impl RuntimeTemplate {
     /// Starts the runtime's template, or says why it cannot.
-    pub fn start(interpreter: &Path, tmpdir: &str, run_as: Option<(u32, u32)>) -> Result<RuntimeTemplate, String> {
+    pub fn start(
+        interpreter: &Path,
+        tmpdir: &str,
+        run_as: Option<(u32, u32)>,
+        own_root: bool,
+    ) -> Result<RuntimeTemplate, String> {
         let first = start_staged(interpreter, tmpdir, run_as)?;
         Ok(RuntimeTemplate {
             interpreter: interpreter.to_path_buf(),
             tmpdir: tmpdir.to_string(),
             run_as,
+            own_root,
             current: Mutex::new(Some(Arc::new(first))),
             disposed: AtomicBool::new(false),
         })
@@ -275,6 +284,11 @@ impl RuntimeTemplate {
         if current.as_ref().is_some_and(|t| Arc::ptr_eq(t, template)) {
             *current = None;
         }
+    }
+
+    /// Whether the children it forks get a root of their own.
+    pub fn own_root(&self) -> bool {
+        self.own_root
     }
 
     /// The template's pid, while one runs.
