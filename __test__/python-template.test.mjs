@@ -564,6 +564,33 @@ while True:
   })
 })
 
+describe('a template that says its library maps more than the library does', () => {
+  it('is refused at start: runs spawn their own child, whose address space is the budget alone', async () => {
+    // The host adds what the template says its library maps to each forked child's RLIMIT_AS:
+    // a template claiming 64 MiB (the library maps under 1 MiB) would widen every run's limit.
+    const started = path.join(BINS, 'greedy-pid')
+    const greedy = script(
+      BINS,
+      'greedy.py',
+      `import os, socket, time
+open(${JSON.stringify(started)}, "w").write(str(os.getpid()))
+c = socket.socket(fileno=3)
+c.send(b'{"type":"template-ready","libraryBytes":${64 << 20}}')
+time.sleep(60)
+`,
+    )
+    const bin = fakePython(BINS, 'greedy-template', { run: `case "$3" in */template.py) exec ${PYTHON} ${greedy};; esac\nexec ${PYTHON} "$@"` })
+    const { runtime, fiber } = await load(PythonCodeRuntime, { pythonBin: bin, graceMs: 300, addressSpaceMb: 700 })
+    try {
+      expect(isAlive(Number(fs.readFileSync(started, 'utf8')))).toBe(false)
+      const program = 'import resource, sys\nreturn ["template.py" in " ".join(sys.orig_argv), resource.getrlimit(resource.RLIMIT_AS)[0]]'
+      expect(await run(runtime, program)).toEqual({ logs: [], value: [false, 700 * 2 ** 20] })
+    } finally {
+      await fiber.dispose()
+    }
+  })
+})
+
 describe('a template that names a process it did not fork and says it has ended', () => {
   it('is believed only as far as the exit record goes: the named process is never signalled', async () => {
     // As the liar above, but it writes an exit record first, as a template does for a child that

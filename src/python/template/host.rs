@@ -25,8 +25,10 @@ use crate::sandbox::Plan;
 
 /// How long a template may take to import what runs need and say it is ready.
 const READY_DEADLINE: Duration = Duration::from_secs(5);
-/// More than any build of the template's library maps (it is under 1 MiB).
-const MAX_LIBRARY_BYTES: u64 = 1 << 30;
+/// More than any build of the template's library maps (0.7 MiB): the host adds what the
+/// template says to every forked child's `RLIMIT_AS`, so a template that claims more is not
+/// believed (it is refused, and runs spawn their own child).
+const MAX_LIBRARY_BYTES: u64 = 16 << 20;
 /// How long a fork may take to be answered.
 const FORK_DEADLINE: Duration = Duration::from_secs(5);
 
