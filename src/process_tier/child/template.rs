@@ -13,8 +13,9 @@
 //! `{"type":"forked","id":I,"pid":N}` with two descriptors (the child's channel, its pidfd) or
 //! `{"type":"fork-failed","id":I,"errno":E}`, and `{"type":"exited","pid":N,"code":C,"signal":S}`
 //! (each `null` when absent) once a child is reaped. No program runs here, but the host reads
-//! this channel as it reads any sandbox process's: a template that breaks its rules is killed. Children share the template's namespaces, Landlock
-//! domain and address layout; what keeps them apart is docs/sandbox.md#host-safety.
+//! this channel as it reads any sandbox process's: a template that breaks its rules is killed.
+//! Children share the template's namespaces, Landlock domain and address layout; what keeps them
+//! apart is docs/sandbox.md#host-safety.
 
 use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};

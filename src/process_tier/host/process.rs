@@ -403,11 +403,11 @@ impl Drop for SandboxProcess {
         // A forked process is killed through its own pidfd whatever its template said of it: a
         // template that lied about its exit, or died without a namespace to take it along, would
         // leave it running (a pidfd names this process alone, never a recycled pid).
-        if self.template.is_some() && self.reaped.is_some() {
+        let unreaped = self.reaped.is_none();
+        if unreaped || self.template.is_some() {
             self.kill();
         }
-        if self.reaped.is_none() {
-            self.kill();
+        if unreaped {
             self.reap_blocking();
         }
         // Only once its processes are gone can the cgroups go.
