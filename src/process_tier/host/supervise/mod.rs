@@ -64,10 +64,15 @@ pub struct ContainedConfig {
 pub struct TakenProcess {
     pub process: SandboxProcess,
     pub reader: Arc<SharedReader>,
+    /// The `run` frame went out from the main thread (see `take_ready`).
+    run_sent: bool,
 }
 
-/// Takes an idle process at once (on Node's main thread) and has that thread read its channel;
-/// `None` when the run must queue, or this runtime cannot read on its main thread.
+/// Takes an idle process at once (on Node's main thread), has that thread read its channel and
+/// writes the `run` frame from there: the process starts the run while the supervisor's thread
+/// is still being started, instead of after it woke (on an idle machine, a wake-up of another CPU
+/// costs more than the write). `None` when the run must queue, or this runtime cannot read on
+/// its main thread.
 pub fn take_ready(
     pool: &Arc<Pool>,
     config: &Arc<ContainedConfig>,
@@ -93,7 +98,8 @@ pub fn take_ready(
     });
     if read_on_main(OwnedFd::from(watched), reader.clone()) {
         reader.read_by_main();
-        Some(Ok(TakenProcess { process, reader }))
+        let run_sent = send_run(config, control, pool, &process, Duration::ZERO);
+        Some(Ok(TakenProcess { process, reader, run_sent }))
     } else {
         process.splitter = lend(&mut reader.reader.locked().splitter);
         Some(Err(process))
@@ -151,12 +157,12 @@ fn supervise_run(
     // not yet visible when it was taken) cost the run nothing: it runs once more, elsewhere.
     let mut retried = false;
     loop {
-        let (admitted, reader) = match taken.take() {
-            Some(Ok(TakenProcess { process, reader })) => (Ok(process), Some(reader)),
-            Some(Err(process)) => (Ok(process), None),
+        let (admitted, reader, run_sent) = match taken.take() {
+            Some(Ok(TakenProcess { process, reader, run_sent })) => (Ok(process), Some(reader), run_sent),
+            Some(Err(process)) => (Ok(process), None, false),
             None => {
                 super::trace!("run: acquiring");
-                (pool.acquire(&give_up), None)
+                (pool.acquire(&give_up), None, false)
             }
         };
         super::trace!("run: acquired {} (read on main: {})", admitted.is_ok(), reader.is_some());
@@ -209,10 +215,8 @@ fn supervise_run(
                 }
             },
         };
-        {
-            let mut out = control.out.locked();
-            out.channel = process.channel.try_clone().ok();
-            out.push(run_frame(&config, started.elapsed(), pool.is_last_run(&process)));
+        if !run_sent {
+            send_run(&config, control, &pool, &process, started.elapsed());
         }
         let mut sup = Supervisor {
             config: &config,
@@ -311,6 +315,21 @@ fn finish(host: &Sink, started: Instant, (stats, stopped_at): (&DoneStats, Optio
 
 fn wall_message(max_wall_ms: f64) -> String {
     outcome::wall_clock_message(max_wall_ms)
+}
+
+/// Queues the `run` frame on the process's channel and writes what the socket takes now (the
+/// supervisor writes the rest); false when the channel could not be shared.
+fn send_run(
+    config: &ContainedConfig,
+    control: &RunControl,
+    pool: &Pool,
+    process: &SandboxProcess,
+    waited: Duration,
+) -> bool {
+    let mut out = control.out.locked();
+    out.channel = process.channel.try_clone().ok();
+    out.push(run_frame(config, waited, pool.is_last_run(process)));
+    out.channel.is_some()
 }
 
 /// `last`: the process is retired after this run, so it prepares no next isolate.
