@@ -196,6 +196,7 @@ pub fn python_start_run(
         stream_logs: options.stream_logs,
         spare: None,
         durable,
+        first_frames: None,
     };
     let mut spec = spec;
     spec.spare = spare.and_then(|s| s.inner.take(&spec.child));

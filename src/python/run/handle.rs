@@ -98,10 +98,25 @@ pub fn start(spec: RunSpec, events: Box<dyn Events>, end: RunEnd, attach: Option
     let run_wake = wake.clone();
     let shared = Arc::new(Shared::new(wake.clone()));
     let run_shared = shared.clone();
-    std::thread::Builder::new().name("crn-python-run".into()).stack_size(1 << 20).spawn(move || {
-        guarded(spec, events, rx, wake_rx, run_group, end, (run_shared, attach));
+    // The spec reaches the thread once its spare's first frames are written (below), so they
+    // are written only for a run that has a thread to watch it.
+    let (spec_tx, spec_rx) = mpsc::sync_channel::<RunSpec>(1);
+    let started = std::thread::Builder::new().name("crn-python-run".into()).stack_size(1 << 20).spawn(move || {
+        if let Ok(spec) = spec_rx.recv() {
+            guarded(spec, events, rx, wake_rx, run_group, end, (run_shared, attach));
+        }
         *run_wake.lock().unwrap_or_else(|p| p.into_inner()) = None;
-    })?;
+    });
+    let mut spec = spec;
+    if let Err(e) = started {
+        if let Some(spare) = spec.spare.take() {
+            spare.discard();
+        }
+        return Err(e);
+    }
+    spec.write_first_frames();
+    // The thread holds the receiver until it has the spec.
+    let _ = spec_tx.send(spec);
     Ok(Control { tx, wake, group, aborted: AtomicBool::new(false), shared })
 }
 

@@ -82,6 +82,38 @@ pub struct RunSpec {
     pub spare: Option<Booted>,
     /// A durable attempt's seed and clock (docs/durable.md#determinism); `None` for `run()`.
     pub durable: Option<crate::isolate::durable::DurableConfig>,
+    /// The spare's `boot` and `run`, written on Node's main thread before the run's thread
+    /// started (`write_first_frames`): what the socket did not take, and a write's failure.
+    pub first_frames: Option<(Writer, Option<(WriteKind, std::io::Error)>)>,
+}
+
+impl RunSpec {
+    /// `boot` and `run` for a child whose limits take `address_space_extra` more address space.
+    fn first_frames(&self, address_space_extra: u64) -> Writer {
+        let boot = host_frames::boot_frame(
+            self.child.cpu_seconds,
+            self.child.address_space_bytes + address_space_extra as f64,
+            self.max_log_bytes,
+            self.max_value_bytes,
+            &self.namespaces_json,
+        );
+        let mut writer = Writer::default();
+        writer.push(boot, WriteKind::Boot);
+        writer.push(host_frames::run_frame(&self.program, self.durable.as_ref()), WriteKind::Run);
+        writer
+    }
+
+    /// Writes the spare's `boot` and `run` from the calling thread (Node's main thread, in
+    /// `start`): the child starts on them while the run's thread is still starting, instead of
+    /// after that thread woke (on an idle machine a wake-up of another CPU costs more than the
+    /// write). What the socket does not take, the run's thread writes.
+    pub fn write_first_frames(&mut self) {
+        let Some(spare) = self.spare.as_ref() else { return };
+        let fd3 = spare.spawned.fd3.as_raw_fd();
+        let mut writer = self.first_frames(spare.spawned.address_space_extra);
+        let failed = writer.flush(fd3).err();
+        self.first_frames = Some((writer, failed));
+    }
 }
 
 /// A host pipe end being read; `None` once at EOF (or destroyed at the close deadline).
@@ -225,26 +257,18 @@ impl Run {
         // The host boots the next run's spare only now, so its staging never competes with this
         // run's for descriptors or disk.
         events.emit(PythonEvent::Spawned);
-        let boot = host_frames::boot_frame(
-            spec.child.cpu_seconds,
-            spec.child.address_space_bytes + address_space_extra as f64,
-            spec.max_log_bytes,
-            spec.max_value_bytes,
-            &spec.namespaces_json,
-        );
+        let (writer, first_failed) = match spec.first_frames.take() {
+            Some((writer, failed)) => (writer, failed),
+            None => (spec.first_frames(address_space_extra), None),
+        };
         let wall = Duration::from_secs_f64(spec.max_wall_ms / 1000.0);
-        let run = Run {
+        let mut run = Run {
             lines: LineSplitter::new(spec.frame_cap),
             ledger: LogLedger::new(spec.max_log_bytes),
             // `run` goes out with `boot`: the child reads them in order and takes its limits before
             // it reads the program, and a paced run is spared the `boot-ack` round trip (two
             // wake-ups of processes whose CPUs went idle: docs/python.md#what-a-run-costs).
-            writer: {
-                let mut writer = Writer::default();
-                writer.push(boot, WriteKind::Boot);
-                writer.push(host_frames::run_frame(&spec.program, spec.durable.as_ref()), WriteKind::Run);
-                writer
-            },
+            writer,
             spec,
             events,
             rx,
@@ -283,6 +307,9 @@ impl Run {
             main: shared.main.clone(),
             outbox: Vec::new(),
         };
+        if let Some((kind, err)) = first_failed {
+            run.on_write_error(kind, err);
+        }
         run.event_loop(shared, attach);
     }
 
