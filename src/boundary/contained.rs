@@ -231,16 +231,28 @@ pub fn start_contained_isolate_run(
     let on_main = main_call::MainCallback::new(env.raw(), on_event_value).map(Arc::new);
     // An idle process is taken at once, here; one the supervisor obtains later (spawned, or
     // after a wait for admission) is handed to this thread through the event queue.
-    let taken = supervise::take_ready(&pool.pool, &config, &control, &host, |fd, reader| {
+    let mut taken = supervise::take_ready(&pool.pool, &config, &control, &host, |fd, reader| {
         on_main.as_ref().is_some_and(|callback| uv::read_on_main(env.raw(), fd, reader, callback.clone()))
     });
     let attach = on_main.as_ref().map(|callback| attach_on_main(Arc::downgrade(callback), host.clone()));
     let thread_pool = pool.pool.clone();
     let thread_control = control.clone();
+    let thread_config = config.clone();
+    // The supervisor gets the taken process once its `run` frame is written (below), so the
+    // frame goes out only for a run that has a supervisor.
+    let (taken_tx, taken_rx) = std::sync::mpsc::sync_channel(1);
     let thread = std::thread::Builder::new()
         .name("code-runtime-supervisor".into())
-        .spawn(move || supervise::run(thread_pool, config, thread_control, wake_r, host, taken, attach))
+        .spawn(move || {
+            let taken = taken_rx.recv().unwrap_or(None);
+            supervise::run(thread_pool, thread_config, thread_control, wake_r, host, taken, attach)
+        })
         .map_err(|e| napi::Error::from_reason(format!("failed to start the run's supervisor: {e}")))?;
+    if let Some(Ok(ready)) = taken.as_mut() {
+        ready.send_run(&pool.pool, &config, &control);
+    }
+    // The thread holds the receiver until it has this.
+    let _ = taken_tx.send(taken);
     Ok(ContainedIsolateRun { control, thread: Mutex::new(Some(thread)), on_main })
 }
 

@@ -68,11 +68,8 @@ pub struct TakenProcess {
     run_sent: bool,
 }
 
-/// Takes an idle process at once (on Node's main thread), has that thread read its channel and
-/// writes the `run` frame from there: the process starts the run while the supervisor's thread
-/// is still being started, instead of after it woke (on an idle machine, a wake-up of another CPU
-/// costs more than the write). `None` when the run must queue, or this runtime cannot read on
-/// its main thread.
+/// Takes an idle process at once (on Node's main thread) and has that thread read its channel;
+/// `None` when the run must queue, or this runtime cannot read on its main thread.
 pub fn take_ready(
     pool: &Arc<Pool>,
     config: &Arc<ContainedConfig>,
@@ -98,11 +95,20 @@ pub fn take_ready(
     });
     if read_on_main(OwnedFd::from(watched), reader.clone()) {
         reader.read_by_main();
-        let run_sent = send_run(config, control, pool, &process, Duration::ZERO);
-        Some(Ok(TakenProcess { process, reader, run_sent }))
+        Some(Ok(TakenProcess { process, reader, run_sent: false }))
     } else {
         process.splitter = lend(&mut reader.reader.locked().splitter);
         Some(Err(process))
+    }
+}
+
+impl TakenProcess {
+    /// Writes the `run` frame from Node's main thread once the supervisor's thread exists (it
+    /// gets the process only after this): the process starts the run while that thread is still
+    /// being scheduled, instead of after it woke (on an idle machine a wake-up of another CPU
+    /// costs more than the write).
+    pub fn send_run(&mut self, pool: &Pool, config: &ContainedConfig, control: &RunControl) {
+        self.run_sent = send_run(config, control, pool, &self.process, Duration::ZERO);
     }
 }
 
