@@ -89,7 +89,7 @@ pub struct RunSpec {
 
 impl RunSpec {
     /// `boot` and `run` for a child whose limits take `address_space_extra` more address space.
-    fn first_frames(&self, address_space_extra: u64) -> Writer {
+    fn boot_and_run(&self, address_space_extra: u64) -> Writer {
         let boot = host_frames::boot_frame(
             self.child.cpu_seconds,
             self.child.address_space_bytes + address_space_extra as f64,
@@ -110,7 +110,7 @@ impl RunSpec {
     pub fn write_first_frames(&mut self) {
         let Some(spare) = self.spare.as_ref() else { return };
         let fd3 = spare.spawned.fd3.as_raw_fd();
-        let mut writer = self.first_frames(spare.spawned.address_space_extra);
+        let mut writer = self.boot_and_run(spare.spawned.address_space_extra);
         let failed = writer.flush(fd3).err();
         self.first_frames = Some((writer, failed));
     }
@@ -259,7 +259,7 @@ impl Run {
         events.emit(PythonEvent::Spawned);
         let (writer, first_failed) = match spec.first_frames.take() {
             Some((writer, failed)) => (writer, failed),
-            None => (spec.first_frames(address_space_extra), None),
+            None => (spec.boot_and_run(address_space_extra), None),
         };
         let wall = Duration::from_secs_f64(spec.max_wall_ms / 1000.0);
         let mut run = Run {

@@ -64,7 +64,7 @@ pub struct ContainedConfig {
 pub struct TakenProcess {
     pub process: SandboxProcess,
     pub reader: Arc<SharedReader>,
-    /// The `run` frame went out from the main thread (see `take_ready`).
+    /// The `run` frame went out from the main thread (`TakenProcess::send_run`).
     run_sent: bool,
 }
 
