@@ -150,8 +150,9 @@ describe('staging failures', () => {
           message: `failed to stage the python bootstrap: ENOENT: no such file or directory, mkdtemp '${missing}/code-runtime-native-python-${process.pid}-${startTime(process.pid)}-XXXXXX'`,
         },
       })
-      // The runtime's directory was read at load; its spare was made there. A forked run's
-      // directory is only a name in its own root (docs/python.md#staging), whatever the host has.
+      // `TMPDIR` is read per run, so this run boots its own child (the spare was made for the
+      // old one). A forked run's directory is only a name in its own root
+      // (docs/python.md#staging): nothing needs to exist on the host, and nothing is made there.
       const { namespaces, privateRoot } = forked.runtime.sandbox
       const program = [
         'import os, tempfile',
