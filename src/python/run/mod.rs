@@ -6,13 +6,17 @@
 //! decides the outcome on the first terminal event, tears the group down (SIGTERM → grace →
 //! SIGKILL, with the pid-reuse guard), settles when the child has closed (or at the close
 //! deadline), waits for the group to be gone, and only then emits the result — so a run never
-//! resolves while its substrate is alive. Here: the run's start and its frames; `end.rs` how it
-//! ends and settles; `watching.rs` what the loop asks of it.
+//! resolves while its substrate is alive. Here: the run's start and its frames; `spec.rs` what a
+//! run is given and its child's first frames; `end.rs` how it ends and settles; `watching.rs`
+//! what the loop asks of it.
 
 mod end;
 pub mod handle;
 pub mod shared;
+mod spec;
 mod watching;
+
+pub use spec::RunSpec;
 
 use watching::Locked;
 
@@ -35,7 +39,7 @@ use crate::outcome::{FailureKind, RunEnd, StoppedAt};
 use crate::panic::Lock;
 use crate::process_tier::watch::{self, Deadlines, Monotonic};
 use crate::python::process::cgroups::Cgroups;
-use crate::python::process::spare::{boot, BootError, Booted, ChildSpec};
+use crate::python::process::spare::{boot, BootError, Booted};
 use crate::python::process::spawned::Spawned;
 use crate::python::process::staging::Staging;
 use crate::python::process::teardown::signal_group;
@@ -59,62 +63,6 @@ const REAP_POLL: Duration = Duration::from_millis(50);
 const CLOSE_SLACK: Duration = Duration::from_millis(2000);
 /// Without a pidfd, exit is polled this often.
 const EXIT_POLL: Duration = Duration::from_millis(10);
-
-/// Everything one run needs, resolved by the JavaScript layer.
-pub struct RunSpec {
-    /// How the run's child is started (and how a spare for it must have been).
-    pub child: ChildSpec,
-    pub max_log_bytes: usize,
-    pub max_value_bytes: usize,
-    pub max_wall_ms: f64,
-    pub grace_ms: f64,
-    pub frame_cap: usize,
-    /// Binding calls in flight at most (`maxPendingCalls`, src/channel/backlog.rs).
-    pub max_pending_calls: usize,
-    /// The boot frame's `namespaces` array, as JSON.
-    pub namespaces_json: String,
-    /// Each namespace's global and its dispatchable member names, in boot order.
-    pub namespaces: Vec<(Vec<u16>, Vec<Vec<u16>>)>,
-    /// The program as a JSON string.
-    pub program: Vec<u16>,
-    pub stream_logs: bool,
-    /// A child booted ahead of this run, when one was ready.
-    pub spare: Option<Booted>,
-    /// A durable attempt's seed and clock (docs/durable.md#determinism); `None` for `run()`.
-    pub durable: Option<crate::isolate::durable::DurableConfig>,
-    /// The spare's `boot` and `run`, written on Node's main thread before the run's thread
-    /// started (`write_first_frames`): what the socket did not take, and a write's failure.
-    pub first_frames: Option<(Writer, Option<(WriteKind, std::io::Error)>)>,
-}
-
-impl RunSpec {
-    /// `boot` and `run` for a child whose limits take `address_space_extra` more address space.
-    fn boot_and_run(&self, address_space_extra: u64) -> Writer {
-        let boot = host_frames::boot_frame(
-            self.child.cpu_seconds,
-            self.child.address_space_bytes + address_space_extra as f64,
-            self.max_log_bytes,
-            self.max_value_bytes,
-            &self.namespaces_json,
-        );
-        let mut writer = Writer::default();
-        writer.push(boot, WriteKind::Boot);
-        writer.push(host_frames::run_frame(&self.program, self.durable.as_ref()), WriteKind::Run);
-        writer
-    }
-
-    /// Writes the spare's `boot` and `run` from the calling thread (Node's main thread, in
-    /// `start`): the child starts on them while the run's thread is still starting, instead of
-    /// after that thread woke (on an idle machine a wake-up of another CPU costs more than the
-    /// write). What the socket does not take, the run's thread writes.
-    pub fn write_first_frames(&mut self) {
-        let Some(spare) = self.spare.as_ref() else { return };
-        let fd3 = spare.spawned.fd3.as_raw_fd();
-        let mut writer = self.boot_and_run(spare.spawned.address_space_extra);
-        let failed = writer.flush(fd3).err();
-        self.first_frames = Some((writer, failed));
-    }
-}
 
 /// A host pipe end being read; `None` once at EOF (or destroyed at the close deadline).
 type Pipe = Option<OwnedFd>;
