@@ -509,6 +509,68 @@ describe('a template forks processes that start with its isolate', () => {
   })
 })
 
+describe('type strip in the sandbox process', () => {
+  // The serve thread strips a program on its own stack when its room (64 MiB, less under a lower
+  // hard limit) holds the program's worst nesting at 16 KiB a token, with 4 MiB to spare: up to
+  // 3 840 tokens by default, 256 under an 8 MiB hard limit; longer programs get a thread sized
+  // for them (src/process_tier/child/mod.rs, `strip_program`).
+  const nested = (tokens) => ({
+    brackets: '['.repeat(tokens),
+    parens: `return ${'('.repeat(tokens >> 1)}1${')'.repeat(tokens >> 1)}`,
+    generics: `let x: ${'A<'.repeat(tokens >> 1)}B${'>'.repeat(tokens >> 1)} = 1; return 2`,
+  })
+  const SIZES = [3838, 3842, 20000]
+  /** What each program ended with: its value, or its error's kind and first line. */
+  const outcomes = async (runtime) => {
+    const out = []
+    for (const tokens of SIZES) {
+      for (const [name, program] of Object.entries(nested(tokens))) {
+        const result = await runtime.run({ program, bindings: [] })
+        out.push([tokens, name, result.error ? `${result.error.kind}: ${result.error.message.split('\n')[0]}` : result.value])
+      }
+    }
+    return out
+  }
+  const expected = SIZES.flatMap((tokens) => [
+    [tokens, 'brackets', 'exception: SyntaxError: Expression expected'],
+    [tokens, 'parens', tokens < 10000 ? 1 : 'exception: RangeError: Maximum call stack size exceeded'],
+    [tokens, 'generics', 2],
+  ])
+
+  it('programs nested at the edge of the serve thread\'s room and past it strip cleanly', async () => {
+    const { runtime, fiber } = await loadProcess()
+    await requireProcessTier(runtime, fiber, 'the strip on the serve thread is the sandbox process\'s')
+    expect(await outcomes(runtime)).toEqual(expected)
+    await expectHealthy(runtime)
+    await fiber.dispose()
+  })
+
+  it('a host whose hard stack limit is 8 MiB strips the same programs as cleanly', async () => {
+    // The sandbox processes inherit the host's limits: their serve thread gets 8 MiB of room.
+    const script = `
+      import { Context } from 'cordis'
+      const { IsolateCodeRuntime } = await import(${JSON.stringify(new URL('../lib/index.mjs', import.meta.url).href)})
+      const ctx = new Context()
+      await ctx.plugin(IsolateCodeRuntime, { containment: 'process' })
+      const runtime = ctx.get('codeRuntime')
+      const outcomes = ${outcomes.toString()}
+      const nested = ${nested.toString()}
+      const SIZES = ${JSON.stringify(SIZES)}
+      const limit = (await import('node:child_process')).execSync('ulimit -H -s', { shell: '/bin/sh' }).toString().trim()
+      console.log(JSON.stringify({ limit, process: runtime.sandbox.process, out: await outcomes(runtime) }))
+      process.exit(0)`
+    const child = spawn('/bin/sh', ['-c', 'ulimit -S -s 8192 && ulimit -H -s 8192 && exec "$0" --input-type=module -e "$1"', process.execPath, script], {
+      cwd: REPO,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    let stdout = ''
+    child.stdout.on('data', (chunk) => (stdout += chunk))
+    const code = await new Promise((resolve) => child.on('exit', resolve))
+    expect(code).toBe(0)
+    expect(JSON.parse(stdout)).toEqual({ limit: '8192', process: true, out: expected })
+  })
+})
+
 describe('runtime.sandbox', () => {
   const expectLayerFields = (sandbox) => {
     // `uid` (the processes' uid outside their namespaces) only where there are processes.

@@ -43,6 +43,12 @@ pub fn stack_for(tokens: usize) -> Option<usize> {
     (tokens <= MAX_TOKENS).then(|| BASE_STACK + tokens * STACK_PER_TOKEN)
 }
 
+/// The most stack the nesting of a program with `tokens` tokens may take while it is stripped
+/// (`stack_for` less what a run thread needs besides).
+pub fn nesting_stack(tokens: usize) -> usize {
+    tokens.saturating_mul(STACK_PER_TOKEN)
+}
+
 /// A strip diagnostic rendered in V8 stack style: `SyntaxError: <text>\n    at program.ts:L:C`.
 #[derive(Debug, PartialEq, Eq)]
 pub struct StripError(pub String);

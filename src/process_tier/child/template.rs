@@ -20,6 +20,7 @@
 use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::Pristine;
 use crate::channel::child_frames;
@@ -194,17 +195,36 @@ fn inherit_all_memory() {
     advise(4096, (1usize << 47) - 4096);
 }
 
-/// The main thread's stack may grow to 8 MiB (as an isolate thread's), within the hard limit: a
-/// child runs its first program on this thread.
+/// How far the main thread's stack may grow: a child runs its first program on this thread and
+/// strips it here first (the nesting a program of a few thousand tokens may have; a thread
+/// made for a larger one costs a run ~0.3 ms, `strip_program` in src/process_tier/child/mod.rs).
+/// The room is reserved, not committed: only the depth a strip really nests is ever touched.
+const MAIN_STACK: usize = 64 << 20;
+
+/// The main thread's stack limit as set: at most `MAIN_STACK`, less when the hard limit is lower.
+static MAIN_STACK_ROOM: AtomicUsize = AtomicUsize::new(0);
+
+/// How far the main thread's stack may grow (0 when its limit could not be read).
+pub(super) fn main_stack() -> usize {
+    MAIN_STACK_ROOM.load(Ordering::Relaxed)
+}
+
+/// The main thread's stack may grow to `MAIN_STACK`, within the hard limit. The kernel placed
+/// every mapping at least 128 MiB below the stack when the helper started, so the room is there.
 fn main_stack_room() {
-    let want = 8 << 20;
     // SAFETY: getrlimit/setrlimit on this process's own limit, with a local struct.
     unsafe {
         let mut limit: libc::rlimit = std::mem::zeroed();
-        if libc::getrlimit(libc::RLIMIT_STACK, &mut limit) == 0 && limit.rlim_cur < want {
-            limit.rlim_cur = want.min(limit.rlim_max);
-            libc::setrlimit(libc::RLIMIT_STACK, &limit);
+        if libc::getrlimit(libc::RLIMIT_STACK, &mut limit) != 0 {
+            return;
         }
+        if limit.rlim_cur < MAIN_STACK as libc::rlim_t {
+            let raised = libc::rlimit { rlim_cur: limit.rlim_max.min(MAIN_STACK as libc::rlim_t), ..limit };
+            if libc::setrlimit(libc::RLIMIT_STACK, &raised) == 0 {
+                limit = raised;
+            }
+        }
+        MAIN_STACK_ROOM.store(limit.rlim_cur.min(MAIN_STACK as libc::rlim_t) as usize, Ordering::Relaxed);
     }
 }
 
@@ -244,5 +264,24 @@ fn send_with_fds(fd: RawFd, bytes: &[u8], fds: &[RawFd]) -> bool {
         // The descriptors went with the first bytes; the rest goes as plain data.
         Ok(n) if n > 0 => write_all(fd, &bytes[n..]),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_main_stack_room_is_the_raised_limit_within_the_hard_one() {
+        main_stack_room();
+        // SAFETY: getrlimit into a local struct.
+        let limit = unsafe {
+            let mut limit: libc::rlimit = std::mem::zeroed();
+            assert_eq!(libc::getrlimit(libc::RLIMIT_STACK, &mut limit), 0);
+            limit
+        };
+        let want = limit.rlim_max.min(MAIN_STACK as libc::rlim_t);
+        assert!(limit.rlim_cur >= want, "soft limit {} not raised to {want}", limit.rlim_cur);
+        assert_eq!(main_stack() as libc::rlim_t, want);
     }
 }
