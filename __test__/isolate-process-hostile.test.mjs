@@ -10,6 +10,7 @@
 // does not.
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
+import os from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadIsolate, tools } from './helpers.mjs'
@@ -623,6 +624,26 @@ describe('a burst of 64 runs', () => {
     await expectHealthy(runtime)
     await fiber.dispose()
     expect(sandboxProcesses()).toEqual([])
+  })
+})
+
+describe('maxProcesses by default', () => {
+  it('is one more than the cores: runs that wait fill every slot, and no more', async () => {
+    // One process more than the cores keeps them busy while a finished run's process exits and
+    // the next one is forked (docs/typescript.md#containment).
+    const cores = os.availableParallelism?.() ?? os.cpus().length
+    const { runtime, fiber } = await loadProcess()
+    await requireProcessTier(runtime, fiber, 'the process cap is what this test measures')
+    let peak = 0
+    const sample = () => (peak = Math.max(peak, runProcesses().length))
+    const sampler = setInterval(sample, 5)
+    const runs = 3 * (cores + 1)
+    const results = await Promise.all(
+      Array.from({ length: runs }, (_, i) => runtime.run({ program: `await new Promise((r) => setTimeout(r, 150)); return ${i}`, bindings: [] })),
+    ).finally(() => clearInterval(sampler))
+    results.forEach((result, i) => expect(result).toEqual({ logs: [], value: i }))
+    expect(peak).toBe(cores + 1)
+    await fiber.dispose()
   })
 })
 

@@ -67,7 +67,7 @@ export const IsolateConfig = Schema.object({
   containment: Schema.union(['process', 'thread'])
     .description("Where isolates run: supervised sandbox processes ('process', the default on Linux) or host threads ('thread')."),
   maxProcesses: Schema.number()
-    .description('Sandbox processes at most; runs beyond wait in FIFO order. Default max(2, cores).'),
+    .description('Sandbox processes at most; runs beyond wait in FIFO order. Default cores + 1.'),
   maxRunsPerProcess: Schema.number()
     .description('Runs one sandbox process serves before it is replaced. Default 1: a compromised process never sees another run; above 1 only for trusted workloads.'),
   runAs: RUN_AS_SCHEMA,
@@ -140,7 +140,7 @@ export function createIsolateState(ctx, config = {}) {
     maxOldGenerationSizeMb: config?.maxOldGenerationSizeMb ?? 512,
     maxPendingCalls: config?.maxPendingCalls ?? DEFAULT_MAX_PENDING_CALLS,
     containment: config?.containment,
-    maxProcesses: config?.maxProcesses ?? Math.max(2, os.availableParallelism?.() ?? os.cpus().length),
+    maxProcesses: config?.maxProcesses ?? (os.availableParallelism?.() ?? os.cpus().length) + 1,
     maxRunsPerProcess: config?.maxRunsPerProcess ?? 1,
     runAs: readRunAs(config?.runAs, (message) => {
       throw new Error(`${PREFIX}${message}`)
