@@ -9,7 +9,7 @@ import { Context } from 'cordis'
 import { IsolateCodeRuntime } from '../lib/index.mjs'
 import { isolatedVmHere, IVM_VERSION, runInIsolatedVm } from './isolated-vm.mjs'
 import { computePrograms } from './programs.mjs'
-import { p50 } from './stats.mjs'
+import { inTurn, p50 } from './stats.mjs'
 
 const ivm = isolatedVmHere()
 const args = process.argv.slice(2)
@@ -40,7 +40,7 @@ for (const [name, { program, value }] of Object.entries(computePrograms)) {
   const samples = { process: [], thread: [], ivm: [] }
   let first
   for (let i = 0; i < RUNS + 2; i++) {
-    for (const [backend, { run }] of Object.entries(backends)) {
+    for (const [backend, { run }] of inTurn(backends, i)) {
       const start = performance.now()
       const got = await run(program)
       const took = performance.now() - start

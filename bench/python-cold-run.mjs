@@ -13,6 +13,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Context } from 'cordis'
 import { PythonCodeRuntime } from '../lib/index.mjs'
+import { inTurn } from './stats.mjs'
 
 const RUNS = Number(process.argv[2] ?? 100)
 const WARMUP = 5
@@ -32,7 +33,7 @@ async function timeAll(candidates) {
   for (const fn of Object.values(candidates)) for (let i = 0; i < WARMUP; i++) await fn()
   const samples = Object.fromEntries(Object.keys(candidates).map((k) => [k, []]))
   for (let i = 0; i < RUNS; i++) {
-    for (const [name, fn] of Object.entries(candidates)) {
+    for (const [name, fn] of inTurn(candidates, i)) {
       const t = process.hrtime.bigint()
       await fn()
       samples[name].push(Number(process.hrtime.bigint() - t) / 1e6)

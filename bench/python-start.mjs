@@ -22,6 +22,7 @@ import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Context } from 'cordis'
 import { PythonPtcRuntime } from '../lib/index.mjs'
+import { inTurn } from './stats.mjs'
 
 const args = process.argv.slice(2)
 const RUNS = Number(args.find((a) => /^\d+$/.test(a)) ?? 60)
@@ -71,7 +72,7 @@ async function timeAll(candidates, pace) {
   for (const fn of Object.values(candidates)) for (let i = 0; i < WARMUP; i++) await fn()
   const samples = Object.fromEntries(Object.keys(candidates).map((k) => [k, []]))
   for (let i = 0; i < RUNS; i++) {
-    for (const [name, fn] of Object.entries(candidates)) {
+    for (const [name, fn] of inTurn(candidates, i)) {
       if (pace) await sleep(PACE_MS)
       const t = now()
       await fn()
@@ -85,7 +86,7 @@ async function timeAll(candidates, pace) {
 async function burst(candidates, n) {
   const walls = Object.fromEntries(Object.keys(candidates).map((k) => [k, []]))
   for (let round = 0; round < 5; round++) {
-    for (const [name, fn] of Object.entries(candidates)) {
+    for (const [name, fn] of inTurn(candidates, round)) {
       await sleep(200)
       const t = now()
       await Promise.all(Array.from({ length: n }, () => fn()))

@@ -17,7 +17,7 @@ import { Context } from 'cordis'
 import { IsolateCodeRuntime } from '../lib/index.mjs'
 import { isolatedVmHere, IVM_VERSION, runInIsolatedVm } from './isolated-vm.mjs'
 import { realisticProgram } from './programs.mjs'
-import { p50, p99 } from './stats.mjs'
+import { inTurn, p50, p99 } from './stats.mjs'
 
 const ivm = isolatedVmHere()
 const args = process.argv.slice(2)
@@ -62,7 +62,7 @@ function isolatedVm() {
 async function interleaved(backends, pace) {
   const samples = Object.fromEntries(Object.keys(backends).map((k) => [k, []]))
   for (let i = 0; i < RUNS; i++) {
-    for (const [name, backend] of Object.entries(backends)) {
+    for (const [name, backend] of inTurn(backends, i)) {
       if (pace) await sleep(pace)
       const start = performance.now()
       await backend.run()
@@ -76,7 +76,7 @@ async function interleaved(backends, pace) {
 async function bursts(backends, n, rounds = 7) {
   const walls = Object.fromEntries(Object.keys(backends).map((k) => [k, []]))
   for (let round = 0; round < rounds; round++) {
-    for (const [name, backend] of Object.entries(backends)) {
+    for (const [name, backend] of inTurn(backends, round)) {
       await sleep(200)
       const start = performance.now()
       await Promise.all(Array.from({ length: n }, () => backend.run()))

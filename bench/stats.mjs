@@ -14,3 +14,14 @@ export const p99 = (values) => quantile(values, 0.99)
 export const ms = (n) => `${n.toFixed(2)} ms`
 /** Microseconds with one decimal. */
 export const us = (n) => `${(n * 1000).toFixed(1)} µs`
+
+/**
+ * The entries of `candidates` in their order for round `i`: each takes every place in turn, so
+ * no candidate always runs right after the same other one, whose leftover work (a process's
+ * exit, a spare's start) would otherwise always fall on that one's samples.
+ */
+export function inTurn(candidates, i) {
+  const entries = Object.entries(candidates)
+  const first = i % entries.length
+  return [...entries.slice(first), ...entries.slice(0, first)]
+}
