@@ -187,9 +187,8 @@ pub fn sweep(tmpdir: &str) {
 fn random_suffix() -> String {
     const LETTERS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     let mut bytes = [0u8; 6];
-    // SAFETY: getrandom(2) into a buffer of exactly that length; never blocks once the pool is
-    // initialised (a running host's is), and a short read leaves zeros, still a valid name.
-    unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
+    // A failure leaves zeros: still a valid name, and the directory exists only in the run's root.
+    let _ = getrandom::fill(&mut bytes);
     bytes.iter().map(|b| LETTERS[*b as usize % LETTERS.len()] as char).collect()
 }
 
