@@ -338,6 +338,37 @@ describe("a forked run's keeper and init", () => {
     }
   })
 
+  it("sit, every thread of them, in the run's cgroups, none left in the template's", async () => {
+    // Each joins its cgroups as a single thread (`tasks` under v1: docs/sandbox.md), before the
+    // keeper forks init and the program: their threads and children inherit them.
+    const before = new Set(pythonTemplates())
+    const { runtime, fiber } = await load(PythonCodeRuntime, { graceMs: 300 })
+    try {
+      const [template] = pythonTemplates().filter((pid) => !before.has(pid))
+      expect(runtime.sandbox.memoryCgroup).toBe(true)
+      expect(await run(runtime, 'return 1')).toEqual({ logs: [], value: 1 })
+      const { keeper, init, program } = await slimSpare(template)
+      /** Each hierarchy's path for one task: `{ 'pids': '/…', 'memory': '/…', … }`. */
+      const cgroupsOf = (pid, tid) =>
+        Object.fromEntries(fs.readFileSync(`/proc/${pid}/task/${tid}/cgroup`, 'utf8').trim().split('\n').map((line) => line.split(':')).map(([, names, at]) => [names, at]))
+      const tasks = (pid) => fs.readdirSync(`/proc/${pid}/task`)
+      const own = new RegExp(`/code-runtime-native-${process.pid}-\\d+$`)
+      const theTemplates = cgroupsOf(template, template)
+      const runs = cgroupsOf(program, program)
+      // The run's own memory and process caps, where the template's are not.
+      const moved = Object.keys(runs).filter((names) => runs[names] !== theTemplates[names])
+      expect(moved.length).toBeGreaterThanOrEqual(1)
+      for (const names of moved) expect([names, runs[names]]).toEqual([names, expect.stringMatching(own)])
+      expect(moved.some((names) => names.split(',').includes('memory') || names === '')).toBe(true)
+      for (const pid of [keeper, init, program]) for (const tid of tasks(pid)) expect([pid, tid, cgroupsOf(pid, tid)]).toEqual([pid, tid, runs])
+      // A run's threads stay there too.
+      const threaded = await run(runtime, 'import threading, time\nthreading.Thread(target=time.sleep, args=(0.1,)).start()\nreturn open("/proc/self/cgroup").read() == open(f"/proc/self/task/{threading.enumerate()[1].native_id}/cgroup").read()')
+      expect(threaded).toEqual({ logs: [], value: true })
+    } finally {
+      await fiber.dispose()
+    }
+  })
+
   it('take the namespace with them: init and the program die with the keeper', async () => {
     const before = new Set(pythonTemplates())
     const { runtime, fiber } = await load(PythonCodeRuntime, { graceMs: 300 })
