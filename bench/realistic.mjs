@@ -1,13 +1,14 @@
 // The work agents really send (issue 29), against isolated-vm 5.0.4 in the same process,
 // interleaved: a realistic program (three functions, a 1 000-entry object, JSON.stringify, one
 // console.log line the host receives, a structured result) run
-//   back to back   each run as soon as the last one settled (p50, p99)
+//   back to back   each run as soon as the last one of the same backend settled (blocks of ten
+//                  runs of one backend, in turn; p50, p99)
 //   paced          runs 10 ms apart, an agent's runs turns apart (p50, p99)
 //   16 / 64 at once  wall time of a burst (median of the rounds)
 // in the default configuration (`containment: 'process'`, one run per process) and in
 // `containment: 'thread'`. isolated-vm gets what a host needs from it too: a fresh isolate and
-// context per run, `console.log` delivered to the host, the result copied out. Every sample of one
-// backend is taken between samples of the others, so load and thermal drift fall on all alike.
+// context per run, `console.log` delivered to the host, the result copied out. The backends take
+// turns (each in every place of the order), so load and thermal drift fall on all alike.
 // Ratios are isolated-vm's time over ours (above 1: we are faster; the target is >= 1.5).
 // `--load` keeps one core busy in a child process throughout (hosts are shared machines).
 // isolated-vm needs --no-node-snapshot on Node >= 20: this script restarts itself with it.
@@ -58,18 +59,30 @@ function isolatedVm() {
   }
 }
 
-/** Samples of each backend, taken in turn: `pace` ms before each sample (0: back to back). */
+/** Consecutive runs of one backend in a back-to-back block; the first, which follows another
+ * backend's block, is not a sample. */
+const BLOCK = 10
+
+/**
+ * Samples of each backend, taken in turn: paced, one run of each with `pace` ms before it; back
+ * to back (`pace` 0), blocks of `BLOCK` runs of one backend, so each sample follows a run of its
+ * own, as a host's runs back to back do (one run of each in turn would leave each backend the
+ * others' runs to get its next one ready).
+ */
 async function interleaved(backends, pace) {
   const samples = Object.fromEntries(Object.keys(backends).map((k) => [k, []]))
-  for (let i = 0; i < RUNS; i++) {
-    for (const [name, backend] of inTurn(backends, i)) {
-      if (pace) await sleep(pace)
-      const start = performance.now()
-      await backend.run()
-      samples[name].push(performance.now() - start)
+  const perTurn = pace ? 1 : BLOCK
+  for (let turn = 0; Object.values(samples).some((xs) => xs.length < RUNS); turn++) {
+    for (const [name, backend] of inTurn(backends, turn)) {
+      for (let i = 0; i < perTurn; i++) {
+        if (pace) await sleep(pace)
+        const start = performance.now()
+        await backend.run()
+        if (pace || i > 0) samples[name].push(performance.now() - start)
+      }
     }
   }
-  return samples
+  return Object.fromEntries(Object.entries(samples).map(([k, xs]) => [k, xs.slice(0, RUNS)]))
 }
 
 /** Wall time of `n` runs at once, each backend in turn, `rounds` times. */
