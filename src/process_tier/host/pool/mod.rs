@@ -14,7 +14,7 @@ mod tests;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::process::ProcessSpec;
 use crate::panic::{Lock, Wait};
@@ -44,6 +44,10 @@ struct State<P> {
     closed: bool,
     /// What the first process reported (or why it could not start).
     layers: Option<Result<Reported, String>>,
+    /// When a run last gave its process back, and how long the last spare took to start: a run
+    /// that comes sooner than twice that after the last one comes back to back.
+    released_at: Option<Instant>,
+    spare_took: Option<Duration>,
 }
 
 /// A run waiting in `acquire`: only the front one can be served, so only it is woken when
@@ -65,6 +69,8 @@ impl<P> Default for State<P> {
             next_ticket: 0,
             closed: false,
             layers: None,
+            released_at: None,
+            spare_took: None,
         }
     }
 }
@@ -154,6 +160,9 @@ impl<S: Source, C: Clock> Pool<S, C> {
                     }
                     st.queue.pop_front();
                     self.notify(&st);
+                    let early = self.back_to_back(&st);
+                    drop(st);
+                    self.spare_early(early);
                     return Ok(process);
                 }
                 // A spare on its way serves a waiting run sooner than a process started now.
@@ -206,9 +215,29 @@ impl<S: Source, C: Clock> Pool<S, C> {
                 continue;
             }
             self.notify(&st);
+            let early = self.back_to_back(&st);
+            drop(st);
+            self.spare_early(early);
             return Some(process);
         }
         None
+    }
+
+    /// Whether runs come back to back: this one sooner after the last one's end than twice the
+    /// time the last spare took to start. Its successor's spare is then started as it takes its
+    /// process, beside it, not once it ends: a spare started at its end would not be ready for
+    /// the next run. Runs further apart keep the CPU to themselves.
+    fn back_to_back(&self, st: &State<S::Process>) -> bool {
+        match (st.released_at, st.spare_took) {
+            (Some(released), Some(took)) => self.clock.now().saturating_duration_since(released) < took * 2,
+            _ => false,
+        }
+    }
+
+    fn spare_early(self: &Arc<Self>, early: bool) {
+        if early {
+            self.keep_spare();
+        }
     }
 
     /// Whether `process` is retired after the run it serves now (or is about to).
@@ -218,12 +247,13 @@ impl<S: Source, C: Clock> Pool<S, C> {
 
     /// Takes a process back after its run (its result delivered): kept for the next run when it
     /// is healthy (its next isolate is ready) and has runs left, otherwise killed and reaped. The
-    /// next spare is forked here, not when the run began: a run does not share the CPU with its
-    /// successor's start, and the fork is quick enough that a run back to back barely waits.
+    /// next spare is forked here, not when the run began, so a run does not share the CPU with
+    /// its successor's start; unless runs come back to back (`back_to_back`).
     pub fn release(self: &Arc<Self>, mut process: S::Process, healthy: bool) {
         process.count_run();
         let keep = healthy && process.runs() < self.max_runs;
         let mut st = self.state.locked();
+        st.released_at = Some(self.clock.now());
         if keep && !st.closed {
             st.idle.push(process);
         } else {
@@ -273,10 +303,15 @@ impl<S: Source, C: Clock> Pool<S, C> {
         }
         let pool = self.clone();
         let spawned = std::thread::Builder::new().name("code-runtime-spare".into()).spawn(move || {
+            let began = pool.clock.now();
             let started = pool.start_process();
+            let took = pool.clock.now().saturating_duration_since(began);
             let mut st = pool.state.locked();
             Self::note_layers(&mut st, &started);
             st.booting -= 1;
+            if started.is_ok() {
+                st.spare_took = Some(took);
+            }
             match started {
                 Ok(process) if !st.closed => st.idle.push(process),
                 other => {

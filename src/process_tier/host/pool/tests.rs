@@ -246,6 +246,48 @@ fn a_run_waits_for_the_spare_on_its_way_rather_than_forking_another() {
     assert_eq!(world.starts(), 1);
 }
 
+/// A run on the spare (which took `spare` of the fake clock to start) given back, then the next
+/// run `after` its end taking the spare started then (as long to start). The pool then started
+/// two processes, and maybe a third.
+fn the_next_run(spare: Duration, after: Duration) -> (Arc<TestPool>, Arc<World>) {
+    let (world, clock) = (World::new(), FakeClock::new());
+    world.with(|w| w.permits = Some(0));
+    let pool = pool(&world, &clock, 3, 1);
+    let started = |n| {
+        settle("a spare is starting", || world.starts() == n);
+        clock.advance(spare);
+        world.allow(1);
+        settle("the spare is idle", || pool.idle() == 1);
+    };
+    started(1);
+    let first = pool.take_idle().expect("the spare");
+    assert_eq!(world.starts(), 1, "the first run has no run before it");
+    pool.release(first, true);
+    started(2);
+    clock.advance(after);
+    // Dropped at once: killed and reaped, still counted as live (its run has not given it back).
+    assert_eq!(pool.take_idle().map(|p| p.id), Some(1));
+    (pool, world)
+}
+
+#[test]
+fn runs_back_to_back_have_their_successors_spare_started_as_they_take_theirs() {
+    // 1 ms after the last run's end, with spares taking 2 ms: 2 + 1 < 2 × 2.
+    let (pool, world) = the_next_run(Duration::from_millis(2), Duration::from_millis(1));
+    settle("the successor's spare is starting", || world.starts() == 3);
+    world.allow(1);
+    settle("the early spare is idle", || pool.idle() == 1);
+    assert_eq!(pool.live(), 2, "the run's process and its successor's spare");
+}
+
+#[test]
+fn runs_further_apart_start_their_successors_spare_only_when_they_end() {
+    // 10 ms after: the spare started at the last run's end was ready long before.
+    let (pool, world) = the_next_run(Duration::from_millis(2), Duration::from_millis(10));
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!((world.starts(), pool.live()), (2, 1));
+}
+
 #[test]
 fn runs_beyond_max_processes_are_admitted_in_fifo_order() {
     let (world, clock) = (World::new(), FakeClock::new());
@@ -442,12 +484,13 @@ fn close_stops_waiting_for_a_run_in_flight_at_its_deadline() {
     let (world, clock) = (World::new(), FakeClock::new());
     let pool = pool(&world, &clock, 1, 100);
     let _held = pool.acquire(&never).expect("the spare");
+    let read = clock.reads.load(Ordering::SeqCst);
     let closing = {
         let pool = pool.clone();
         std::thread::spawn(move || pool.close())
     };
     // Its deadline is read from the clock before the clock moves.
-    settle("close set its deadline", || clock.reads.load(Ordering::SeqCst) >= 1);
+    settle("close set its deadline", || clock.reads.load(Ordering::SeqCst) > read);
     clock.advance(CLOSE_WAIT - Duration::from_millis(1));
     std::thread::sleep(Duration::from_millis(20));
     assert!(!closing.is_finished(), "still within its deadline");
