@@ -178,7 +178,7 @@ export interface IsolateCodeRuntimeConfig extends CodeRuntimeTracingConfig {
    * trusted code and platforms without the helper (docs/typescript.md#containment: what it cannot contain).
    */
   containment?: 'process' | 'thread'
-  /** Sandbox processes at most (`'process'`); runs beyond wait in FIFO order. Default max(2, cores). */
+  /** Sandbox processes at most (`'process'`); runs beyond wait in FIFO order. Default cores + 1. */
   maxProcesses?: number
   /**
    * Runs one sandbox process serves before it is replaced (`'process'`). Default 1: a program that
