@@ -160,7 +160,7 @@ impl<S: Source, C: Clock> Pool<S, C> {
                     }
                     st.queue.pop_front();
                     self.notify(&st);
-                    let early = self.back_to_back(&st);
+                    let early = self.back_to_back(&st, &process);
                     drop(st);
                     self.spare_early(early);
                     return Ok(process);
@@ -215,7 +215,7 @@ impl<S: Source, C: Clock> Pool<S, C> {
                 continue;
             }
             self.notify(&st);
-            let early = self.back_to_back(&st);
+            let early = self.back_to_back(&st, &process);
             drop(st);
             self.spare_early(early);
             return Some(process);
@@ -226,8 +226,12 @@ impl<S: Source, C: Clock> Pool<S, C> {
     /// Whether runs come back to back: this one sooner after the last one's end than twice the
     /// time the last spare took to start. Its successor's spare is then started as it takes its
     /// process, beside it, not once it ends: a spare started at its end would not be ready for
-    /// the next run. Runs further apart keep the CPU to themselves.
-    fn back_to_back(&self, st: &State<S::Process>) -> bool {
+    /// the next run. Runs further apart keep the CPU to themselves, and a process with runs left
+    /// after this one serves the next itself.
+    fn back_to_back(&self, st: &State<S::Process>, process: &S::Process) -> bool {
+        if !self.is_last_run(process) {
+            return false;
+        }
         match (st.released_at, st.spare_took) {
             (Some(released), Some(took)) => self.clock.now().saturating_duration_since(released) < took * 2,
             _ => false,

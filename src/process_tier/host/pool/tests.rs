@@ -281,6 +281,26 @@ fn runs_back_to_back_have_their_successors_spare_started_as_they_take_theirs() {
 }
 
 #[test]
+fn runs_back_to_back_on_processes_with_runs_left_start_no_spare_early() {
+    // `maxRunsPerProcess` 100: the process taken serves the next run itself.
+    let (world, clock) = (World::new(), FakeClock::new());
+    world.with(|w| w.permits = Some(0));
+    let pool = pool(&world, &clock, 3, 100);
+    settle("a spare is starting", || world.starts() == 1);
+    clock.advance(Duration::from_millis(2));
+    world.allow(1);
+    settle("the spare is idle", || pool.idle() == 1);
+    for _ in 0..3 {
+        let process = pool.take_idle().expect("the process");
+        clock.advance(Duration::from_millis(1));
+        pool.release(process, true);
+        clock.advance(Duration::from_millis(1));
+    }
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!((world.starts(), pool.live(), pool.idle()), (1, 1, 1));
+}
+
+#[test]
 fn runs_further_apart_start_their_successors_spare_only_when_they_end() {
     // 10 ms after: the spare started at the last run's end was ready long before.
     let (pool, world) = the_next_run(Duration::from_millis(2), Duration::from_millis(10));
