@@ -23,7 +23,7 @@ import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Context } from 'cordis'
 import { PythonPtcRuntime } from '../lib/index.mjs'
-import { inTurn } from './stats.mjs'
+import { inTurn, takeTurns } from './stats.mjs'
 
 const args = process.argv.slice(2)
 const RUNS = Number(args.find((a) => /^\d+$/.test(a)) ?? 60)
@@ -68,32 +68,12 @@ const runOn = (rt) => async (policy) => {
 const run = runOn(runtime)
 const spawned = runOn(spawnCtx.ptcRuntime)
 
-/** Consecutive runs of one candidate in a back-to-back block; the first, which follows another
- * candidate's block, is not a sample. */
-const BLOCK = 10
-
-/**
- * Times each candidate RUNS times, interleaved. Paced: one run of each in turn, `PACE_MS` before
- * each. Back to back: blocks of `BLOCK` runs of one candidate, in turn, so each sample follows a
- * run of its own (one run of each in turn would leave each runtime a bare interpreter's 40 ms to
- * get its next run ready).
- */
+/** p50 and p99 of each candidate, the candidates taking turns (`takeTurns`, bench/stats.mjs):
+ * paced `PACE_MS` apart, or back to back in blocks of runs of one candidate. */
 async function timeAll(candidates, pace) {
   for (const fn of Object.values(candidates)) for (let i = 0; i < WARMUP; i++) await fn()
-  const samples = Object.fromEntries(Object.keys(candidates).map((k) => [k, []]))
-  const perTurn = pace ? 1 : BLOCK
-  for (let turn = 0; Object.values(samples).some((xs) => xs.length < RUNS); turn++) {
-    for (const [name, fn] of inTurn(candidates, turn)) {
-      for (let i = 0; i < perTurn; i++) {
-        if (pace) await sleep(PACE_MS)
-        const t = now()
-        await fn()
-        if (pace || i > 0) samples[name].push(now() - t)
-      }
-    }
-  }
-  const firstRuns = (xs) => xs.slice(0, RUNS)
-  return Object.fromEntries(Object.entries(samples).map(([k, xs]) => [k, { p50: percentile(firstRuns(xs), 50), p99: percentile(firstRuns(xs), 99) }]))
+  const samples = await takeTurns(candidates, { runs: RUNS, paceMs: pace ? PACE_MS : 0 })
+  return Object.fromEntries(Object.entries(samples).map(([k, xs]) => [k, { p50: percentile(xs, 50), p99: percentile(xs, 99) }]))
 }
 
 /** Wall time of `n` of `fn` at once, the median of five rounds alternating with the other. */

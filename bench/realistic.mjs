@@ -18,7 +18,7 @@ import { Context } from 'cordis'
 import { IsolateCodeRuntime } from '../lib/index.mjs'
 import { isolatedVmHere, IVM_VERSION, runInIsolatedVm } from './isolated-vm.mjs'
 import { realisticProgram } from './programs.mjs'
-import { inTurn, p50, p99 } from './stats.mjs'
+import { inTurn, p50, p99, takeTurns } from './stats.mjs'
 
 const ivm = isolatedVmHere()
 const args = process.argv.slice(2)
@@ -59,31 +59,9 @@ function isolatedVm() {
   }
 }
 
-/** Consecutive runs of one backend in a back-to-back block; the first, which follows another
- * backend's block, is not a sample. */
-const BLOCK = 10
-
-/**
- * Samples of each backend, taken in turn: paced, one run of each with `pace` ms before it; back
- * to back (`pace` 0), blocks of `BLOCK` runs of one backend, so each sample follows a run of its
- * own, as a host's runs back to back do (one run of each in turn would leave each backend the
- * others' runs to get its next one ready).
- */
-async function interleaved(backends, pace) {
-  const samples = Object.fromEntries(Object.keys(backends).map((k) => [k, []]))
-  const perTurn = pace ? 1 : BLOCK
-  for (let turn = 0; Object.values(samples).some((xs) => xs.length < RUNS); turn++) {
-    for (const [name, backend] of inTurn(backends, turn)) {
-      for (let i = 0; i < perTurn; i++) {
-        if (pace) await sleep(pace)
-        const start = performance.now()
-        await backend.run()
-        if (pace || i > 0) samples[name].push(performance.now() - start)
-      }
-    }
-  }
-  return Object.fromEntries(Object.entries(samples).map(([k, xs]) => [k, xs.slice(0, RUNS)]))
-}
+/** Samples of each backend, the backends taking turns (`takeTurns`, bench/stats.mjs). */
+const interleaved = (backends, pace) =>
+  takeTurns(Object.fromEntries(Object.entries(backends).map(([k, b]) => [k, b.run])), { runs: RUNS, paceMs: pace })
 
 /** Wall time of `n` runs at once, each backend in turn, `rounds` times. */
 async function bursts(backends, n, rounds = 7) {

@@ -25,3 +25,26 @@ export function inTurn(candidates, i) {
   const first = i % entries.length
   return [...entries.slice(first), ...entries.slice(0, first)]
 }
+
+/**
+ * `runs` samples (ms) of each candidate (an async function), the candidates taking turns
+ * (`inTurn`). Paced (`paceMs` > 0): one run of each per turn, `paceMs` before it. Back to back:
+ * `block` runs of one candidate per turn, the first of which (it follows another candidate's
+ * block) is not a sample, so each sample follows a run of its own candidate, as a host's runs
+ * back to back do (one run of each in turn would leave each the others' runs to get ready).
+ */
+export async function takeTurns(candidates, { runs, paceMs = 0, block = 10 }) {
+  const samples = Object.fromEntries(Object.keys(candidates).map((k) => [k, []]))
+  const perTurn = paceMs ? 1 : block
+  for (let turn = 0; Object.values(samples).some((xs) => xs.length < runs); turn++) {
+    for (const [name, fn] of inTurn(candidates, turn)) {
+      for (let i = 0; i < perTurn; i++) {
+        if (paceMs) await new Promise((resolve) => setTimeout(resolve, paceMs))
+        const start = performance.now()
+        await fn()
+        if (paceMs || i > 0) samples[name].push(performance.now() - start)
+      }
+    }
+  }
+  return Object.fromEntries(Object.entries(samples).map(([k, xs]) => [k, xs.slice(0, runs)]))
+}
