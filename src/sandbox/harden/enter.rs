@@ -41,10 +41,12 @@ const LIFELINE_FD: i32 = plan::LIFELINE_FD;
 /// process alone; every other process this makes (and, with `Ending::Exec`, the caller) ends
 /// inside.
 pub fn start(plan: Plan, ending: Ending) {
-    let cgroup = plan.cgroup.as_ref().is_some_and(|dir| join_cgroup(dir));
+    let joins = plan.cgroup.is_some() || plan.memory_cgroup.is_some();
+    let one_thread = joins && std::fs::read_dir("/proc/self/task").is_ok_and(|tasks| tasks.count() == 1);
+    let cgroup = plan.cgroup.as_ref().is_some_and(|dir| join_cgroup(dir, one_thread));
     // Best effort: the host also reads the process's memory itself.
     if let Some(dir) = &plan.memory_cgroup {
-        join_cgroup(dir);
+        join_cgroup(dir, one_thread);
     }
     let host_root = nix::unistd::getuid().is_root();
     // SAFETY: the host passes these descriptors for this helper alone. Close-on-exec, so the
@@ -495,17 +497,16 @@ fn reap(program: Pid, relay: OwnedFd) -> ! {
     }
 }
 
-/// Moves this process into the cgroup `dir`. Under cgroup v1 a process with one thread writes
+/// Moves this process into the cgroup `dir`. Under cgroup v1 a process with `one_thread` writes
 /// `0` (its own thread) to `tasks`: moving one thread takes no lock over every thread group,
 /// where a write to `cgroup.procs` first waits for an RCU grace period (measured here: 3–22 ms a
 /// run, most of what a Python spare's boot took back to back, and the tail of runs that waited
 /// for it). Elsewhere (cgroup v2, or another thread already running) it writes its pid to
 /// `cgroup.procs`, which moves every thread.
-fn join_cgroup(dir: &std::path::Path) -> bool {
+fn join_cgroup(dir: &std::path::Path, one_thread: bool) -> bool {
     let write = |file: &str, text: &str| {
         std::fs::OpenOptions::new().write(true).open(dir.join(file)).and_then(|mut f| f.write_all(text.as_bytes()))
     };
-    let one_thread = std::fs::read_dir("/proc/self/task").is_ok_and(|tasks| tasks.count() == 1);
     (one_thread && write("tasks", "0").is_ok()) || write("cgroup.procs", &std::process::id().to_string()).is_ok()
 }
 

@@ -162,7 +162,9 @@ impl<S: Source, C: Clock> Pool<S, C> {
                     self.notify(&st);
                     let early = self.back_to_back(&st, &process);
                     drop(st);
-                    self.spare_early(early);
+                    if early {
+                        self.keep_spare();
+                    }
                     return Ok(process);
                 }
                 // A spare on its way serves a waiting run sooner than a process started now.
@@ -217,7 +219,9 @@ impl<S: Source, C: Clock> Pool<S, C> {
             self.notify(&st);
             let early = self.back_to_back(&st, &process);
             drop(st);
-            self.spare_early(early);
+            if early {
+                self.keep_spare();
+            }
             return Some(process);
         }
         None
@@ -235,12 +239,6 @@ impl<S: Source, C: Clock> Pool<S, C> {
         match (st.released_at, st.spare_took) {
             (Some(released), Some(took)) => self.clock.now().saturating_duration_since(released) < took * 2,
             _ => false,
-        }
-    }
-
-    fn spare_early(self: &Arc<Self>, early: bool) {
-        if early {
-            self.keep_spare();
         }
     }
 
