@@ -445,33 +445,38 @@ describe("a forked run's keeper and init", () => {
 })
 
 describe("the next run's spare", () => {
-  it('boots once a run is over when runs come paced, and beside the run when they come back to back', async () => {
+  it('boots once a run is over when runs come paced; two boot beside the run when they come back to back, and one is left after a pause', async () => {
     const before = new Set(pythonTemplates())
     const { runtime, fiber } = await load(PythonCodeRuntime, { graceMs: 300 })
     try {
       const [template] = pythonTemplates().filter((pid) => !before.has(pid))
-      // What the template has forked while the program runs (the run's own keeper, and a spare's
-      // if one boots beside it), looked at for up to `ms`.
+      // What the template has forked while the program runs (the run's own keeper, and the
+      // spares' that boot beside it), looked at until there are `count` or `ms` have passed.
       const forked = []
       const probe = {
         global: 'probe',
         functions: {
-          async forked(ms) {
-            for (let waited = 0; waited < ms && childrenOf(template).length < 2; waited += 10) await sleep(10)
+          async forked([count, ms]) {
+            for (let waited = 0; waited < ms && childrenOf(template).length < count; waited += 10) await sleep(10)
             forked.push(childrenOf(template).length)
             return 0
           },
         },
       }
-      const run = (ms) => runtime.run({ program: `await probe.forked(${ms})\nreturn 1`, bindings: [probe] })
-      expect((await run(0)).value).toBe(1)
+      const run = (count, ms) => runtime.run({ program: `await probe.forked([${count}, ${ms}])\nreturn 1`, bindings: [probe] })
+      expect((await run(0, 0)).value).toBe(1)
       // Paced: the spare booted after the first result, and nothing boots beside the second run.
       await sleep(500)
-      expect((await run(500)).value).toBe(1)
+      expect((await run(2, 500)).value).toBe(1)
       expect(forked[1]).toBe(1)
-      // Back to back (sooner than a spare boots): the third run's spare boots beside it.
-      expect((await run(2000)).value).toBe(1)
-      expect(forked[2]).toBe(2)
+      // Back to back (sooner than a spare boots): the third run's next two spares boot beside
+      // it, and no more.
+      expect((await run(4, 1000)).value).toBe(1)
+      expect(forked[2]).toBe(3)
+      // Once runs pause, the spares past one are killed: the template has forked one child.
+      await sleep(1000)
+      expect(childrenOf(template)).toHaveLength(1)
+      expect((await run(0, 0)).value).toBe(1)
     } finally {
       await fiber.dispose()
     }

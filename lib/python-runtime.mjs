@@ -124,7 +124,7 @@ function trackForExit(run) {
     process.once('exit', () => {
       for (const run of liveRuns) run.kill()
       for (const state of liveSpares) {
-        state.spare?.dispose()
+        for (const spare of state.spares ?? []) spare.dispose()
         state.policySpare?.spare.dispose()
         for (const spare of state.released ?? []) spare.dispose()
         state.template?.dispose()
@@ -339,8 +339,9 @@ const PYTHON = {
 
 /** Dispose to quiescence: the spares are killed, every live run ends as `abort`/`runtime disposed`. */
 function disposeRuns(state) {
-  state.spare?.dispose()
-  state.spare = undefined
+  clearTimeout(state.trimSpares)
+  for (const spare of state.spares ?? []) spare.dispose()
+  state.spares = undefined
   state.policySpare?.spare.dispose()
   state.policySpare = undefined
   // Spares being killed on threads of their own: each returns once that is done.
@@ -369,6 +370,7 @@ function startPython(state, plan, session) {
   const { config, frameCap, pycache } = state
   // Judged as the run arrives: taking a spare still booting below waits for it.
   const backToBack = runsBackToBack(state)
+  state.lastStart = performance.now()
   let run
   const handle = {
     abort: (message, kind) => run.abort(message, kind),
@@ -380,10 +382,11 @@ function startPython(state, plan, session) {
       session.settle(report(payload))
       state.lastEnd = performance.now()
       prepareSpare(state, plan.filePolicy)
+      trimSparesWhenIdle(state)
     },
     spawned: () => {
       plan.started?.()
-      if (backToBack) prepareSpare(state, plan.filePolicy)
+      if (backToBack) prepareSpare(state, plan.filePolicy, BACK_TO_BACK_SPARES)
     },
     // The host's call-backlog barrier: answered (id -1) once every call dispatched before it
     // has run its microtasks, so bindings that settle at once are no longer in flight.
@@ -431,9 +434,7 @@ function takeSpare(state, plan) {
     state.policySpare = undefined
     return held.spare
   }
-  const spare = state.spare
-  state.spare = undefined
-  return spare
+  return state.spares?.shift()
 }
 
 /** A file policy's identity for the spare that may serve it (`filePolicy` is plain data). */
@@ -453,16 +454,38 @@ function runsBackToBack(state) {
 }
 
 /**
- * Boots the child for the next run now, off the critical path (docs/python.md#spares): it
- * waits for its boot frame inside its namespaces and limits, used by no program until then.
+ * How many spares without a policy are held while runs come back to back: the next run takes
+ * one that is ready while the one after it boots beside both (docs/python.md#spares).
  */
-function prepareSpare(state, filePolicy) {
+const BACK_TO_BACK_SPARES = 2
+/** A pause this long ends runs in a row: the spares past one are killed (the idle cost is one). */
+const TRIM_SPARES_AFTER_MS = 250
+
+/**
+ * Boots children for the next runs now, off the critical path (docs/python.md#spares), until
+ * `depth` are held (booting or ready): each waits for its boot frame inside its namespaces and
+ * limits, used by no program until then.
+ */
+function prepareSpare(state, filePolicy, depth = 1) {
   if (state.disposed) return
   if (filePolicy !== undefined) return preparePolicySpare(state, filePolicy)
-  // One spare at a time: concurrent runs each reach this once their child is up.
-  if (state.spare) return
-  state.spare = native.pythonPrepareSpare(childOptions(state), state.pycache, state.template)
+  state.spares ??= []
+  // Concurrent runs each reach this once their child is up: the depth bounds them all.
+  while (state.spares.length < depth) {
+    state.spares.push(native.pythonPrepareSpare(childOptions(state), state.pycache, state.template))
+  }
   liveSpares.add(state)
+}
+
+/** Once no run has started for `TRIM_SPARES_AFTER_MS`, kills every spare past the oldest one. */
+function trimSparesWhenIdle(state) {
+  clearTimeout(state.trimSpares)
+  if ((state.spares?.length ?? 0) < 2) return
+  state.trimSpares = setTimeout(() => {
+    if (state.disposed || performance.now() - state.lastStart < TRIM_SPARES_AFTER_MS) return
+    for (const spare of state.spares.splice(1)) release(state, spare)
+  }, TRIM_SPARES_AFTER_MS)
+  state.trimSpares.unref?.()
 }
 
 /**
