@@ -469,10 +469,12 @@ describe("the next run's spare", () => {
       await sleep(500)
       expect((await run(2, 500)).value).toBe(1)
       expect(forked[1]).toBe(1)
-      // Back to back (sooner than a spare boots): the third run's next two spares boot beside
-      // it, and no more.
+      // Back to back (sooner than a spare boots): the third run's spare boots beside it, a
+      // second once it is over, and the fourth, taking one, has two beside it, and no more.
+      expect((await run(3, 500)).value).toBe(1)
+      expect(forked[2]).toBe(2)
       expect((await run(4, 1000)).value).toBe(1)
-      expect(forked[2]).toBe(3)
+      expect(forked[3]).toBe(3)
       // Once runs pause, the spares past one are killed: the template has forked one child.
       await sleep(1000)
       expect(childrenOf(template)).toHaveLength(1)

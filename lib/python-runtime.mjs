@@ -381,7 +381,7 @@ function startPython(state, plan, session) {
       liveRuns.delete(handle)
       session.settle(report(payload))
       state.lastEnd = performance.now()
-      prepareSpare(state, plan.filePolicy)
+      prepareSpare(state, plan.filePolicy, backToBack ? BACK_TO_BACK_SPARES : 1)
       trimSparesWhenIdle(state)
     },
     spawned: () => {
@@ -462,16 +462,16 @@ const BACK_TO_BACK_SPARES = 2
 const TRIM_SPARES_AFTER_MS = 250
 
 /**
- * Boots children for the next runs now, off the critical path (docs/python.md#spares), until
- * `depth` are held (booting or ready): each waits for its boot frame inside its namespaces and
- * limits, used by no program until then.
+ * Boots a child for a next run now, off the critical path (docs/python.md#spares), unless
+ * `depth` are held (booting or ready): it waits for its boot frame inside its namespaces and
+ * limits, used by no program until then. One at a time, so two boots never compete.
  */
 function prepareSpare(state, filePolicy, depth = 1) {
   if (state.disposed) return
   if (filePolicy !== undefined) return preparePolicySpare(state, filePolicy)
   state.spares ??= []
   // Concurrent runs each reach this once their child is up: the depth bounds them all.
-  while (state.spares.length < depth) {
+  if (state.spares.length < depth) {
     state.spares.push(native.pythonPrepareSpare(childOptions(state), state.pycache, state.template))
   }
   liveSpares.add(state)
