@@ -109,7 +109,7 @@ describe('a panic at the flush site (python)', () => {
 })
 
 // The one site in a sandbox process: a Python template's forked child panics as it starts to
-// take its run's layers (`crn_python_enter`). The panic is caught there and the child exits
+// take its run's layers (src/python/template/child.rs). The panic is caught there and the child exits
 // with the code for it (75); each later child is a copy of the same template, so every run
 // trips it. The host lives; the template does too: a run that fell back to spawning an
 // interpreter (the template gone) would not pass the site and would succeed.

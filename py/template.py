@@ -5,11 +5,11 @@ the host on fd 3 (a SOCK_SEQPACKET socket: one frame, and its descriptors, per m
 library is its native half (crates/python-entry, shipped beside the sandbox helper: no V8, no
 napi). It imports the bootstrap's modules and what a run imports, never runs a program, and then
 serves in the library (`crn_template_serve`, src/python/template/serve.rs), which forks one child
-per `fork` request and returns only in that child. The child places the run's descriptors, takes
-the run's layers in the library (`crn_python_enter`, the helper's own code), and returns from it
-as the run's program process, which then runs the bootstrap exactly as a spawned child would. The
-library's loop reaps each child it forked and writes how it ended to that child's exit pipe, whose
-read end the host holds.
+per `fork` request. The child reads its plan, places the run's descriptors and takes the run's
+layers there too (src/python/template/child.rs, the helper's own code), and only the run's
+program process returns into Python, which then runs the bootstrap exactly as a spawned child
+would. The library's loop reaps each child it forked and writes how it ended to that child's exit
+pipe, whose read end the host holds.
 
 Its frames are the `PythonTemplate` channel's in src/channel/table (docs/protocol.md#frames): a
 `fork` request is an id and its descriptors (the plan pipe, then stdin, stdout, stderr, the run's
@@ -22,7 +22,6 @@ end of the child's exit pipe.
 
 import builtins
 import ctypes
-import fcntl
 import json
 import os
 import signal
@@ -102,13 +101,13 @@ import traceback  # noqa: E402,F401
 
 MAIN = _load_runner()
 LIBRARY = ctypes.PyDLL(sys.argv[1], mode=os.RTLD_LAZY | os.RTLD_LOCAL)
-ENTER = LIBRARY.crn_python_enter
-ENTER.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_uint64)]
-ENTER.restype = ctypes.c_int
 AFTER_FORK = ctypes.pythonapi.PyOS_AfterFork_Child
 SERVE = LIBRARY.crn_template_serve
-SERVE.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.c_size_t]
+SERVE.argtypes = [ctypes.c_int]
 SERVE.restype = ctypes.c_int
+PLAN = LIBRARY.crn_template_plan
+PLAN.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+PLAN.restype = ctypes.c_int64
 
 
 def _mapped_bytes(path):
@@ -128,42 +127,17 @@ def _mapped_bytes(path):
 LIBRARY_BYTES = _mapped_bytes(sys.argv[1])
 
 
-def child(fds):
-    """The forked child: its plan read from the plan pipe (the first descriptor, which the
-    template never reads), the run's descriptors in place, its layers, then the bootstrap."""
-    plan = read_plan(fds[0])
-    os.close(fds[0])
-    fds = fds[1:]
-    # Moved above every target first, so no dup2 clobbers a descriptor still to be placed.
-    high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 16) for fd in fds]
-    for target, fd in enumerate(high):
-        os.dup2(fd, target)
-    # Nothing of the template's stays on a slot the run's plan does not fill.
-    os.closerange(len(high), 16)
-    args = b"".join(os.fsencode(a) + b"\0" for a in plan["args"])
-    limits = (ctypes.c_uint64 * 6)(*plan["limits"])
-    code = ENTER(args, len(args), limits)
-    if code != 0:
-        os._exit(code)
-    # The run's program process: every layer holds and only fds 0-3 are open.
+def program(length):
+    """The run's program process, which the library returned in: every layer holds and only
+    fds 0-3 are open. The interpreter is made whole again (no Python ran since the fork), then
+    the plan (`length` bytes of JSON: its environment and bootstrap) makes it the bootstrap."""
     AFTER_FORK()
-    become_bootstrap(plan)
+    buf = ctypes.create_string_buffer(length)
+    if PLAN(buf, length) != length:
+        os._exit(125)
+    become_bootstrap(json.loads(buf.raw))
     MAIN()
     os._exit(0)
-
-
-def read_plan(fd):
-    """The whole of the plan pipe (the host wrote it all and closed its end)."""
-    chunks = []
-    while True:
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    plan = json.loads(b"".join(chunks))
-    if plan.get("type") != "plan":
-        raise ValueError("not a plan")
-    return plan
 
 
 def become_bootstrap(plan):
@@ -186,19 +160,18 @@ def become_bootstrap(plan):
 
 
 def serve():
-    """Says it is ready, then serves in the library (`crn_template_serve`: a request, the fork and
-    the reaping without a turn of the interpreter, whose objects are not touched again). It
-    returns only in a forked child, with the descriptors of its run's request."""
+    """Says it is ready, then serves in the library (`crn_template_serve`: a request, the fork,
+    the child's plan, descriptors and layers, and the reaping, without a turn of the
+    interpreter, whose objects are not touched again). It returns only in a run's program
+    process, with the length of its plan."""
     chan = socket.socket(fileno=CHANNEL)
     chan.sendall(json.dumps({"type": "template-ready", "libraryBytes": LIBRARY_BYTES}).encode())
     chan.detach()
-    given = (ctypes.c_int * 8)()
-    count = SERVE(CHANNEL, given, len(given))
-    if count < 0:
+    length = SERVE(CHANNEL)
+    if length < 0:
         os._exit(1)
-    AFTER_FORK()
     try:
-        child(list(given[:count]))
+        program(length)
     finally:
         os._exit(125)
 

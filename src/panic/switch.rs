@@ -18,7 +18,7 @@ pub enum Site {
     Reader,
     /// A native callback V8 calls on a host isolate thread (a binding call).
     Callback,
-    /// A Python template's forked child taking its run's layers (`crn_python_enter`).
+    /// A Python template's forked child taking its run's layers (src/python/template/child.rs).
     PythonEnter,
     /// Node's main thread delivering the events a Python run's thread queued (a `Flush`).
     Flush,

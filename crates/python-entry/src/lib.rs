@@ -1,6 +1,7 @@
 //! The native half of a Python template (docs/python.md#the-template), loaded by `py/template.py`
-//! through ctypes: `crn_template_serve` (the template's loop: fork requests, reaping) and
-//! `crn_python_enter` (a forked child taking its run's layers, the helper's own code).
+//! through ctypes: `crn_template_serve` (the template's loop: fork requests, reaping, and in a
+//! forked child its plan, descriptors and layers, the helper's own code) and `crn_template_plan`
+//! (the program process's plan, for the bootstrap).
 //!
 //! The template used to load the addon for these two entries: 57 MB whose relocations the loader
 //! writes and whose file pages it reads, in the template and, copied, in every fork. This library

@@ -135,6 +135,10 @@ fn py_runner_speaks_only_fd3_frames() {
 
 #[test]
 fn py_template_speaks_only_its_channels_frames() {
-    // The template's loop is the addon's (`crn_template_serve`): the fork requests and answers.
-    speaks_only(&["py/template.py", "src/python/template/serve.rs"], Channel::PythonTemplate);
+    // The template's loop is the library's (`crn_template_serve`): the fork requests and answers; a
+    // forked child reads its plan there too.
+    speaks_only(
+        &["py/template.py", "src/python/template/serve.rs", "src/python/template/child.rs"],
+        Channel::PythonTemplate,
+    );
 }

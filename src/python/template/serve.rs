@@ -32,31 +32,24 @@ const FEWEST_FDS: usize = 6;
 const REQUEST_BYTES: usize = 1 << 16;
 
 /// Serves fork requests on `channel` until its end of file, which ends the process. Returns only
-/// in a forked child: the number of descriptors its request carried, written to `fds` (at most
-/// `capacity`), or -1 when the loop could not start (the caller then exits).
+/// in the run's program process, which a forked child becomes (`child::enter_forked`): its plan's
+/// length (`crn_template_plan` copies it); or -1 when the loop could not start (the caller then
+/// exits).
 ///
 /// # Safety
-/// `fds` points to `capacity` writable `i32`s; the caller is the template's single thread, and
-/// `channel` its `SOCK_SEQPACKET` socket to the host.
+/// The caller is the template's single thread, and `channel` its `SOCK_SEQPACKET` socket to the
+/// host.
 #[no_mangle]
-pub unsafe extern "C" fn crn_template_serve(channel: i32, fds: *mut i32, capacity: usize) -> i32 {
-    crate::panic::guard(
-        || match serve(channel) {
-            Some(given) if given.len() <= capacity => {
-                for (i, fd) in given.iter().enumerate() {
-                    // SAFETY: the caller's promise; `i` < `capacity`.
-                    unsafe { *fds.add(i) = *fd };
-                }
-                given.len() as i32
-            }
-            _ => -1,
-        },
-        |_| -1,
-    )
+pub unsafe extern "C" fn crn_template_serve(channel: i32) -> i32 {
+    match crate::panic::guard(|| serve(channel), |_| None) {
+        // Outside the loop's guard: a panic in the child ends the child with its own code.
+        Some(given) => super::child::enter_forked(given),
+        None => -1,
+    }
 }
 
 /// The loop; `Some` in a forked child only (its request's descriptors, in order).
-fn serve(channel: RawFd) -> Option<Vec<RawFd>> {
+fn serve(channel: RawFd) -> Option<Vec<OwnedFd>> {
     // SIGCHLD is read from a signalfd, blocked meanwhile; a child gets the mask the template had.
     let mut chld = SigSet::empty();
     chld.add(Signal::SIGCHLD);
@@ -111,7 +104,7 @@ fn fork_id(request: &[u8], carried: usize) -> Option<u64> {
 
 /// Forks the run's child. `Some` in the child (its descriptors); in the template, `None` once the
 /// host has its answer.
-fn fork_child(channel: RawFd, id: u64, given: Vec<OwnedFd>, exits: &mut HashMap<i32, OwnedFd>) -> Option<Vec<RawFd>> {
+fn fork_child(channel: RawFd, id: u64, given: Vec<OwnedFd>, exits: &mut HashMap<i32, OwnedFd>) -> Option<Vec<OwnedFd>> {
     let failed = |message: String| {
         let frame = json!({"type": "fork-failed", "id": id, "message": message}).to_string();
         send(channel, frame.as_bytes(), &[]);
@@ -123,8 +116,9 @@ fn fork_child(channel: RawFd, id: u64, given: Vec<OwnedFd>, exits: &mut HashMap<
             return None;
         }
     };
-    // SAFETY: the template is single-threaded; the child returns into the interpreter, which the
-    // caller makes whole again (`PyOS_AfterFork_Child`) before it runs any Python.
+    // SAFETY: the template is single-threaded; the child runs this library's code alone until it
+    // is the program process, which makes the interpreter whole again (`PyOS_AfterFork_Child`)
+    // before it runs any Python.
     match unsafe { fork() } {
         Err(e) => {
             failed(std::io::Error::from(e).to_string());
@@ -132,7 +126,7 @@ fn fork_child(channel: RawFd, id: u64, given: Vec<OwnedFd>, exits: &mut HashMap<
         }
         Ok(ForkResult::Child) => {
             drop((exit_r, exit_w));
-            Some(given.into_iter().map(std::os::fd::IntoRawFd::into_raw_fd).collect())
+            Some(given)
         }
         Ok(ForkResult::Parent { child }) => {
             drop(given);
