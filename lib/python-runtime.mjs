@@ -483,7 +483,7 @@ function trimSparesWhenIdle(state) {
   if ((state.spares?.length ?? 0) < 2) return
   state.trimSpares = setTimeout(() => {
     if (state.disposed || performance.now() - state.lastStart < TRIM_SPARES_AFTER_MS) return
-    for (const spare of state.spares.splice(1)) release(state, spare)
+    for (const spare of state.spares?.splice(1) ?? []) release(state, spare)
   }, TRIM_SPARES_AFTER_MS)
   state.trimSpares.unref?.()
 }
