@@ -486,6 +486,51 @@ describe("the next run's spare", () => {
 })
 
 describe('a spare booted for a file policy', () => {
+  it('is held two deep while runs under the policy come back to back, and one is left after a pause', async () => {
+    const before = new Set(pythonTemplates())
+    const { fiber, ctx } = await load(PythonPtcRuntime, { timeoutMs: 30_000 })
+    const runtime = ctx.ptcRuntime
+    try {
+      const [template] = pythonTemplates().filter((pid) => !before.has(pid))
+      const workspace = fs.mkdtempSync(path.join(TMP, 'workspace-deep-'))
+      const forked = []
+      const probe = {
+        global: 'probe',
+        functions: {
+          async forked([count, ms]) {
+            for (let waited = 0; waited < ms && childrenOf(template).length < count; waited += 10) await sleep(10)
+            forked.push(childrenOf(template).length)
+            return 0
+          },
+        },
+      }
+      const run = (count, ms) =>
+        runtime.run(
+          runtime.resolve({
+            program: `await probe.forked([${count}, ${ms}])\nreturn 1`,
+            bindings: [probe],
+            cwd: workspace,
+            sandboxPolicy: { mode: 'read-only', workspaceRoot: workspace },
+          }),
+        )
+      // The first run boots its own child; the second takes the spare booted after it.
+      expect((await run(0, 0)).value).toBe(1)
+      expect((await run(0, 0)).value).toBe(1)
+      // In a row: the third run's spare boots beside it and a second once it is over; the fourth,
+      // taking one, has two beside it, and no more.
+      expect((await run(3, 500)).value).toBe(1)
+      expect(forked[2]).toBe(2)
+      expect((await run(4, 1000)).value).toBe(1)
+      expect(forked[3]).toBe(3)
+      // Once runs pause, the policy's spares past one are killed.
+      await sleep(1000)
+      expect(childrenOf(template)).toHaveLength(1)
+      expect((await run(0, 0)).value).toBe(1)
+    } finally {
+      await fiber.dispose()
+    }
+  })
+
   it('that a run under another policy replaced is gone, with its directory, once dispose resolves', async () => {
     const before = new Set(pythonTemplates())
     const { fiber, ctx } = await load(PythonPtcRuntime, { timeoutMs: 30_000 })

@@ -125,7 +125,7 @@ function trackForExit(run) {
       for (const run of liveRuns) run.kill()
       for (const state of liveSpares) {
         for (const spare of state.spares ?? []) spare.dispose()
-        state.policySpare?.spare.dispose()
+        for (const spare of state.policySpares?.spares ?? []) spare.dispose()
         for (const spare of state.released ?? []) spare.dispose()
         state.template?.dispose()
       }
@@ -342,8 +342,8 @@ function disposeRuns(state) {
   clearTimeout(state.trimSpares)
   for (const spare of state.spares ?? []) spare.dispose()
   state.spares = undefined
-  state.policySpare?.spare.dispose()
-  state.policySpare = undefined
+  for (const spare of state.policySpares?.spares ?? []) spare.dispose()
+  state.policySpares = undefined
   // Spares being killed on threads of their own: each returns once that is done.
   for (const spare of state.released ?? []) spare.dispose()
   state.released?.clear()
@@ -429,10 +429,8 @@ function startPython(state, plan, session) {
  */
 function takeSpare(state, plan) {
   if (plan.filePolicy !== undefined) {
-    const held = state.policySpare
-    if (held?.key !== policyKey(plan.filePolicy)) return undefined
-    state.policySpare = undefined
-    return held.spare
+    const held = state.policySpares
+    return held?.key === policyKey(plan.filePolicy) ? held.spares.shift() : undefined
   }
   return state.spares?.shift()
 }
@@ -468,7 +466,7 @@ const TRIM_SPARES_AFTER_MS = 250
  */
 function prepareSpare(state, filePolicy, depth = 1) {
   if (state.disposed) return
-  if (filePolicy !== undefined) return preparePolicySpare(state, filePolicy)
+  if (filePolicy !== undefined) return preparePolicySpare(state, filePolicy, depth)
   state.spares ??= []
   // Concurrent runs each reach this once their child is up: the depth bounds them all.
   if (state.spares.length < depth) {
@@ -477,30 +475,38 @@ function prepareSpare(state, filePolicy, depth = 1) {
   liveSpares.add(state)
 }
 
-/** Once no run has started for `TRIM_SPARES_AFTER_MS`, kills every spare past the oldest one. */
+/**
+ * Once no run has started for `TRIM_SPARES_AFTER_MS`, kills every spare past the oldest one, with
+ * a policy and without.
+ */
 function trimSparesWhenIdle(state) {
   clearTimeout(state.trimSpares)
-  if ((state.spares?.length ?? 0) < 2) return
+  if ((state.spares?.length ?? 0) < 2 && (state.policySpares?.spares.length ?? 0) < 2) return
   state.trimSpares = setTimeout(() => {
     if (state.disposed || performance.now() - state.lastStart < TRIM_SPARES_AFTER_MS) return
     for (const spare of state.spares?.splice(1) ?? []) release(state, spare)
+    for (const spare of state.policySpares?.spares.splice(1) ?? []) release(state, spare)
   }, TRIM_SPARES_AFTER_MS)
   state.trimSpares.unref?.()
 }
 
 /**
- * Boots the child for the next run under `filePolicy` (hosts keep one workspace and mode for
- * many runs): one such spare, for the policy the last run had; the one it replaces is killed off
- * this thread. Its paths are opened as the helper opens them now and again when a run takes it,
- * so a path that something else has taken over since refuses the run as it would without a spare.
+ * Boots a child for a next run under `filePolicy` (hosts keep one workspace and mode for many
+ * runs), unless `depth` are held: spares for the policy the last run had, as for runs without
+ * one; those booted for another policy are killed off this thread. Its paths are opened as the
+ * helper opens them now and again when a run takes it, so a path that something else has taken
+ * over since refuses the run as it would without a spare.
  */
-function preparePolicySpare(state, filePolicy) {
+function preparePolicySpare(state, filePolicy, depth) {
   const key = policyKey(filePolicy)
-  if (state.policySpare?.key === key) return
-  if (state.policySpare) release(state, state.policySpare.spare)
-  state.policySpare = undefined
+  if (state.policySpares?.key !== key) {
+    for (const spare of state.policySpares?.spares ?? []) release(state, spare)
+    state.policySpares = { key, spares: [] }
+  }
+  const { spares } = state.policySpares
+  if (spares.length >= depth) return
   try {
-    state.policySpare = { key, spare: native.pythonPrepareSpare({ ...childOptions(state), filePolicy }, state.pycache, state.template) }
+    spares.push(native.pythonPrepareSpare({ ...childOptions(state), filePolicy }, state.pycache, state.template))
   } catch {
     // A policy the addon refuses refuses its run too: that run boots its own child and says why.
     return
