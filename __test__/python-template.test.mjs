@@ -272,6 +272,26 @@ function childrenOf(pid) {
   }
 }
 
+/**
+ * A binding `probe.forked([count, ms])` that records what `template` has forked while a program
+ * runs (the run's own keeper, and the spares' that boot beside it), looked at once it has `count`
+ * children or `ms` have passed.
+ */
+function forkedProbe(template) {
+  const forked = []
+  const probe = {
+    global: 'probe',
+    functions: {
+      async forked([count, ms]) {
+        for (let waited = 0; waited < ms && childrenOf(template).length < count; waited += 10) await sleep(10)
+        forked.push(childrenOf(template).length)
+        return 0
+      },
+    },
+  }
+  return { forked, probe }
+}
+
 /** `field:` of /proc/<pid>/status, trimmed. */
 const statusOf = (pid, field) => new RegExp(`^${field}:\\s+(.*)$`, 'm').exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]
 
@@ -450,19 +470,7 @@ describe("the next run's spare", () => {
     const { runtime, fiber } = await load(PythonCodeRuntime, { graceMs: 300 })
     try {
       const [template] = pythonTemplates().filter((pid) => !before.has(pid))
-      // What the template has forked while the program runs (the run's own keeper, and the
-      // spares' that boot beside it), looked at until there are `count` or `ms` have passed.
-      const forked = []
-      const probe = {
-        global: 'probe',
-        functions: {
-          async forked([count, ms]) {
-            for (let waited = 0; waited < ms && childrenOf(template).length < count; waited += 10) await sleep(10)
-            forked.push(childrenOf(template).length)
-            return 0
-          },
-        },
-      }
+      const { forked, probe } = forkedProbe(template)
       const run = (count, ms) => runtime.run({ program: `await probe.forked([${count}, ${ms}])\nreturn 1`, bindings: [probe] })
       expect((await run(0, 0)).value).toBe(1)
       // Paced: the spare booted after the first result, and nothing boots beside the second run.
@@ -493,17 +501,7 @@ describe('a spare booted for a file policy', () => {
     try {
       const [template] = pythonTemplates().filter((pid) => !before.has(pid))
       const workspace = fs.mkdtempSync(path.join(TMP, 'workspace-deep-'))
-      const forked = []
-      const probe = {
-        global: 'probe',
-        functions: {
-          async forked([count, ms]) {
-            for (let waited = 0; waited < ms && childrenOf(template).length < count; waited += 10) await sleep(10)
-            forked.push(childrenOf(template).length)
-            return 0
-          },
-        },
-      }
+      const { forked, probe } = forkedProbe(template)
       const run = (count, ms) =>
         runtime.run(
           runtime.resolve({
