@@ -292,6 +292,21 @@ function forkedProbe(template) {
   return { forked, probe }
 }
 
+/**
+ * Two runs back to back through `run` (a program awaiting `probe.forked`): the first's spare boots
+ * beside it and a second once it is over; the next, taking one, has two beside it, and no more.
+ * Once runs pause, the spares past one are killed: the template has forked one child.
+ */
+async function twoDeepInARow(run, forked, template) {
+  expect((await run(3, 500)).value).toBe(1)
+  expect(forked.at(-1)).toBe(2)
+  expect((await run(4, 1000)).value).toBe(1)
+  expect(forked.at(-1)).toBe(3)
+  await sleep(1000)
+  expect(childrenOf(template)).toHaveLength(1)
+  expect((await run(0, 0)).value).toBe(1)
+}
+
 /** `field:` of /proc/<pid>/status, trimmed. */
 const statusOf = (pid, field) => new RegExp(`^${field}:\\s+(.*)$`, 'm').exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]
 
@@ -477,16 +492,8 @@ describe("the next run's spare", () => {
       await sleep(500)
       expect((await run(2, 500)).value).toBe(1)
       expect(forked[1]).toBe(1)
-      // Back to back (sooner than a spare boots): the third run's spare boots beside it, a
-      // second once it is over, and the fourth, taking one, has two beside it, and no more.
-      expect((await run(3, 500)).value).toBe(1)
-      expect(forked[2]).toBe(2)
-      expect((await run(4, 1000)).value).toBe(1)
-      expect(forked[3]).toBe(3)
-      // Once runs pause, the spares past one are killed: the template has forked one child.
-      await sleep(1000)
-      expect(childrenOf(template)).toHaveLength(1)
-      expect((await run(0, 0)).value).toBe(1)
+      // Back to back (sooner than a spare boots).
+      await twoDeepInARow(run, forked, template)
     } finally {
       await fiber.dispose()
     }
@@ -514,16 +521,7 @@ describe('a spare booted for a file policy', () => {
       // The first run boots its own child; the second takes the spare booted after it.
       expect((await run(0, 0)).value).toBe(1)
       expect((await run(0, 0)).value).toBe(1)
-      // In a row: the third run's spare boots beside it and a second once it is over; the fourth,
-      // taking one, has two beside it, and no more.
-      expect((await run(3, 500)).value).toBe(1)
-      expect(forked[2]).toBe(2)
-      expect((await run(4, 1000)).value).toBe(1)
-      expect(forked[3]).toBe(3)
-      // Once runs pause, the policy's spares past one are killed.
-      await sleep(1000)
-      expect(childrenOf(template)).toHaveLength(1)
-      expect((await run(0, 0)).value).toBe(1)
+      await twoDeepInARow(run, forked, template)
     } finally {
       await fiber.dispose()
     }
