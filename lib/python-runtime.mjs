@@ -124,8 +124,7 @@ function trackForExit(run) {
     process.once('exit', () => {
       for (const run of liveRuns) run.kill()
       for (const state of liveSpares) {
-        for (const spare of state.spares ?? []) spare.dispose()
-        for (const spare of state.policySpares?.spares ?? []) spare.dispose()
+        for (const spares of spareQueues(state)) for (const spare of spares) spare.dispose()
         for (const spare of state.released ?? []) spare.dispose()
         state.template?.dispose()
       }
@@ -340,9 +339,8 @@ const PYTHON = {
 /** Dispose to quiescence: the spares are killed, every live run ends as `abort`/`runtime disposed`. */
 function disposeRuns(state) {
   clearTimeout(state.trimSpares)
-  for (const spare of state.spares ?? []) spare.dispose()
+  for (const spares of spareQueues(state)) for (const spare of spares) spare.dispose()
   state.spares = undefined
-  for (const spare of state.policySpares?.spares ?? []) spare.dispose()
   state.policySpares = undefined
   // Spares being killed on threads of their own: each returns once that is done.
   for (const spare of state.released ?? []) spare.dispose()
@@ -428,11 +426,29 @@ function startPython(state, plan, session) {
  * would be killed on this run's path (the caller's thread waits for its namespaces to go).
  */
 function takeSpare(state, plan) {
-  if (plan.filePolicy !== undefined) {
-    const held = state.policySpares
-    return held?.key === policyKey(plan.filePolicy) ? held.spares.shift() : undefined
+  if (plan.filePolicy === undefined) return state.spares?.shift()
+  const held = state.policySpares
+  return held?.key === policyKey(plan.filePolicy) ? held.spares.shift() : undefined
+}
+
+/** Every queue of spares held: the one for runs without a policy, the one for the last policy. */
+function spareQueues(state) {
+  return [state.spares, state.policySpares?.spares].filter((spares) => spares !== undefined)
+}
+
+/**
+ * The queue a spare for runs under `filePolicy` (or none) joins. Hosts keep one workspace and mode
+ * for many runs: spares are held for the policy the last run had, and those booted for another
+ * are killed off this thread.
+ */
+function queueFor(state, filePolicy) {
+  if (filePolicy === undefined) return (state.spares ??= [])
+  const key = policyKey(filePolicy)
+  if (state.policySpares?.key !== key) {
+    for (const spare of state.policySpares?.spares ?? []) release(state, spare)
+    state.policySpares = { key, spares: [] }
   }
-  return state.spares?.shift()
+  return state.policySpares.spares
 }
 
 /** A file policy's identity for the spare that may serve it (`filePolicy` is plain data). */
@@ -461,16 +477,23 @@ const TRIM_SPARES_AFTER_MS = 250
 
 /**
  * Boots a child for a next run now, off the critical path (docs/python.md#spares), unless
- * `depth` are held (booting or ready): it waits for its boot frame inside its namespaces and
- * limits, used by no program until then. One at a time, so two boots never compete.
+ * `depth` are held (booting or ready) for runs like it (`queueFor`): it waits for its boot frame
+ * inside its namespaces and limits, used by no program until then. One at a time, so two boots
+ * never compete. A policy's paths are opened as the helper opens them now and again when a run
+ * takes the spare, so a path that something else has taken over since refuses the run as it
+ * would without a spare.
  */
 function prepareSpare(state, filePolicy, depth = 1) {
   if (state.disposed) return
-  if (filePolicy !== undefined) return preparePolicySpare(state, filePolicy, depth)
-  state.spares ??= []
+  const spares = queueFor(state, filePolicy)
   // Concurrent runs each reach this once their child is up: the depth bounds them all.
-  if (state.spares.length < depth) {
-    state.spares.push(native.pythonPrepareSpare(childOptions(state), state.pycache, state.template))
+  if (spares.length >= depth) return
+  const options = filePolicy === undefined ? childOptions(state) : { ...childOptions(state), filePolicy }
+  try {
+    spares.push(native.pythonPrepareSpare(options, state.pycache, state.template))
+  } catch {
+    // A child the addon refuses to start refuses its run too: that run starts its own and says why.
+    return
   }
   liveSpares.add(state)
 }
@@ -481,37 +504,12 @@ function prepareSpare(state, filePolicy, depth = 1) {
  */
 function trimSparesWhenIdle(state) {
   clearTimeout(state.trimSpares)
-  if ((state.spares?.length ?? 0) < 2 && (state.policySpares?.spares.length ?? 0) < 2) return
+  if (!spareQueues(state).some((spares) => spares.length > 1)) return
   state.trimSpares = setTimeout(() => {
     if (state.disposed || performance.now() - state.lastStart < TRIM_SPARES_AFTER_MS) return
-    for (const spare of state.spares?.splice(1) ?? []) release(state, spare)
-    for (const spare of state.policySpares?.spares.splice(1) ?? []) release(state, spare)
+    for (const spares of spareQueues(state)) for (const spare of spares.splice(1)) release(state, spare)
   }, TRIM_SPARES_AFTER_MS)
   state.trimSpares.unref?.()
-}
-
-/**
- * Boots a child for a next run under `filePolicy` (hosts keep one workspace and mode for many
- * runs), unless `depth` are held: spares for the policy the last run had, as for runs without
- * one; those booted for another policy are killed off this thread. Its paths are opened as the
- * helper opens them now and again when a run takes it, so a path that something else has taken
- * over since refuses the run as it would without a spare.
- */
-function preparePolicySpare(state, filePolicy, depth) {
-  const key = policyKey(filePolicy)
-  if (state.policySpares?.key !== key) {
-    for (const spare of state.policySpares?.spares ?? []) release(state, spare)
-    state.policySpares = { key, spares: [] }
-  }
-  const { spares } = state.policySpares
-  if (spares.length >= depth) return
-  try {
-    spares.push(native.pythonPrepareSpare({ ...childOptions(state), filePolicy }, state.pycache, state.template))
-  } catch {
-    // A policy the addon refuses refuses its run too: that run boots its own child and says why.
-    return
-  }
-  liveSpares.add(state)
 }
 
 /** Kills `spare` off this thread; dispose waits for it (`state.released`, pruned of those gone). */

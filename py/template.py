@@ -108,6 +108,8 @@ SERVE.restype = ctypes.c_int
 PLAN = LIBRARY.crn_template_plan
 PLAN.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
 PLAN.restype = ctypes.c_int64
+# How a program process ends whose plan Python cannot take (the library's `CRN_EXIT_NO_PLAN`).
+NO_PLAN = ctypes.c_int.in_dll(LIBRARY, "CRN_EXIT_NO_PLAN").value
 
 
 def _mapped_bytes(path):
@@ -130,11 +132,12 @@ LIBRARY_BYTES = _mapped_bytes(sys.argv[1])
 def program(length):
     """The run's program process, which the library returned in: every layer holds and only
     fds 0-3 are open. The interpreter is made whole again (no Python ran since the fork), then
-    the plan (`length` bytes of JSON: its environment and bootstrap) makes it the bootstrap."""
+    what the library kept of the plan for it (`length` bytes of JSON: the environment and the
+    bootstrap) makes it the bootstrap."""
     AFTER_FORK()
     buf = ctypes.create_string_buffer(length)
     if PLAN(buf, length) != length:
-        os._exit(125)
+        os._exit(NO_PLAN)
     become_bootstrap(json.loads(buf.raw))
     MAIN()
     os._exit(0)
@@ -173,7 +176,7 @@ def serve():
     try:
         program(length)
     finally:
-        os._exit(125)
+        os._exit(NO_PLAN)
 
 
 # Every object made so far is the template's for good: a child's collector never walks them, so

@@ -21,12 +21,15 @@ use crate::sandbox::fds::{close_from, high_fd, place_fd};
 use crate::sandbox::harden::enter::{start, Ending};
 use crate::sandbox::{Plan, LIFELINE_FD};
 
-/// How a child ends whose plan pipe held no plan (`py/template.py` ended so before this moved).
-const EXIT_NO_PLAN: i32 = 125;
+/// How a child ends whose plan pipe held no plan, and the program process when its plan cannot
+/// be handed to Python (`py/template.py` reads it from here: said once).
+#[no_mangle]
+pub static CRN_EXIT_NO_PLAN: i32 = abi::EXIT_USAGE;
 /// The largest plan read (the host writes a few KiB: its paths, environment and limits).
 const PLAN_BYTES: usize = 1 << 24;
 
-/// The program process's plan, as its plan pipe held it (set once, in that process alone).
+/// What Python takes from the program process's plan (its environment and bootstrap, as JSON; the
+/// rest is this library's): set once, in that process alone.
 static PLAN: OnceLock<Vec<u8>> = OnceLock::new();
 
 /// In a child the template's loop has just forked, with its request's descriptors (the plan
@@ -42,34 +45,35 @@ pub fn enter_forked(given: Vec<OwnedFd>) -> i32 {
     }
 }
 
-/// Copies the program process's plan (the JSON its plan pipe held) into `buf`; returns its
-/// length, or -1 when there is none or `capacity` is short.
+/// Copies what Python takes from the program process's plan (`{"env", "bootstrap"}`, JSON) into
+/// `buf`; returns its length, or -1 when there is none or `capacity` is short.
 ///
 /// # Safety
 /// `buf` points to `capacity` writable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn crn_template_plan(buf: *mut u8, capacity: usize) -> i64 {
-    match PLAN.get() {
+    let copy = || match PLAN.get() {
         Some(plan) if plan.len() <= capacity => {
             // SAFETY: the caller's promise; `plan.len()` bytes fit.
             unsafe { std::ptr::copy_nonoverlapping(plan.as_ptr(), buf, plan.len()) };
             plan.len() as i64
         }
         _ => -1,
-    }
+    };
+    crate::panic::guard(copy, |_| -1)
 }
 
 fn enter(given: Vec<OwnedFd>) -> Result<i32, i32> {
     let mut given = given.into_iter();
-    let bytes = given.next().and_then(read_to_end).ok_or(EXIT_NO_PLAN)?;
-    let (argv, limits) = parse(&bytes).ok_or(EXIT_NO_PLAN)?;
+    let bytes = given.next().and_then(read_to_end).ok_or(CRN_EXIT_NO_PLAN)?;
+    let Parsed { argv, limits, for_python } = parse(&bytes).ok_or(CRN_EXIT_NO_PLAN)?;
     place(given.map(IntoRawFd::into_raw_fd).collect())?;
     crate::panic::switch::trip(crate::panic::switch::Site::PythonEnter);
     let plan = Plan::from_args(&argv).ok_or(abi::EXIT_USAGE)?;
     prepare(&limits.within_inherited()).map_err(|_| abi::EXIT_SETUP)?;
     start(plan, Ending::Return);
-    let length = i32::try_from(bytes.len()).map_err(|_| EXIT_NO_PLAN)?;
-    PLAN.set(bytes).map_err(|_| abi::EXIT_USAGE)?;
+    let length = i32::try_from(for_python.len()).map_err(|_| CRN_EXIT_NO_PLAN)?;
+    PLAN.set(for_python).map_err(|_| CRN_EXIT_NO_PLAN)?;
     Ok(length)
 }
 
@@ -81,12 +85,27 @@ fn read_to_end(pipe: OwnedFd) -> Option<Vec<u8>> {
     (bytes.len() <= PLAN_BYTES).then_some(bytes)
 }
 
-/// The helper's arguments and the run's limits, from a `plan` frame (src/channel/table).
-fn parse(bytes: &[u8]) -> Option<(Vec<OsString>, LimitPlan)> {
-    let plan: Value = serde_json::from_slice(bytes).ok()?;
+/// A `plan` frame (src/channel/table), split between this library and Python.
+#[derive(Debug)]
+struct Parsed {
+    /// The helper's arguments.
+    argv: Vec<OsString>,
+    /// The run's limits.
+    limits: LimitPlan,
+    /// `{"env", "bootstrap"}` as JSON: what `py/template.py` makes the program process with.
+    for_python: Vec<u8>,
+}
+
+fn parse(bytes: &[u8]) -> Option<Parsed> {
+    let mut plan: Value = serde_json::from_slice(bytes).ok()?;
     if plan["type"] != "plan" || !plan["env"].is_array() || !plan["bootstrap"].is_string() {
         return None;
     }
+    let for_python = serde_json::to_vec(&serde_json::json!({
+        "env": plan["env"].take(),
+        "bootstrap": plan["bootstrap"].take(),
+    }))
+    .ok()?;
     let argv = (plan["args"].as_array()?.iter()).map(|a| a.as_str().map(OsString::from)).collect::<Option<Vec<_>>>()?;
     let limits = (plan["limits"].as_array()?.iter()).map(Value::as_u64).collect::<Option<Vec<_>>>()?;
     let [cpu_soft, cpu_hard, as_soft, as_hard, file_soft, file_hard] = limits[..] else { return None };
@@ -95,7 +114,7 @@ fn parse(bytes: &[u8]) -> Option<(Vec<OsString>, LimitPlan)> {
         address_space: Some((as_soft, as_hard)),
         file_size: (file_soft, file_hard),
     };
-    Some((argv, limits))
+    Some(Parsed { argv, limits, for_python })
 }
 
 /// The run's descriptors at 0, 1, … in the order the request carried them; nothing of the
@@ -131,9 +150,12 @@ mod tests {
     #[test]
     fn a_plan_gives_the_helpers_arguments_and_six_limits() {
         let plan = br#"{"type":"plan","args":["exec","--ns"],"env":[["A","b"]],"bootstrap":"/b.py","limits":[1,2,3,18446744073709551615,5,6]}"#;
-        let (argv, limits) = parse(plan).expect("a plan");
-        assert_eq!(argv, ["exec", "--ns"]);
+        let parsed = parse(plan).expect("a plan");
+        assert_eq!(parsed.argv, ["exec", "--ns"]);
+        let limits = parsed.limits;
         assert_eq!((limits.cpu, limits.address_space, limits.file_size), ((1, 2), Some((3, u64::MAX)), (5, 6)));
+        let for_python: serde_json::Value = serde_json::from_slice(&parsed.for_python).expect("JSON");
+        assert_eq!(for_python, serde_json::json!({"env": [["A", "b"]], "bootstrap": "/b.py"}));
     }
 
     #[test]

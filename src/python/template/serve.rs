@@ -32,9 +32,9 @@ const FEWEST_FDS: usize = 6;
 const REQUEST_BYTES: usize = 1 << 16;
 
 /// Serves fork requests on `channel` until its end of file, which ends the process. Returns only
-/// in the run's program process, which a forked child becomes (`child::enter_forked`): its plan's
-/// length (`crn_template_plan` copies it); or -1 when the loop could not start (the caller then
-/// exits).
+/// in the run's program process, which a forked child becomes (`child::enter_forked`): the length
+/// of what Python takes from its plan (`crn_template_plan` copies it); or -1 when the loop could
+/// not start (the caller then exits).
 ///
 /// # Safety
 /// The caller is the template's single thread, and `channel` its `SOCK_SEQPACKET` socket to the
