@@ -120,6 +120,12 @@ impl RunClaim {
         *self.clock.locked() = None;
     }
 
+    /// Forgets what the heap was before the run (a waiting process's pretouch collected).
+    pub fn forget_heap(&self) {
+        self.heap_used.store(0, Ordering::Relaxed);
+        self.heap_peak.store(0, Ordering::Relaxed);
+    }
+
     /// The heap as V8 just reported it: bytes in use and committed.
     pub fn note_heap(&self, used: u64, committed: u64) {
         self.heap_used.store(used, Ordering::Relaxed);

@@ -195,6 +195,16 @@ impl<R: Routes> Inbox<R> {
         self.read_now();
     }
 
+    /// Waits up to `timeout` for the channel to have bytes and hands them on; false when none
+    /// came (the serve loop then does a slice of its waiting work).
+    pub fn read_within(&self, timeout: std::time::Duration) -> bool {
+        let ready = crate::os::poll::wait_for(self.fd, libc::POLLIN, Some(timeout));
+        if ready {
+            self.read_now();
+        }
+        ready
+    }
+
     /// Reads what the channel holds now without blocking and hands each frame to its run or to
     /// the serve loop. End of file (the host is gone) tells the serve loop.
     pub fn read_now(&self) {
