@@ -4,5 +4,7 @@
 pub mod cpu_clock;
 #[cfg(unix)]
 pub mod fd_passing;
+#[cfg(target_os = "linux")]
+pub mod own_text;
 #[cfg(unix)]
 pub mod poll;

@@ -14,6 +14,7 @@ mod fatal;
 mod forge;
 mod frames;
 mod inbox;
+mod pretouch;
 mod probe;
 mod setup;
 mod template;
@@ -161,25 +162,6 @@ fn strip_program(program: &ProgramText) -> Result<ProgramText, strip::StripError
 // The helper calls this symbol through the type src/sandbox/abi.rs gives it.
 const _: abi::ServeEntry = crn_isolate_serve;
 
-/// How long a forked process waits for its run before it starts pretouching: a run that comes
-/// sooner (runs back to back of a millisecond) never waits behind a slice.
-const PRETOUCH_AFTER: Duration = Duration::from_millis(1);
-
-/// Waits for the channel between runs. A forked process whose template isolate serves the next
-/// run writes its young generation a slice at a time while nothing comes
-/// ([`run::Prepared::pretouch`]), checking the channel between slices; then it only waits.
-fn wait_for_run(inbox: &inbox::Inbox, next: &mut Next) {
-    match next {
-        Next::Pristine(p) if p.prepared.pretouch_pending() => {
-            let pause = if p.prepared.pretouch_begun() { Duration::ZERO } else { PRETOUCH_AFTER };
-            if !inbox.read_within(pause) {
-                p.prepared.pretouch(&p.shared);
-            }
-        }
-        _ => inbox.read_blocking(),
-    }
-}
-
 /// The sandbox process the host starts: a template that forks one fresh process per request
 /// (src/process_tier/child/template.rs), each of which serves runs on its own channel.
 ///
@@ -216,6 +198,7 @@ unsafe fn serve(fd: RawFd, heap_mb: f64, pristine: Option<Pristine>) -> i32 {
     start_v8(heap_mb);
     let mut pristine = pristine;
     let mut first = true;
+    let mut pretouch = pretouch::Pretouch::default();
     loop {
         reseed_math_random();
         let mut next = match pristine.take() {
@@ -245,7 +228,10 @@ unsafe fn serve(fd: RawFd, heap_mb: f64, pristine: Option<Pristine>) -> i32 {
                 Ok(Inbound::Run(run)) => break *run,
                 Ok(Inbound::Closed) | Err(mpsc::TryRecvError::Disconnected) => return 0,
                 Ok(Inbound::Done) => {}
-                Err(mpsc::TryRecvError::Empty) => wait_for_run(inbox, &mut next),
+                Err(mpsc::TryRecvError::Empty) => match &mut next {
+                    Next::Pristine(p) => pretouch.wait(inbox, &mut p.prepared, &p.shared),
+                    Next::Thread(_) => inbox.read_blocking(),
+                },
             }
         };
         let js = strip_program(&config.program);
