@@ -95,6 +95,18 @@ impl Prepared {
         scope.perform_microtask_checkpoint();
     }
 
+    /// Compiles `js` in the prepared context without running it (a waiting process's rehearsal of
+    /// a run's compile: the parser's and compiler's memory, the template's until written, is
+    /// then this process's own). Nothing runs, so nothing of it is reachable from a program.
+    pub fn compile_only(&mut self, js: &str) {
+        v8::scope!(let scope, &mut self.isolate);
+        let context = v8::Local::new(scope, &self.context);
+        let scope = &mut v8::ContextScope::new(scope, context);
+        if let Some(code) = v8::String::new(scope, js) {
+            let _ = v8::Script::compile(scope, code, None);
+        }
+    }
+
     /// Whether [`Prepared::pretouch`] has slices left.
     pub fn pretouch_pending(&self) -> bool {
         self.pretouched < PRETOUCH_SLICES
