@@ -5,22 +5,24 @@
 //! A forked process shares the template's pages until it writes one (a copy-on-write fault) and
 //! maps none of the addon's text (fork copies no page table entries of a file mapping), so a
 //! first run faults in both. Once the process has waited [`AFTER`] (a run that comes sooner,
-//! back to back, never waits behind a slice), it writes its young generation
+//! back to back, never waits behind a slice, nor shares a CPU with one), it writes its young generation
 //! ([`Prepared::pretouch`]), strips and compiles a program it never runs (the memory a run's
 //! strip and compile write) and then maps the addon's text (`MADV_POPULATE_READ`, about 0.05 ms
-//! a 2 MiB slice here). None of it changes anything a program sees.
+//! a 2 MiB slice here). None of it changes anything a program sees. A slice that had to share
+//! its CPU (the run before still running beside it on a loaded host) ends the pretouch: it would
+//! take that CPU from a run.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::inbox::Inbox;
 use crate::isolate::first_terminal::RunClaim;
 use crate::isolate::run::Prepared;
 use crate::isolate::source::ProgramText;
-use crate::os::own_text;
+use crate::os::{cpu_clock, own_text};
 
 /// How long a process waits for its run before it starts.
-const AFTER: Duration = Duration::from_millis(1);
+const AFTER: Duration = Duration::from_millis(5);
 /// A program of the shapes models write (typed functions, an object built and summarised, one
 /// log line), stripped and compiled, never run.
 const REHEARSAL: &str = r#"(async () => {
@@ -44,19 +46,38 @@ return { size: text.length, top: summary.top }
 /// The addon's text mapped at a time.
 const TEXT_SLICE: usize = 2 << 20;
 
-/// The addon's text still to map: `None` until the first wait looks it up.
+/// A slice whose wall time passed its CPU time by more than half (and 0.1 ms) ran beside
+/// something else on its CPU: the run before, back to back on a loaded host, which the rest of
+/// the pretouch would slow down. The process then only waits.
+fn ran_beside_others(wall: Duration, cpu_ns: u64) -> bool {
+    wall.as_nanos() as u64 > cpu_ns + cpu_ns / 2 + 100_000
+}
+
+/// The addon's text still to map (`None` until the first wait looks it up), and whether the
+/// pretouch stopped because the CPU is shared.
 #[derive(Default)]
 pub(super) struct Pretouch {
     text: Option<(usize, usize)>,
+    stopped: bool,
 }
 
 impl Pretouch {
     /// Waits for the channel (and hands on what comes) or, when nothing came, does one slice of
-    /// what is left; once nothing is left, only waits.
+    /// what is left; once nothing is left (or the CPU turned out to be shared), only waits.
     pub(super) fn wait(&mut self, inbox: &Inbox, prepared: &mut Prepared, shared: &Arc<RunClaim>) {
-        if prepared.pretouch_pending() {
-            let pause = if prepared.pretouch_begun() { Duration::ZERO } else { AFTER };
-            if !inbox.read_within(pause) {
+        let heap = prepared.pretouch_pending();
+        let text = self.text.filter(|&(_, len)| len > 0);
+        if self.stopped || (!heap && text.is_none()) {
+            return inbox.read_blocking();
+        }
+        let pause = if prepared.pretouch_begun() { Duration::ZERO } else { AFTER };
+        if inbox.read_within(pause) {
+            return;
+        }
+        let clock = cpu_clock::current_thread_clock();
+        let (began, cpu_began) = (Instant::now(), cpu_clock::thread_cpu_ns(clock));
+        match text {
+            _ if heap => {
                 prepared.pretouch(shared);
                 if !prepared.pretouch_pending() {
                     if let Ok(js) = super::strip_program(&ProgramText::plain(REHEARSAL)) {
@@ -65,14 +86,29 @@ impl Pretouch {
                     self.text = own_text::range();
                 }
             }
-            return;
+            Some((start, len)) => {
+                let slice = len.min(TEXT_SLICE);
+                // A kernel without MADV_POPULATE_READ (before 5.14) refuses: the run faults them in.
+                self.text = own_text::populate(start, slice).then_some((start + slice, len - slice));
+            }
+            None => {}
         }
-        let Some((start, len)) = self.text.filter(|&(_, len)| len > 0) else { return inbox.read_blocking() };
-        if inbox.read_within(Duration::ZERO) {
-            return;
-        }
-        let slice = len.min(TEXT_SLICE);
-        // A kernel without MADV_POPULATE_READ (before 5.14) refuses: the run faults them in.
-        self.text = own_text::populate(start, slice).then_some((start + slice, len - slice));
+        let cpu_ns = cpu_clock::thread_cpu_ns(clock).saturating_sub(cpu_began);
+        self.stopped = ran_beside_others(began.elapsed(), cpu_ns);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ran_beside_others;
+    use std::time::Duration;
+
+    #[test]
+    fn a_slice_that_waited_for_its_cpu_stops_the_pretouch() {
+        let ms = |m: f64| Duration::from_secs_f64(m / 1000.0);
+        assert!(!ran_beside_others(ms(0.12), 100_000));
+        assert!(!ran_beside_others(ms(0.5), 400_000));
+        assert!(ran_beside_others(ms(0.3), 100_000));
+        assert!(ran_beside_others(ms(2.0), 1_000_000));
     }
 }
