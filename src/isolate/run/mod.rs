@@ -219,7 +219,7 @@ fn execute(
     events: &Receiver<IsolateEvent>,
     host: &Sink,
 ) -> Outcome {
-    let Prepared { mut isolate, heap_guard, context, from_snapshot, .. } = prepared;
+    let Prepared { mut isolate, heap_guard, context, from_snapshot } = prepared;
     let run: StateRef = Rc::new(RefCell::new(RunState {
         shared: shared.clone(),
         host: host.clone(),

@@ -16,17 +16,7 @@ pub struct Prepared {
     pub(super) heap_guard: Box<HeapGuard>,
     pub(super) context: v8::Global<v8::Context>,
     pub(super) from_snapshot: bool,
-    /// Slices of the young generation written ahead of the run so far ([`Prepared::pretouch`]).
-    pub(super) pretouched: usize,
 }
-
-/// How many slices [`Prepared::pretouch`] writes: 1.25 MiB of young objects, which takes the
-/// young generation through its first collections (measured: a forked process's first realistic
-/// run took ~605 page faults, ~300 after 1.2 MiB; 2.4 and 4.8 MiB took no more off).
-const PRETOUCH_SLICES: usize = 10;
-/// One slice: 32 dead arrays of 1 000 holes (4 KiB each), 128 KiB, about 0.1 ms here.
-const PRETOUCH_SLICE: &str =
-    "(() => { const ring = []; for (let i = 0; i < 32; i++) ring[i & 7] = new Array(1000) })()";
 
 impl Prepared {
     /// A fresh isolate capped at `heap_mb`, wired to `shared` (its watchdog claims stop it).
@@ -73,7 +63,7 @@ impl Prepared {
             let context = v8::Context::new(scope, Default::default());
             v8::Global::new(scope, context)
         };
-        Prepared { isolate, heap_guard, context, from_snapshot: snapshot.is_some(), pretouched: 0 }
+        Prepared { isolate, heap_guard, context, from_snapshot: snapshot.is_some() }
     }
 }
 
@@ -85,55 +75,33 @@ impl Prepared {
     /// `return 1` spent 0.54 ms of CPU in the process without it, 0.28 ms with it. No global is
     /// touched and no program's data is involved, so a program cannot tell it happened.
     pub fn warm(&mut self) {
-        v8::scope!(let scope, &mut self.isolate);
-        let context = v8::Local::new(scope, &self.context);
-        let scope = &mut v8::ContextScope::new(scope, context);
-        let Some(code) = v8::String::new(scope, "(async () => { await null; return 0 })()") else { return };
-        if let Some(script) = v8::Script::compile(scope, code, None) {
-            script.run(scope);
-        }
-        scope.perform_microtask_checkpoint();
+        self.in_context("(async () => { await null; return 0 })()", true);
     }
 
     /// Compiles `js` in the prepared context without running it (a waiting process's rehearsal of
     /// a run's compile: the parser's and compiler's memory, the template's until written, is
     /// then this process's own). Nothing runs, so nothing of it is reachable from a program.
     pub fn compile_only(&mut self, js: &str) {
+        self.in_context(js, false);
+    }
+
+    /// Runs `js` in the prepared context before the run is known, like [`Prepared::warm`]; the
+    /// caller's program must touch no global and leave nothing a program could see.
+    pub fn run_unseen(&mut self, js: &str) {
+        self.in_context(js, true);
+    }
+
+    /// Compiles `js` in the prepared context and, when `run`, runs it and its microtasks.
+    fn in_context(&mut self, js: &str, run: bool) {
         v8::scope!(let scope, &mut self.isolate);
         let context = v8::Local::new(scope, &self.context);
         let scope = &mut v8::ContextScope::new(scope, context);
-        if let Some(code) = v8::String::new(scope, js) {
-            let _ = v8::Script::compile(scope, code, None);
+        let Some(code) = v8::String::new(scope, js) else { return };
+        let Some(script) = v8::Script::compile(scope, code, None) else { return };
+        if run {
+            script.run(scope);
+            scope.perform_microtask_checkpoint();
         }
-    }
-
-    /// Whether [`Prepared::pretouch`] has slices left.
-    pub fn pretouch_pending(&self) -> bool {
-        self.pretouched < PRETOUCH_SLICES
-    }
-
-    /// Whether [`Prepared::pretouch`] wrote a slice.
-    pub fn pretouch_begun(&self) -> bool {
-        self.pretouched > 0
-    }
-
-    /// Writes one slice of short-lived objects in the prepared context, while a forked process
-    /// waits for its run: the young generation's pages (the template's, copied on a write) are
-    /// this process's own before the run allocates there, so a run takes ~300 fewer copy-on-write
-    /// faults. Like [`Prepared::warm`] it touches no global and leaves nothing a program sees; the
-    /// collections it causes are not the run's (`shared`'s heap figures are cleared after each).
-    pub fn pretouch(&mut self, shared: &RunClaim) {
-        self.pretouched += 1;
-        {
-            v8::scope!(let scope, &mut self.isolate);
-            let context = v8::Local::new(scope, &self.context);
-            let scope = &mut v8::ContextScope::new(scope, context);
-            let Some(code) = v8::String::new(scope, PRETOUCH_SLICE) else { return };
-            if let Some(script) = v8::Script::compile(scope, code, None) {
-                script.run(scope);
-            }
-        }
-        shared.forget_heap();
     }
 }
 
