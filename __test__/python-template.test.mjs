@@ -501,6 +501,39 @@ describe("the next run's spare", () => {
   })
 })
 
+/** The host's threads booting a Python spare (`crn-python-spare`), read at once. */
+const spareThreads = () =>
+  fs.readdirSync('/proc/self/task').filter((task) => {
+    try {
+      return fs.readFileSync(`/proc/self/task/${task}/comm`, 'utf8') === 'crn-python-spar\n'
+    } catch {
+      return false
+    }
+  })
+
+describe("the spare booted after a paced run's result", () => {
+  it("boots once the result has reached its caller's continuation", async () => {
+    const before = new Set(pythonTemplates())
+    const { runtime, fiber } = await load(PythonCodeRuntime)
+    try {
+      const [template] = pythonTemplates().filter((pid) => !before.has(pid))
+      expect((await runtime.run({ program: 'return 1', bindings: [] })).value).toBe(1)
+      await sleep(500)
+      // The spare booted after the first result serves this run; its own spare (a thread of the
+      // host's that asks the template for a fork) is not started until this continuation has run.
+      expect((await runtime.run({ program: 'return 2', bindings: [] })).value).toBe(2)
+      expect([spareThreads(), childrenOf(template)]).toEqual([[], []])
+      await new Promise((resolve) => setImmediate(resolve))
+      for (let i = 0; i < 500 && childrenOf(template).length === 0; i++) await sleep(10)
+      expect(childrenOf(template)).toHaveLength(1)
+      // A run started from the continuation boots that spare first and takes it (the template
+      // forks nothing more for it): `twoDeepInARow` above counts the forks.
+    } finally {
+      await fiber.dispose()
+    }
+  })
+})
+
 describe('a spare booted for a file policy', () => {
   it('is held two deep while runs under the policy come back to back, and one is left after a pause', async () => {
     const before = new Set(pythonTemplates())

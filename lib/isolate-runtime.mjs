@@ -9,7 +9,7 @@ import native from './native.mjs'
 import { durableOptions } from './durable.mjs'
 import { DEFAULT_MAX_PENDING_CALLS, PREFIX, renderReason, renderRejection, unboundRunError, validatePendingCalls } from './request.mjs'
 import { inspectSandboxHelper, sandboxHelperError } from './sandbox-helper.mjs'
-import { disposeSessions, runDurableSession, runSession, sessionState } from './session.mjs'
+import { afterResult, disposeSessions, runDurableSession, runSession, sessionState } from './session.mjs'
 import { fitsBesideLogs } from './stop-clause.mjs'
 import { TRACING_SCHEMA, readTracing } from './tracing.mjs'
 
@@ -353,11 +353,11 @@ function startIsolate(state, plan, session) {
       else run.join()
       withLogs(payload, (whole) => {
         session.settle(report(whole))
-        // The next spare once the result is built: its isolate never adds to the peak of a
-        // report with many entries, built a slice per turn.
+        // The next spare once the result is built (its isolate never adds to the peak of a
+        // report with many entries, built a slice per turn) and has reached its caller.
         if (!state.pool) {
           state.lastEnd = performance.now()
-          prepareSpare(state)
+          afterResult(state, () => prepareSpare(state))
         }
       })
     },

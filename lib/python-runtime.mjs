@@ -12,7 +12,7 @@ import { DEFAULT_MAX_PENDING_CALLS, PREFIX, renderRejection, unboundRunError, va
 import { durableOptions } from './durable.mjs'
 import { exactDigits } from './lossless.mjs'
 import { inspectSandboxHelper, sandboxHelperError } from './sandbox-helper.mjs'
-import { disposeSessions, runDurableSession, runSession, sessionState } from './session.mjs'
+import { afterResult, disposeSessions, runDurableSession, runSession, sessionState } from './session.mjs'
 import { TRACING_SCHEMA, readTracing } from './tracing.mjs'
 
 /** Where the bootstrap scripts ship inside the package. */
@@ -379,8 +379,10 @@ function startPython(state, plan, session) {
       liveRuns.delete(handle)
       session.settle(report(payload))
       state.lastEnd = performance.now()
-      prepareSpare(state, plan.filePolicy, backToBack ? BACK_TO_BACK_SPARES : 1)
-      trimSparesWhenIdle(state)
+      afterResult(state, () => {
+        prepareSpare(state, plan.filePolicy, backToBack ? BACK_TO_BACK_SPARES : 1)
+        trimSparesWhenIdle(state)
+      })
     },
     spawned: () => {
       plan.started?.()

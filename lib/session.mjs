@@ -97,14 +97,31 @@ const EVENT = native.RunEventKind
 
 /**
  * The state every runtime keeps for its runs (the adapter adds its own fields); `tracing` is the
- * config's tracer, read by `readTracing` (lib/tracing.mjs).
+ * config's tracer, read by `readTracing` (lib/tracing.mjs); `afterResult` what waits for the last
+ * result to reach its caller (`afterResult`).
  */
 export function sessionState(fields) {
-  return { disposed: false, live: new Set(), lastStats: undefined, tracing: undefined, ...fields }
+  return { disposed: false, live: new Set(), lastStats: undefined, tracing: undefined, afterResult: undefined, ...fields }
 }
 
 /** The language each dialect's programs are written in, as traces name it. */
 const LANGUAGE = Object.freeze({ isolate: 'typescript', python: 'python' })
+
+/**
+ * Runs `work` (the next run's spare) once the result that just settled has reached its caller:
+ * after the turn of the event loop that runs its continuation, so the work never delays it. A
+ * run that starts sooner (from that continuation) runs it first (`Session.start`).
+ */
+export function afterResult(state, work) {
+  state.afterResult?.()
+  const now = () => {
+    clearImmediate(immediate)
+    state.afterResult = undefined
+    work()
+  }
+  const immediate = setImmediate(now)
+  state.afterResult = now
+}
 
 /**
  * `run(request)` for `backend`. Resolves with the seam's result; rejects only on misuse. Traced
@@ -271,6 +288,8 @@ class Session {
   }
 
   start(plan) {
+    // What waited for the last result to reach its caller (the next spare) is this run's now.
+    this.state.afterResult?.()
     try {
       this.handle = this.backend.start(this.state, plan, this)
     } catch (error) {
