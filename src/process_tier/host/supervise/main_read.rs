@@ -8,12 +8,13 @@ use std::time::{Duration, Instant};
 
 use super::reader::{Ended, Reader};
 use super::RunControl;
-use crate::isolate::host::HostEvent;
+use crate::isolate::host::{HostEvent, RunReport};
 use crate::ledger::text::Text;
 use crate::outcome::{self, FailureKind};
 use crate::panic::switch::Site;
 use crate::panic::Lock;
 use crate::process_tier::host::main_call::MainCallback;
+use crate::process_tier::host::pool::Pool;
 use crate::process_tier::host::uv::MainReader;
 
 /// The longest the main thread waits for a program's next call after one.
@@ -35,6 +36,10 @@ pub struct SharedReader {
     /// The main thread's wait for a next call (only that thread takes the lock, never across
     /// JavaScript).
     pub(super) spin: Mutex<MainSpin>,
+    /// The pool the process is from (closing, it reaps the process before the run's result).
+    pub(super) pool: Arc<Pool>,
+    /// When the run began, for its wall time.
+    pub(super) started: Instant,
 }
 
 /// How long the main thread waits for a run's next call after serving one: the whole window
@@ -68,11 +73,27 @@ impl SharedReader {
         }
         let claimed = reader.claim.is_some();
         let open = reader.read_available();
+        if let Some(report) = self.done_here(&mut reader) {
+            reader.outbox.push(HostEvent::Done(Box::new(report)));
+        }
         if !open || reader.claim.is_some() != claimed {
             // An end or a claim for the supervisor to act on.
             self.control.nudge();
         }
         (open, std::mem::take(&mut reader.outbox))
+    }
+
+    /// The report of a healthy `done` this thread just read, delivered from here rather than by
+    /// the supervisor: its thread's wake-up and the event's hop back are off the run's path, and
+    /// the supervisor then only hands the process back. Not once the pool is closing (dispose
+    /// reaps such a process before the result).
+    fn done_here(&self, reader: &mut Reader) -> Option<RunReport> {
+        if !matches!(reader.ended, Some(Ended::Done(_, true))) || self.pool.is_closed() {
+            return None;
+        }
+        let Some(Ended::Done(result, _)) = reader.ended.replace(Ended::Delivered) else { return None };
+        let stats = std::mem::take(&mut reader.stats);
+        Some(super::report(self.started, (&stats, reader.stopped_at.take()), result))
     }
 
     /// Reading on Node's main thread panicked: the run ends as failed (its supervisor kills the

@@ -92,6 +92,8 @@ pub fn take_ready(
         control: control.clone(),
         main_reads: AtomicBool::new(false),
         spin: MainSpin::new(),
+        pool: pool.clone(),
+        started: Instant::now(),
     });
     if read_on_main(OwnedFd::from(watched), reader.clone()) {
         reader.read_by_main();
@@ -203,6 +205,8 @@ fn supervise_run(
                         control: control.clone(),
                         main_reads: AtomicBool::new(false),
                         spin: MainSpin::new(),
+                        pool: pool.clone(),
+                        started,
                     });
                     // Node's main thread takes the reading over (before the run's first frame
                     // is sent, so no event of the run is read here); until it has, this reads.
@@ -246,6 +250,8 @@ fn supervise_run(
                 // An end already decided (a `done` the main thread read) took the run's ledger
                 // with it: the failure is written in a fresh one, not in the empty remains.
                 let result = match reader.ended.take() {
+                    // The result is out: only the process is left to give back.
+                    Some(Ended::Delivered) => return Ended::Delivered,
                     Some(_) => {
                         OutputLedger::new(config.run.max_output_bytes).finish_failure(FailureKind::WorkerExit, message)
                     }
@@ -269,7 +275,7 @@ fn supervise_run(
         // memory verdict, a crash): the CPU the host saw it use during the run.
         // A process that died (V8's fatal path) may be gone from /proc already: the last sample
         // taken while it ran is the floor.
-        if stats.cpu_ms.is_none() && !matches!(ended, Ended::Done(..)) {
+        if stats.cpu_ms.is_none() && !matches!(ended, Ended::Done(..) | Ended::Delivered) {
             let used = (process.cpu_ms() - cpu_start).max(cpu_seen);
             stats.cpu_ms = (used > 0.0).then_some(used);
         }
@@ -287,17 +293,28 @@ fn supervise_run(
                 pool.release_dead();
                 return finish(&host, started, (&stats, None), result);
             }
-            Ended::Done(result, healthy) => {
+            ended @ (Ended::Done(..) | Ended::Delivered) => {
+                // A result the main thread delivered already (`SharedReader::done_here`) is not
+                // sent again.
+                let (result, healthy) = match ended {
+                    Ended::Done(result, healthy) => (Some(result), healthy),
+                    _ => (None, true),
+                };
+                let deliver = |result: Option<LedgerResult>| {
+                    if let Some(result) = result {
+                        finish(&host, started, (&stats, stopped_at), result);
+                    }
+                };
                 if pool.is_closed() || !healthy {
                     // Dispose waits for every process to be reaped: this one goes before the result.
                     pool.release(process, false);
-                    finish(&host, started, (&stats, stopped_at), result);
+                    deliver(result);
                 } else if pool.is_last_run(&process) {
                     // Retired: it prepares nothing more, and its end is off the run's path.
-                    finish(&host, started, (&stats, stopped_at), result);
+                    deliver(result);
                     pool.release(process, false);
                 } else {
-                    finish(&host, started, (&stats, stopped_at), result);
+                    deliver(result);
                     let ready = next_ready || process.await_boot(Instant::now() + NEXT_BOOT).is_ok();
                     pool.release(process, ready);
                 }
@@ -307,8 +324,13 @@ fn supervise_run(
     }
 }
 
-fn finish(host: &Sink, started: Instant, (stats, stopped_at): (&DoneStats, Option<StoppedAt>), result: LedgerResult) {
+fn finish(host: &Sink, started: Instant, stats: (&DoneStats, Option<StoppedAt>), result: LedgerResult) {
     super::trace!("finish");
+    host.send(HostEvent::Done(Box::new(report(started, stats, result))));
+}
+
+/// A run's report: its result, and its stats with its wall time until now.
+fn report(started: Instant, (stats, stopped_at): (&DoneStats, Option<StoppedAt>), result: LedgerResult) -> RunReport {
     let stats = RunStats {
         cpu_ms: stats.cpu_ms.unwrap_or(0.0),
         wall_ms: started.elapsed().as_secs_f64() * 1000.0,
@@ -316,7 +338,7 @@ fn finish(host: &Sink, started: Instant, (stats, stopped_at): (&DoneStats, Optio
         heap_peak_bytes: stats.heap_peak_bytes.unwrap_or(0.0),
         stopped_at,
     };
-    host.send(HostEvent::Done(Box::new(RunReport { result, stats })));
+    RunReport { result, stats }
 }
 
 fn wall_message(max_wall_ms: f64) -> String {

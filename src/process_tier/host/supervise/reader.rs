@@ -71,6 +71,9 @@ pub(super) enum Ended {
     /// The process was killed from outside before it sent anything of this run: the run has
     /// had no effect (no binding called, no log) and may run once more on another process.
     Vanished(LedgerResult),
+    /// A healthy `done` whose report Node's main thread delivered as it read it
+    /// (`SharedReader::done_here`): the supervisor only hands the process back.
+    Delivered,
 }
 
 impl Reader {
