@@ -303,8 +303,12 @@ export declare class IsolateRun {
    * message. Dropped once the run's end is decided (an abort claims it at once).
    */
   reply(id: number, ok: boolean, json: string): void
-  /** Waits for the run's thread to exit. Called after the Done event, so it returns at once. */
-  join(): void
+  /**
+   * Joins the run's thread if it has finished (or, with `wait`, once it has); returns whether
+   * it is joined. Called after the Done event, after which the thread only tears its isolate
+   * down, which no run should wait for: the runtime joins it later.
+   */
+  join(wait?: boolean | undefined | null): boolean
 }
 
 /**

@@ -2,10 +2,21 @@
 // prepared on a thread of its own before it arrived. What a program could try through it: find
 // what an earlier run left (a global, a prototype change, a pending timer), or leave a thread
 // behind. Runs here are on the thread tier whatever CRN_TEST_CONTAINMENT says.
+import fs from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadIsolate, runThreads } from './helpers.mjs'
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+
+/** This process's isolate threads (`runThreads`' names), read at once. */
+const isolateThreadsNow = () =>
+  fs.readdirSync('/proc/self/task').filter((task) => {
+    try {
+      return fs.readFileSync(`/proc/self/task/${task}/comm`, 'utf8') === 'code-runtime-is\n'
+    } catch {
+      return false
+    }
+  })
 
 describe('an isolate prepared before its run', () => {
   let runtime
@@ -55,6 +66,19 @@ describe('an isolate prepared before its run', () => {
 })
 
 describe('dispose', () => {
+  it('joins the threads still tearing their isolates down after their results', async () => {
+    const earlier = await runThreads()
+    const { runtime, fiber } = await loadIsolate({ containment: 'thread' })
+    // Results come before their isolates are torn down (a run's thread is joined later): dispose
+    // joins any still tearing down, however large the heap they free.
+    const big = 'const keep = []; for (let i = 0; i < 1000000; i++) keep.push({ i, s: "x" + i }); return keep.length'
+    const results = await Promise.all(Array.from({ length: 2 }, () => runtime.run({ program: big, bindings: [] })))
+    expect(results.map((r) => r.value)).toEqual([1000000, 1000000])
+    await fiber.dispose()
+    // Looked at as dispose resolves, before any other turn of the loop.
+    expect(isolateThreadsNow().filter((id) => !earlier.has(id))).toEqual([])
+  })
+
   it("ends the spare's thread: no isolate thread of the runtime is left", async () => {
     const earlier = await runThreads()
     const { runtime, fiber } = await loadIsolate({ containment: 'thread' })

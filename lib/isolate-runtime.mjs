@@ -157,7 +157,8 @@ export function createIsolateState(ctx, config = {}) {
     config: Object.freeze(resolved),
     pool,
     sandbox: undefined,
-    // Contained runs whose supervisor thread was still handing its process back at Done.
+    // Runs whose thread was still busy at Done (a supervisor handing its process back, a thread
+    // tearing its isolate down).
     unjoined: new Set(),
     // The thread tier's next isolate, prepared on its own thread before the run that takes it;
     // when the last thread-tier run ended, and how long the last spare took to prepare (ms).
@@ -349,8 +350,7 @@ function startIsolate(state, plan, session) {
   let run
   const onEvent = session.events(() => run, {
     done(payload) {
-      if (state.pool) joinLater(state, run)
-      else run.join()
+      joinLater(state, run)
       withLogs(payload, (whole) => {
         session.settle(report(whole))
         // The next spare once the result is built (its isolate never adds to the peak of a
@@ -384,7 +384,10 @@ async function disposeRuns(state) {
   state.unjoined.clear()
 }
 
-/** Joins the supervisor threads that have finished; keeps the others for later. */
+/**
+ * Joins the runs' threads that have finished (a thread-tier run's tears its isolate down after
+ * Done, a contained run's supervisor hands its process back); keeps the others for later.
+ */
 function joinLater(state, run) {
   for (const earlier of state.unjoined) if (earlier.join(false)) state.unjoined.delete(earlier)
   if (!run.join(false)) state.unjoined.add(run)

@@ -93,14 +93,22 @@ impl IsolateRun {
         self.shared.reply(id as u64, ok, json, false);
     }
 
-    /// Waits for the run's thread to exit. Called after the Done event, so it returns at once.
+    /// Joins the run's thread if it has finished (or, with `wait`, once it has); returns whether
+    /// it is joined. Called after the Done event, after which the thread only tears its isolate
+    /// down, which no run should wait for: the runtime joins it later.
     #[napi(catch_unwind)]
-    pub fn join(&self) {
+    pub fn join(&self, wait: Option<bool>) -> bool {
         if let Some(hook) = self.hook.locked().take() {
             hook.remove();
         }
-        if let Some(handle) = self.thread.locked().take() {
-            let _ = handle.join();
+        let mut slot = self.thread.locked();
+        match slot.as_ref() {
+            None => true,
+            Some(handle) if wait == Some(true) || handle.is_finished() => {
+                let _ = slot.take().map(JoinHandle::join);
+                true
+            }
+            Some(_) => false,
         }
     }
 }
