@@ -445,7 +445,16 @@ describe('a process a program may have compromised never serves another run', ()
 describe('a template forks processes that start with its isolate', () => {
   // The template starts V8 without threads and prepares one isolate; each process it forks runs
   // its first program in its own copy of that isolate (docs/sandbox.md#host-safety).
-  const mappings = (pid) => fs.readFileSync(`/proc/${pid}/maps`, 'utf8').trim().split('\n')
+  // A run's retired process may be gone by the time it is looked at (it is killed and reaped
+  // after its result): a process that no longer exists maps nothing.
+  const mappings = (pid) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/maps`, 'utf8').trim().split('\n')
+    } catch (error) {
+      if (error.code === 'ENOENT' || error.code === 'ESRCH') return []
+      throw error
+    }
+  }
 
   it('the template is single-threaded and shares no writable memory with the processes it forks', async () => {
     const { runtime, fiber } = await loadProcess({ maxProcesses: 2 })
