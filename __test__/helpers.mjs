@@ -1,4 +1,5 @@
 // Shared test fixtures: real cordis contexts and real runtimes, never mocks.
+import fs from 'node:fs'
 import { Context } from 'cordis'
 import { IsolateCodeRuntime } from '../lib/index.mjs'
 
@@ -66,6 +67,17 @@ export async function threadCount() {
  * run's supervisor (process tier). Told apart by name (the kernel keeps 15 bytes of it) and by
  * id, so threads that earlier tests leave finishing do not blur a count.
  */
+/** This process's threads whose name (as the kernel keeps it: 15 bytes) is `comm`, read at once. */
+export function threadsNamedNow(comm) {
+  return fs.readdirSync('/proc/self/task').filter((task) => {
+    try {
+      return fs.readFileSync(`/proc/self/task/${task}/comm`, 'utf8') === `${comm}\n`
+    } catch {
+      return false
+    }
+  })
+}
+
 export async function runThreads() {
   const { readdir, readFile } = await import('node:fs/promises')
   const ids = new Set()

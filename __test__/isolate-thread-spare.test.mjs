@@ -2,21 +2,10 @@
 // prepared on a thread of its own before it arrived. What a program could try through it: find
 // what an earlier run left (a global, a prototype change, a pending timer), or leave a thread
 // behind. Runs here are on the thread tier whatever CRN_TEST_CONTAINMENT says.
-import fs from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { loadIsolate, runThreads } from './helpers.mjs'
+import { loadIsolate, runThreads, threadsNamedNow } from './helpers.mjs'
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
-
-/** This process's isolate threads (`runThreads`' names), read at once. */
-const isolateThreadsNow = () =>
-  fs.readdirSync('/proc/self/task').filter((task) => {
-    try {
-      return fs.readFileSync(`/proc/self/task/${task}/comm`, 'utf8') === 'code-runtime-is\n'
-    } catch {
-      return false
-    }
-  })
 
 describe('an isolate prepared before its run', () => {
   let runtime
@@ -76,7 +65,7 @@ describe('dispose', () => {
     expect(results.map((r) => r.value)).toEqual([1000000, 1000000])
     await fiber.dispose()
     // Looked at as dispose resolves, before any other turn of the loop.
-    expect(isolateThreadsNow().filter((id) => !earlier.has(id))).toEqual([])
+    expect(threadsNamedNow('code-runtime-is').filter((id) => !earlier.has(id))).toEqual([])
   })
 
   it("ends the spare's thread: no isolate thread of the runtime is left", async () => {

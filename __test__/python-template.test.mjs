@@ -23,6 +23,7 @@ import {
   stagingDirs,
   unreapedChildren,
 } from './python-helpers.mjs'
+import { threadsNamedNow } from './helpers.mjs'
 
 vi.setConfig({ testTimeout: 30_000, hookTimeout: 30_000 })
 const TMP = privateTmpdir('py-template')
@@ -501,16 +502,6 @@ describe("the next run's spare", () => {
   })
 })
 
-/** The host's threads booting a Python spare (`crn-python-spare`), read at once. */
-const spareThreads = () =>
-  fs.readdirSync('/proc/self/task').filter((task) => {
-    try {
-      return fs.readFileSync(`/proc/self/task/${task}/comm`, 'utf8') === 'crn-python-spar\n'
-    } catch {
-      return false
-    }
-  })
-
 describe("the spare booted after a paced run's result", () => {
   it("boots once the result has reached its caller's continuation", async () => {
     const before = new Set(pythonTemplates())
@@ -522,7 +513,7 @@ describe("the spare booted after a paced run's result", () => {
       // The spare booted after the first result serves this run; its own spare (a thread of the
       // host's that asks the template for a fork) is not started until this continuation has run.
       expect((await runtime.run({ program: 'return 2', bindings: [] })).value).toBe(2)
-      expect([spareThreads(), childrenOf(template)]).toEqual([[], []])
+      expect([threadsNamedNow('crn-python-spar'), childrenOf(template)]).toEqual([[], []])
       await new Promise((resolve) => setImmediate(resolve))
       for (let i = 0; i < 500 && childrenOf(template).length === 0; i++) await sleep(10)
       expect(childrenOf(template)).toHaveLength(1)

@@ -186,15 +186,7 @@ impl ContainedIsolateRun {
         if let Some(callback) = &self.on_main {
             callback.release();
         }
-        let mut slot = self.thread.locked();
-        match slot.as_ref() {
-            None => true,
-            Some(handle) if wait == Some(true) || handle.is_finished() => {
-                let _ = slot.take().map(JoinHandle::join);
-                true
-            }
-            Some(_) => false,
-        }
+        super::isolate::join_thread(&self.thread, wait)
     }
 }
 

@@ -101,15 +101,21 @@ impl IsolateRun {
         if let Some(hook) = self.hook.locked().take() {
             hook.remove();
         }
-        let mut slot = self.thread.locked();
-        match slot.as_ref() {
-            None => true,
-            Some(handle) if wait == Some(true) || handle.is_finished() => {
-                let _ = slot.take().map(JoinHandle::join);
-                true
-            }
-            Some(_) => false,
+        join_thread(&self.thread, wait)
+    }
+}
+
+/// Joins the thread in `slot` if it has finished (or, with `wait`, once it has); whether it is
+/// joined (or was already). A run's thread left after its Done, for either tier's `join`.
+pub(crate) fn join_thread(slot: &Mutex<Option<JoinHandle<()>>>, wait: Option<bool>) -> bool {
+    let mut slot = slot.locked();
+    match slot.as_ref() {
+        None => true,
+        Some(handle) if wait == Some(true) || handle.is_finished() => {
+            let _ = slot.take().map(JoinHandle::join);
+            true
         }
+        Some(_) => false,
     }
 }
 
