@@ -446,6 +446,13 @@ export declare function forgeContainedIsolateRun(scenario: string, maxOutputByte
  */
 export declare function forgeContainedIsolateRuns(scenario: string, maxOutputBytes: number, programs: Array<string>, maxRunsPerProcess: number): string
 
+/**
+ * A pool like `new IsolatePool(options)` whose processes play `scenario` (`isolate-forge`), for
+ * the suite: its runs go the whole real way (`startContainedIsolateRun`, the channel read on
+ * Node's main thread, the JavaScript runtime), only the process on the other end is subverted.
+ */
+export declare function forgeIsolatePool(scenario: string, options: IsolatePoolOptions): IsolatePool
+
 /** A result decided before any isolate exists (a pre-aborted signal), through a fresh ledger. */
 export declare function isolateFreshFailure(kind: FailureKind, message: string, maxOutputBytes: number): IsolateReport
 

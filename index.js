@@ -850,6 +850,7 @@ module.exports.DISPOSED = nativeBinding.DISPOSED
 module.exports.FailureKind = nativeBinding.FailureKind
 module.exports.forgeContainedIsolateRun = nativeBinding.forgeContainedIsolateRun
 module.exports.forgeContainedIsolateRuns = nativeBinding.forgeContainedIsolateRuns
+module.exports.forgeIsolatePool = nativeBinding.forgeIsolatePool
 module.exports.isolateFreshFailure = nativeBinding.isolateFreshFailure
 module.exports.policyPath = nativeBinding.policyPath
 module.exports.PREFIX = nativeBinding.PREFIX

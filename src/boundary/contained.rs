@@ -85,6 +85,11 @@ pub struct IsolatePool {
 impl IsolatePool {
     #[napi(catch_unwind, constructor)]
     pub fn new(env: napi::Env, options: IsolatePoolOptions) -> napi::Result<Self> {
+        Self::of(env, options, None)
+    }
+
+    /// A pool whose processes are honest (`forge: None`) or play the suite's forged scenario.
+    fn of(env: napi::Env, options: IsolatePoolOptions, forge: Option<String>) -> napi::Result<Self> {
         let Some((helper, addon)) = process::locate() else {
             return Err(napi::Error::from_reason(
                 "containment 'process' needs the code-runtime-native-sandbox helper beside the addon (Linux); use containment: 'thread'",
@@ -97,7 +102,7 @@ impl IsolatePool {
                 addon,
                 heap_mb: options.max_old_generation_size_mb,
                 memory_cap: memory_cap(options.max_old_generation_size_mb),
-                forge: None,
+                forge,
                 run_as: super::identity::run_as(options.run_as),
                 children: options.max_processes.max(1) as usize,
             },
@@ -261,6 +266,14 @@ fn attach_on_main(callback: Weak<main_call::MainCallback>, host: Sink) -> superv
             }
         })));
     })
+}
+
+/// A pool like `new IsolatePool(options)` whose processes play `scenario` (`isolate-forge`), for
+/// the suite: its runs go the whole real way (`startContainedIsolateRun`, the channel read on
+/// Node's main thread, the JavaScript runtime), only the process on the other end is subverted.
+#[napi(catch_unwind)]
+pub fn forge_isolate_pool(env: napi::Env, scenario: String, options: IsolatePoolOptions) -> napi::Result<IsolatePool> {
+    IsolatePool::of(env, options, Some(scenario))
 }
 
 /// Runs one program on a sandbox process playing `scenario` (declared binding: `tools.echo`) and

@@ -52,6 +52,12 @@ fn scenario_bytes(scenario: &str) -> Option<Vec<u8>> {
 {"type":"call","id":2,"global":"tools","name":"echo","args":[2]}
 {"type":"done","error":{"kind":"worker-exit","message":"program exited with code 0 before completing"}}"#
             .to_vec(),
+        // A call, then the program's end claimed, in one write: the host reads both before it
+        // delivers either, and the call is not made once the end is decided.
+        "call-then-stop" => br#"{"type":"call","id":1,"global":"tools","name":"echo","args":[1]}
+{"type":"stop","error":{"kind":"worker-exit","message":"program exited with code 0 before completing"}}
+{"type":"done","error":{"kind":"worker-exit","message":"program exited with code 0 before completing"}}"#
+            .to_vec(),
         "exit" => return None,
         _ => b"unknown scenario\n".to_vec(),
     };
@@ -188,6 +194,9 @@ unsafe fn forged(fd: RawFd, heap_mb: f64, scenario: &str) -> i32 {
         send_line(&format!("{log}\n{{\"type\":\"done\",\"value\":1}}\n"));
         return 0;
     }
+    if scenario == "done-then-flood" {
+        return done_then_flood();
+    }
     let Some(bytes) = scenario_bytes(scenario) else {
         send_line("{\"type\":\"log\",\"text\":\"before the exit\"}\n");
         return 3;
@@ -200,6 +209,24 @@ unsafe fn forged(fd: RawFd, heap_mb: f64, scenario: &str) -> i32 {
             Ok(_) => {}
         }
     }
+}
+
+/// `done-then-flood`: an honest end (`done`, then the next isolate's readiness), then, once the
+/// host has had time to deliver it, log frames without end: what it must never read nor keep.
+fn done_then_flood() -> i32 {
+    use std::io::Write;
+    send_line("{\"type\":\"done\",\"value\":1}\n{\"type\":\"boot-ack\"}\n");
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let chunk = format!("{{\"type\":\"log\",\"text\":\"{}\"}}\n", "z".repeat(1000)).repeat(1024);
+    let Some(channel) = CHANNEL.get() else { return 0 };
+    // At most 1 GiB: a host that kept reading would be shown holding it.
+    for _ in 0..1024 {
+        let mut out = channel.lock().unwrap_or_else(|e| e.into_inner());
+        if out.write_all(chunk.as_bytes()).is_err() {
+            break;
+        }
+    }
+    0
 }
 
 /// `implant`: code that took over the process and hides. Each run looks honest (`done`, then the
