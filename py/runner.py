@@ -1040,6 +1040,35 @@ def rehearse(loop_runner, wrap=wrap, program=REHEARSAL, Exception=Exception):
         pass
 
 
+def prime(rehearse=rehearse, P=P, hasattr=hasattr, Exception=Exception):
+    """The template's own rehearsal, once, before it forks anything (docs/python.md#the-template):
+    a program wrapped and compiled and an event loop's turn (`rehearse`, in a loop made and closed
+    here), and the protocol's decoder and encoder on frames and values of a run's shape. What
+    they write the first time (the type and method caches, the code they run quickened, the
+    allocator's first blocks) is then written in the template, whose pages every child shares,
+    instead of in each child's own copy. Only the runner's own code runs; what it makes is
+    dropped, and its loop's epoll and wake-up pair closed."""
+    import asyncio
+
+    try:
+        P.decode('{"type": "boot", "maxLogBytes": 1024, "maxValueBytes": 1024, "namespaces": []}')
+        P.decode('{"type": "run", "program": "return 1"}')
+        for value in ({"k": [1, 2.5, "x", None, True]}, 1, "x"):
+            P.check_done_value(value, 1 << 20)
+            P.encode_chunks(value)
+        P.encode({"type": "done", "error": {"kind": "exception", "message": "m"}})
+        P.encode({"type": "log", "text": "t"})
+        if not hasattr(asyncio, "Runner"):
+            return rehearse(None)
+        loop_runner = asyncio.Runner()
+        try:
+            rehearse(loop_runner)
+        finally:
+            loop_runner.close()
+    except Exception:
+        pass
+
+
 def main(
     P=P, BaseException=BaseException, RuntimeError=RuntimeError, isinstance=isinstance, type=type,
     len=len, dict=dict, hasattr=hasattr, exec=exec, _exit=os._exit,

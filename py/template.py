@@ -43,7 +43,7 @@ def _load_runner():
         sys.modules.pop("runner", None)
         sys.modules.pop("protocol", None)
         sys.dont_write_bytecode = False
-    return runner.main
+    return runner.main, runner.prime
 
 
 class _SslOnFirstUse(types.ModuleType):
@@ -99,7 +99,7 @@ import select  # noqa: E402,F401
 import threading  # noqa: E402,F401
 import traceback  # noqa: E402,F401
 
-MAIN = _load_runner()
+MAIN, PRIME = _load_runner()
 LIBRARY = ctypes.PyDLL(sys.argv[1], mode=os.RTLD_LAZY | os.RTLD_LOCAL)
 AFTER_FORK = ctypes.pythonapi.PyOS_AfterFork_Child
 SERVE = LIBRARY.crn_template_serve
@@ -178,6 +178,10 @@ def serve():
     finally:
         os._exit(NO_PLAN)
 
+
+# A run's first steps once here, so what they write first is the template's (`runner.prime`).
+PRIME()
+del PRIME
 
 # Every object made so far is the template's for good: a child's collector never walks them, so
 # their pages stay shared with the template instead of being copied into each run.

@@ -311,5 +311,34 @@ class Rehearsal(unittest.TestCase):
         self.assertEqual(in_child(check), repr([True, 1]))
 
 
+class Prime(unittest.TestCase):
+    def test_the_template_keeps_nothing_of_it_but_what_it_wrote(self):
+        """`prime` runs in the template, whose every child a run then is: it leaves no descriptor
+        (its loop's epoll and wake-up pair closed), no thread, no event loop set or running, no
+        signal handler or wake-up descriptor, no module or line cached, and stdout, stderr and
+        print as they were."""
+
+        def check():
+            import asyncio
+            import builtins
+            import linecache
+            import signal
+            import threading
+
+            def state():
+                wakeup = signal.set_wakeup_fd(-1)
+                signal.set_wakeup_fd(wakeup)
+                policy_loop = getattr(asyncio.get_event_loop_policy()._local, "_loop", None)
+                return (sorted(os.listdir("/proc/self/fd")), threading.active_count(), asyncio._get_running_loop(),
+                        policy_loop, [signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD)],
+                        wakeup, sorted(sys.modules), sorted(linecache.cache), sys.stdout, sys.stderr, builtins.print)
+
+            before = state()
+            runner.prime()
+            return state() == before or (before, state())
+
+        self.assertEqual(in_child(check), "True")
+
+
 if __name__ == "__main__":
     unittest.main()
