@@ -106,7 +106,9 @@ describe.runIf(native.containedIsolatesAvailable())('a subverted sandbox process
       const { runtime, fiber, tools: t } = await forgedRuntime('done-then-flood', { maxRunsPerProcess })
       const before = process.memoryUsage().rss
       for (let i = 0; i < 3; i++) {
-        // The pause before each run gives the last process time to write what its socket takes.
+        // The pause before each run gives the last process time to write what its socket takes:
+        // retired after its run (1), or kept idle and then discarded by the pool for having
+        // written while idle (5) rather than handed to the next run with the flood in its channel.
         expect(await run(runtime, t)).toEqual({ logs: [], value: 1 })
       }
       expect(t.calls.echo).toBe(0)
