@@ -9,6 +9,7 @@
 // process outlives the runtime.
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import native from '../lib/native.mjs'
+import { PROTOCOL_BREACHES } from './forged-scenarios.mjs'
 import { loadIsolate, tools } from './helpers.mjs'
 import { sandboxProcesses } from './process-helpers.mjs'
 
@@ -65,14 +66,7 @@ describe.runIf(native.containedIsolatesAvailable())('a subverted sandbox process
     await disposeAndCheck(fiber)
   })
 
-  it.each([
-    ['garbage', 'a frame did not parse'],
-    ['undeclared-call', 'a call named no declared binding'],
-    ['oversized-frame', 'a frame exceeded its size cap'],
-    ['huge-args', "a call's arguments exceeded the byte cap"],
-    ['boot-ack', 'it announced a new isolate during a run'],
-    ['lossy-done', 'its completion was not lossless JSON'],
-  ])('%s: the run ends with the verdict, the binding is never called, the next run gets a fresh process', async (scenario, what) => {
+  it.each(PROTOCOL_BREACHES)('%s: the run ends with the verdict, the binding is never called, the next run gets a fresh process', async (scenario, what) => {
     const { runtime, fiber, tools: t } = await forgedRuntime(scenario)
     expect(await run(runtime, t)).toEqual(broke(what))
     expect(await run(runtime, t)).toEqual(broke(what))

@@ -10,6 +10,7 @@
 import fs from 'node:fs'
 import { describe, expect, it, vi } from 'vitest'
 import native from '../lib/native.mjs'
+import { PROTOCOL_BREACHES } from './forged-scenarios.mjs'
 import { loadIsolate } from './helpers.mjs'
 import { sandboxProcesses } from './process-helpers.mjs'
 
@@ -22,14 +23,7 @@ const broke = (what) => ({
 })
 
 describe.runIf(native.containedIsolatesAvailable())('a subverted sandbox process', () => {
-  it.each([
-    ['garbage', 'a frame did not parse'],
-    ['undeclared-call', 'a call named no declared binding'],
-    ['oversized-frame', 'a frame exceeded its size cap'],
-    ['huge-args', "a call's arguments exceeded the byte cap"],
-    ['boot-ack', 'it announced a new isolate during a run'],
-    ['lossy-done', 'its completion was not lossless JSON'],
-  ])('%s: the run ends marked protocol, the binding is never called, the process is gone', (scenario, what) => {
+  it.each(PROTOCOL_BREACHES)('%s: the run ends marked protocol, the binding is never called, the process is gone', (scenario, what) => {
     const report = forge(scenario)
     expect(report.result).toEqual(broke(what))
     expect(report.calls).toBe(0)
