@@ -67,17 +67,6 @@ export async function threadCount() {
  * run's supervisor (process tier). Told apart by name (the kernel keeps 15 bytes of it) and by
  * id, so threads that earlier tests leave finishing do not blur a count.
  */
-/** This process's threads whose name (as the kernel keeps it: 15 bytes) is `comm`, read at once. */
-export function threadsNamedNow(comm) {
-  return fs.readdirSync('/proc/self/task').filter((task) => {
-    try {
-      return fs.readFileSync(`/proc/self/task/${task}/comm`, 'utf8') === `${comm}\n`
-    } catch {
-      return false
-    }
-  })
-}
-
 export async function runThreads() {
   const { readdir, readFile } = await import('node:fs/promises')
   const ids = new Set()
@@ -95,4 +84,15 @@ export function isNestedNull(value, depth) {
     value = value[0]
   }
   return value === null
+}
+
+/** This process's threads whose name (as the kernel keeps it: 15 bytes) is `comm`, read at once. */
+export function threadsNamedNow(comm) {
+  return fs.readdirSync('/proc/self/task').filter((task) => {
+    try {
+      return fs.readFileSync(`/proc/self/task/${task}/comm`, 'utf8') === `${comm}\n`
+    } catch {
+      return false
+    }
+  })
 }

@@ -59,10 +59,12 @@ describe('dispose', () => {
     const earlier = await runThreads()
     const { runtime, fiber } = await loadIsolate({ containment: 'thread' })
     // Results come before their isolates are torn down (a run's thread is joined later): dispose
-    // joins any still tearing down, however large the heap they free.
-    const big = 'const keep = []; for (let i = 0; i < 1000000; i++) keep.push({ i, s: "x" + i }); return keep.length'
+    // joins any still tearing down, however long that takes. Each array buffer's backing store
+    // is freed on its own at teardown, which then outlasts dispose's other work (plain objects
+    // were freed with their pages before dispose got to its join, so its absence went unseen).
+    const big = 'const keep = []; for (let i = 0; i < 1200000; i++) keep.push(new ArrayBuffer(64)); return keep.length'
     const results = await Promise.all(Array.from({ length: 2 }, () => runtime.run({ program: big, bindings: [] })))
-    expect(results.map((r) => r.value)).toEqual([1000000, 1000000])
+    expect(results.map((r) => r.value)).toEqual([1200000, 1200000])
     await fiber.dispose()
     // Looked at as dispose resolves, before any other turn of the loop.
     expect(threadsNamedNow('code-runtime-is').filter((id) => !earlier.has(id))).toEqual([])
