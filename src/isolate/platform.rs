@@ -35,10 +35,18 @@ pub fn single_threaded() -> &'static v8::SharedRef<v8::Platform> {
 /// bench/compute.mjs, against isolated-vm): the realistic program 1.09x instead of 0.84-0.93x
 /// back to back in a sandbox process, bursts 0.8x instead of 0.7x; long computations the same
 /// within noise (ten times the wait gained little more and lost 10-15% on them).
+/// Maglev waits longer still (20 times V8's default): in a sandbox process it compiles on the
+/// run's only thread, and in Node's process its job is set up on the run's thread too, so a
+/// function called a few thousand times (the realistic program's sort comparator) paid for a
+/// compile its run ended before earning back. Side by side with the wait at 1 200 (two builds
+/// interleaved in one process): realistic 0.87-0.92x the time in both tiers, paced
+/// and back to back; 64 realistic runs at once 0.93x the wall time in a sandbox process (its CPU
+/// 0.92x); fib(27), the numeric loop and 200 000 strings within 0.95-1.04x; the 20 000-entry
+/// program 1.02-1.07x.
 /// Maglev as an on-stack-replacement target is off: with `--single-threaded` (a sandbox
 /// process) a loop that entered Maglev code by OSR stayed there, 4.3x slower than TurboFan's
 /// (bench/compute.mjs's numeric loop: 237 ms against 55).
-const TIERING: &str = "--no-maglev-osr --invocation-count-for-maglev=1200 --invocation-count-for-maglev-osr=300 \
+const TIERING: &str = "--no-maglev-osr --invocation-count-for-maglev=8000 --invocation-count-for-maglev-osr=300 \
                        --invocation-count-for-turbofan=9000 --invocation-count-for-osr=1500";
 
 fn initialise(platform: v8::SharedRef<v8::Platform>, flags: &str) -> v8::SharedRef<v8::Platform> {
