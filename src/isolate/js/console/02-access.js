@@ -90,7 +90,7 @@
 
   // OrdinaryHasInstance(C, object) without Symbol.hasInstance dispatch or
   // traps. `at` is the prototype-chain member on which C was found.
-  // Node's isInstanceof (lib/internal/util/inspect.js), as of 20.x–26.x; differs: walks the prototype chain: no Symbol.hasInstance, no Proxy traps
+  // Node's isInstanceof (lib/internal/util/inspect.js), as of 20.x-26.x; differs: walks the prototype chain: no Symbol.hasInstance, no Proxy traps
   function isInstanceof(object, C, at) {
     if (nTypeTag(C) === T_PROXY) return false;
     const P = lookupData(C, 'prototype');

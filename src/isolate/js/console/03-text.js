@@ -49,7 +49,7 @@
   }
 
   // The escape Node uses for a code unit below U+00A0 that needs one.
-  // Node's escapeFn (lib/internal/util/inspect.js), as of 20.x–26.x; differs: a switch instead of the meta table
+  // Node's escapeFn (lib/internal/util/inspect.js), as of 20.x-26.x; differs: a switch instead of the meta table
   function escapeFn(c) {
     switch (c) {
       case 8: return '\\b';
@@ -95,7 +95,7 @@
 
   // A string literal as Node prints it: single quotes, or double quotes when
   // the text has a single quote, or backticks when it has both (and no `${`).
-  // Node's strEscape (lib/internal/util/inspect.js), as of 20.x–26.x; differs: no regexps (a loop over code units, escapeText)
+  // Node's strEscape (lib/internal/util/inspect.js), as of 20.x-26.x; differs: no regexps (a loop over code units, escapeText)
   function strEscape(str) {
     if (StringPrototypeIncludes(str, "'")) {
       if (!StringPrototypeIncludes(str, '"')) return `"${escapeText(str, false)}"`;
@@ -296,7 +296,7 @@
   }
   // Remove terminal control sequences (what Node's stripVTControlCharacters
   // removes) before measuring display width.
-  // Node's stripVTControlCharacters (lib/internal/util/inspect.js), as of 20.x–26.x; differs: no regexp: a scanner of the pattern (ansi-regex 6.2 on 24+)
+  // Node's stripVTControlCharacters (lib/internal/util/inspect.js), as of 20.x-26.x; differs: no regexp: a scanner of the pattern (ansi-regex 6.2 on 24+)
   function stripVTControlCharacters(str) {
     let out = '';
     let from = 0;

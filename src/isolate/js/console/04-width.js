@@ -75,7 +75,7 @@
   // Columns needed to display `str`. ASCII is counted directly (controls 0);
   // from the first non-ASCII code unit on, the rest is NFC-normalized and
   // measured per code point, as Node does.
-  // Node's getStringWidth (lib/internal/util/inspect.js), as of 20.x–26.x; differs: a width table generated from ICU instead of ICU
+  // Node's getStringWidth (lib/internal/util/inspect.js), as of 20.x-26.x; differs: a width table generated from ICU instead of ICU
   function getStringWidth(str, stripEscapes) {
     if (stripEscapes) str = stripVTControlCharacters(str);
     let width = 0;

@@ -5,7 +5,7 @@
   // 4. Options and per-call state
   // =========================================================================
 
-  // Node's stylizeNoColor (lib/internal/util/inspect.js), as of 20.x–26.x
+  // Node's stylizeNoColor (lib/internal/util/inspect.js), as of 20.x-26.x
   function stylizeNoColor(text) {
     return text;
   }
@@ -24,7 +24,7 @@
       default: return 0;
     }
   }
-  // Node's stylizeWithColor (lib/internal/util/inspect.js), as of 20.x–26.x; differs: fixed styles and colours: a program cannot change inspect.styles/colors
+  // Node's stylizeWithColor (lib/internal/util/inspect.js), as of 20.x-26.x; differs: fixed styles and colours: a program cannot change inspect.styles/colors
   function stylizeWithColor(text, style) {
     if (style === 'regexp' && nodeMajor >= 26) return highlightRegExp(text);
     const on = styleOn(style);

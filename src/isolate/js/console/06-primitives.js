@@ -6,7 +6,7 @@
   // =========================================================================
 
   // '1234567' -> '1_234_567' (a leading '-' is kept apart).
-  // Node's addNumericSeparator (lib/internal/util/inspect.js), as of 20.x–26.x
+  // Node's addNumericSeparator (lib/internal/util/inspect.js), as of 20.x-26.x
   function addNumericSeparator(digits) {
     const sign = StringPrototypeCharCodeAt(digits, 0) === 45 ? 1 : 0;
     let end = digits.length;
@@ -19,7 +19,7 @@
   }
 
   // '1234567' -> '123_456_7' (fraction digits, grouped from the left).
-  // Node's addNumericSeparatorEnd (lib/internal/util/inspect.js), as of 20.x–26.x
+  // Node's addNumericSeparatorEnd (lib/internal/util/inspect.js), as of 20.x-26.x
   function addNumericSeparatorEnd(digits) {
     let grouped = '';
     let i = 0;
@@ -30,7 +30,7 @@
     return grouped + StringPrototypeSlice(digits, i);
   }
 
-  // Node's formatNumber (lib/internal/util/inspect.js), as of 20.x–26.x
+  // Node's formatNumber (lib/internal/util/inspect.js), as of 20.x-26.x
   function formatNumber(paint, n, separators) {
     let text;
     if (nodeMajor >= 24 && separators) {
@@ -64,13 +64,13 @@
     return paint(text, 'number');
   }
 
-  // Node's formatBigInt (lib/internal/util/inspect.js), as of 20.x–26.x
+  // Node's formatBigInt (lib/internal/util/inspect.js), as of 20.x-26.x
   function formatBigInt(paint, n, separators) {
     const text = `${n}`;
     return paint(`${separators ? addNumericSeparator(text) : text}n`, 'bigint');
   }
 
-  // Node's formatPrimitive (lib/internal/util/inspect.js), as of 20.x–26.x
+  // Node's formatPrimitive (lib/internal/util/inspect.js), as of 20.x-26.x
   function formatPrimitive(paint, v, st) {
     switch (typeof v) {
       case 'string': return showString(paint, v, st);

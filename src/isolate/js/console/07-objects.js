@@ -10,7 +10,7 @@
   const AS_ELEMENTS = 1;      // array elements (no key shown)
   const AS_ARRAY_EXTRAS = 2;  // array-like: elements then "key: value" extras
 
-  // Node's formatValue (lib/internal/util/inspect.js), as of 20.x–26.x; differs: never calls Proxy traps or util.inspect.custom (only runtime-registered inspectors)
+  // Node's formatValue (lib/internal/util/inspect.js), as of 20.x-26.x; differs: never calls Proxy traps or util.inspect.custom (only runtime-registered inspectors)
   function formatValue(st, value, level, fromTypedArray) {
     if (typeof value !== 'object' && typeof value !== 'function') {
       return formatPrimitive(st.paint, value, st);
@@ -71,7 +71,7 @@
   }
 
   // showProxy: `Proxy [ target, handler ]`.
-  // Node's formatProxy (lib/internal/util/inspect.js), as of 20.x–26.x; differs: never runs traps
+  // Node's formatProxy (lib/internal/util/inspect.js), as of 20.x-26.x; differs: never runs traps
   function formatProxy(st, proxy, level) {
     const target = nProxyTarget(proxy);
     if (target === null) return st.paint('<Revoked Proxy>', 'special');
@@ -87,7 +87,7 @@
 
   // The label before an object's brace: "Foo ", "Foo [tag] ", "Foo(3) ",
   // "[Foo(3): null prototype] [tag] ".
-  // Node's getPrefix (lib/internal/util/inspect.js), as of 20.x–26.x; the tag rule of each (22 and 24 changed it)
+  // Node's getPrefix (lib/internal/util/inspect.js), as of 20.x-26.x; the tag rule of each (22 and 24 changed it)
   function getPrefix(ctor, tag, fallback, size) {
     if (size === undefined) size = '';
     if (ctor === null) {
@@ -117,7 +117,7 @@
   }
 
   // getPrefix() for an object of no special kind.
-  // Node's getCtxStyle (lib/internal/util/inspect.js), as of 20.x–26.x
+  // Node's getCtxStyle (lib/internal/util/inspect.js), as of 20.x-26.x
   function getCtxStyle(value, ctor, tag) {
     if (ctor !== null) return getPrefix(ctor, tag, '');
     const internal = nConstructorName(value);
@@ -129,7 +129,7 @@
   // object; for a chain without constructors, V8's name plus the first
   // prototype's description. With showHidden, user-defined prototype
   // properties are collected into `protoLines`.
-  // Node's getConstructorName (lib/internal/util/inspect.js), as of 20.x–26.x; differs: `constructor` and its `name` read as data properties only (no getters), no Symbol.hasInstance
+  // Node's getConstructorName (lib/internal/util/inspect.js), as of 20.x-26.x; differs: `constructor` and its `name` read as data properties only (no getters), no Symbol.hasInstance
   function getConstructorName(st, value, level, protoLines) {
     let firstProto;
     let o = value;
@@ -167,7 +167,7 @@
 
   // showHidden: non-method properties of up to three user-defined prototype
   // levels (stopping at a built-in constructor's prototype), each key once.
-  // Node's addPrototypeProperties (lib/internal/util/inspect.js), as of 20.x–26.x; differs: data properties only, no getters
+  // Node's addPrototypeProperties (lib/internal/util/inspect.js), as of 20.x-26.x; differs: data properties only, no getters
   function addPrototypeProperties(st, main, start, level, into) {
     const shown = newList();
     let o = start;
@@ -236,7 +236,7 @@
 
   // Own enumerable string keys then own enumerable symbols (all own keys with
   // showHidden). The result may be an array we must not write to.
-  // Node's getKeys (lib/internal/util/inspect.js), as of 20.x–26.x
+  // Node's getKeys (lib/internal/util/inspect.js), as of 20.x-26.x
   function getKeys(value, all) {
     const symbols = ObjectGetOwnPropertySymbols(value);
     const names = all ? ObjectGetOwnPropertyNames(value) : ObjectKeys(value);
@@ -270,7 +270,7 @@
     return kind >= T_FUNCTION && kind <= T_ASYNC_GENERATOR_FUNCTION;
   }
 
-  // Node's formatRaw (lib/internal/util/inspect.js), as of 20.x–26.x; differs: reads data properties only (no Symbol.toStringTag or other getters; `getters` as Node)
+  // Node's formatRaw (lib/internal/util/inspect.js), as of 20.x-26.x; differs: reads data properties only (no Symbol.toStringTag or other getters; `getters` as Node)
   function formatRaw(st, value, level, fromTypedArray, kind) {
     let protoLines;
     if (st.showHidden && level <= st.depth) protoLines = newList();

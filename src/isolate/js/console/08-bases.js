@@ -18,7 +18,7 @@
   }
 
   let stackOverflowMessage;
-  // Node's isStackOverflowError (lib/internal/errors.js), as of 20.x–26.x
+  // Node's isStackOverflowError (lib/internal/errors.js), as of 20.x-26.x
   function isStackOverflowError(err) {
     if (!isObjectLike(err) || nTypeTag(err) !== T_ERROR || protoOf(err) !== RangeErrorPrototype) {
       return false;
@@ -75,7 +75,7 @@
   }
 
   // "[Number: 3]", "[String (MyString): 'x'] [tag]", "[Boolean (null prototype): true]"
-  // Node's getBoxedBase (lib/internal/util/inspect.js), as of 20.x–26.x
+  // Node's getBoxedBase (lib/internal/util/inspect.js), as of 20.x-26.x
   function getBoxedBase(value, st, keys, ctor, tag, kind) {
     let type;
     let inner;
@@ -115,7 +115,7 @@
 
   // "[class A]", "[class B extends A]", "[class C [Foo] [tag]]",
   // "[class D extends [null prototype]]"
-  // Node's getClassBase (lib/internal/util/inspect.js), as of 20.x–26.x; differs: no getters
+  // Node's getClassBase (lib/internal/util/inspect.js), as of 20.x-26.x; differs: no getters
   function getClassBase(value, ctor, tag) {
     const ownName = ObjectPrototypeHasOwnProperty(value, 'name') && lookupData(value, 'name');
     let text = `class ${nameToString(ownName || '(anonymous)')}`;
@@ -199,7 +199,7 @@
   }
 
   // "[Function: f]", "[AsyncGeneratorFunction (anonymous)] Foo [tag]", ...
-  // Node's getFunctionBase (lib/internal/util/inspect.js), as of 20.x–26.x; differs: source read with the captured Function.prototype.toString
+  // Node's getFunctionBase (lib/internal/util/inspect.js), as of 20.x-26.x; differs: source read with the captured Function.prototype.toString
   function getFunctionBase(st, value, ctor, tag, kind) {
     if (looksLikeClass(FunctionPrototypeToString(value))) return getClassBase(value, ctor, tag);
     const isAsync = kind === T_ASYNC_FUNCTION || kind === T_ASYNC_GENERATOR_FUNCTION;

@@ -15,7 +15,7 @@
     return `${n}: ${m}`;
   }
 
-  // Node's getStackString (lib/internal/util/inspect.js), as of 20.x–26.x
+  // Node's getStackString (lib/internal/util/inspect.js), as of 20.x-26.x
   function getStackString(st, err) {
     if (nodeMajor < 22) {
       const stack = getWithAccessors(err, 'stack');
@@ -42,7 +42,7 @@
 
   // The first run of more than three consecutive lines of `a` that also
   // appears consecutively in `b`: { len, offset } (offset in `a`).
-  // Node's identicalSequenceRange (lib/internal/util/inspect.js), as of 20.x–26.x
+  // Node's identicalSequenceRange (lib/internal/util/inspect.js), as of 20.x-26.x
   function identicalSequenceRange(a, b) {
     for (let i = 0; i < a.length - 3; i++) {
       const at = listIndexOf(b, a[i]);
@@ -59,7 +59,7 @@
 
   // The frame lines of a stack; frames shared with the cause's stack are
   // folded into "... N lines matching cause stack trace ...".
-  // Node's getStackFrames (lib/internal/util/inspect.js), as of 20.x–26.x; differs: no node_modules/cwd marking (there is no cwd)
+  // Node's getStackFrames (lib/internal/util/inspect.js), as of 20.x-26.x; differs: no node_modules/cwd marking (there is no cwd)
   function getStackFrames(st, err, frames) {
     const lines = splitString(frames, '\n');
     const out = foldCauseFrames(st, err, lines);
@@ -106,7 +106,7 @@
   // repeats the block before it `times` times (Node's search: candidate
   // periods from the gcd of the distances between equal lines, keeping the
   // one hiding the most frames).
-  // Node's getDuplicateErrorFrameRanges (lib/internal/util/inspect.js), as of 22.x–26.x
+  // Node's getDuplicateErrorFrameRanges (lib/internal/util/inspect.js), as of 22.x-26.x
   function getDuplicateErrorFrameRanges(frames) {
     const result = newList();
     const positions = new MapCtor();
@@ -218,7 +218,7 @@
 
   // Make the first line name the constructor when it differs from the
   // error's name: "B [ToolCallError]: nope", "[Error: null prototype]: x".
-  // Node's improveStack (lib/internal/util/inspect.js), as of 20.x–26.x
+  // Node's improveStack (lib/internal/util/inspect.js), as of 20.x-26.x
   function improveStack(stack, ctor, name, tag) {
     let nameLength = name.length;
     if (ctor !== null) {
@@ -242,7 +242,7 @@
 
   // Own enumerable name/message/stack keys are not listed when the stack
   // already shows their value.
-  // Node's removeDuplicateErrorKeys (lib/internal/util/inspect.js), as of 20.x–26.x; differs: no getters
+  // Node's removeDuplicateErrorKeys (lib/internal/util/inspect.js), as of 20.x-26.x; differs: no getters
   function removeDuplicateErrorKeys(st, keys, err, stack) {
     if (st.showHidden || keys.length === 0) return;
     if (nodeMajor >= 22) {
@@ -270,7 +270,7 @@
 
   // The head of an error: its stack (or "[Name: message]" when it has no
   // frames), relabelled, re-indented; `keys` gains `cause` and `errors`.
-  // Node's formatError (lib/internal/util/inspect.js), as of 20.x–26.x; differs: name, message, cause and errors read without getters
+  // Node's formatError (lib/internal/util/inspect.js), as of 20.x-26.x; differs: name, message, cause and errors read without getters
   function formatError(err, ctor, tag, st, keys) {
     const nameValue = lookupData(err, 'name');
     let name = nameValue != null ? toStr(nameValue) : 'Error';

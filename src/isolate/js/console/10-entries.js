@@ -4,7 +4,7 @@
 
   // ---- Entries ----
 
-  // Node's remainingText (lib/internal/util/inspect.js), as of 20.x–26.x
+  // Node's remainingText (lib/internal/util/inspect.js), as of 20.x-26.x
   function remainingText(n) {
     return `... ${n} more item${n > 1 ? 's' : ''}`;
   }
@@ -12,7 +12,7 @@
     return st.paint(`<${n} empty item${n > 1 ? 's' : ''}>`, 'undefined');
   }
 
-  // Node's formatArray (lib/internal/util/inspect.js), as of 20.x–26.x
+  // Node's formatArray (lib/internal/util/inspect.js), as of 20.x-26.x
   function formatArray(st, arr, level) {
     const length = arr.length;
     const shown = MathMin(MathMax(0, st.maxArrayLength), length);
@@ -28,7 +28,7 @@
 
   // An array with holes: walk its own keys from position `k` (the first
   // hole), printing runs of holes as "<n empty items>", until `limit` parts.
-  // Node's formatSpecialArray (lib/internal/util/inspect.js), as of 20.x–26.x
+  // Node's formatSpecialArray (lib/internal/util/inspect.js), as of 20.x-26.x
   function formatSpecialArray(st, arr, level, limit, parts, k) {
     const keys = ObjectKeys(arr);
     let next = k;  // the index the next part stands for
@@ -54,7 +54,7 @@
     return parts;
   }
 
-  // Node's formatArrayBuffer (lib/internal/util/inspect.js), as of 20.x–26.x
+  // Node's formatArrayBuffer (lib/internal/util/inspect.js), as of 20.x-26.x
   function formatArrayBuffer(st, buffer) {
     const parts = newList();
     let bytes;
@@ -86,7 +86,7 @@
     }
   }
 
-  // Node's formatTypedArray (lib/internal/util/inspect.js), as of 20.x–26.x; differs: fields read with captured %TypedArray% getters
+  // Node's formatTypedArray (lib/internal/util/inspect.js), as of 20.x-26.x; differs: fields read with captured %TypedArray% getters
   function formatTypedArray(st, arr, length, level) {
     const shown = MathMin(MathMax(0, st.maxArrayLength), length);
     const parts = newList();
@@ -117,7 +117,7 @@
   }
 
   // A Set's values / a Map's "key => value" entries; `size` NaN means all.
-  // Node's formatSet (lib/internal/util/inspect.js), as of 20.x–26.x; differs: iterates with the captured Set iterator (program replacements are not seen)
+  // Node's formatSet (lib/internal/util/inspect.js), as of 20.x-26.x; differs: iterates with the captured Set iterator (program replacements are not seen)
   function formatSet(st, set, level, size) {
     const shown = MathMin(MathMax(0, st.maxArrayLength), size);
     const parts = newList();
@@ -133,7 +133,7 @@
     return parts;
   }
 
-  // Node's formatMap (lib/internal/util/inspect.js), as of 20.x–26.x; differs: iterates with the captured Map iterator (program replacements are not seen)
+  // Node's formatMap (lib/internal/util/inspect.js), as of 20.x-26.x; differs: iterates with the captured Map iterator (program replacements are not seen)
   function formatMap(st, map, level, size) {
     const shown = MathMin(MathMax(0, st.maxArrayLength), size);
     const parts = newList();
@@ -151,7 +151,7 @@
   }
 
   // Values previewed from a Set iterator or WeakSet (weak ones sorted).
-  // Node's formatSetIterInner (lib/internal/util/inspect.js), as of 20.x–26.x (also for WeakSet entries, as formatWeakSet)
+  // Node's formatSetIterInner (lib/internal/util/inspect.js), as of 20.x-26.x (also for WeakSet entries, as formatWeakSet)
   function formatSetIterInner(st, level, values, weak) {
     const shown = MathMin(MathMax(st.maxArrayLength, 0), values.length);
     const parts = newList();
@@ -165,7 +165,7 @@
 
   // Pairs previewed from a Map iterator (as "[ k, v ]") or a WeakMap (as
   // "k => v", sorted).
-  // Node's formatMapIterInner (lib/internal/util/inspect.js), as of 20.x–26.x (also for WeakMap entries, as formatWeakMap)
+  // Node's formatMapIterInner (lib/internal/util/inspect.js), as of 20.x-26.x (also for WeakMap entries, as formatWeakMap)
   function formatMapIterInner(st, level, flat, weak) {
     const pairs = flat.length / 2;
     const limit = MathMax(st.maxArrayLength, 0);
@@ -190,7 +190,7 @@
     return parts;
   }
 
-  // Node's formatPromise (lib/internal/util/inspect.js), as of 20.x–26.x
+  // Node's formatPromise (lib/internal/util/inspect.js), as of 20.x-26.x
   function formatPromise(st, promise, level) {
     const parts = newList();
     const details = nPromiseState(promise);
@@ -205,7 +205,7 @@
     return parts;
   }
 
-  // Node's formatNamespaceObject (lib/internal/util/inspect.js), as of 20.x–26.x
+  // Node's formatNamespaceObject (lib/internal/util/inspect.js), as of 20.x-26.x
   function formatNamespaceObject(st, ns, level, keys) {
     const parts = newList();
     for (let i = 0; i < keys.length; i++) {

@@ -91,7 +91,7 @@
 
   // "key: value" for a property of `obj` (just the value for elements).
   // `desc` defaults to the own descriptor (or the getter-free inherited value).
-  // Node's formatProperty (lib/internal/util/inspect.js), as of 20.x–26.x; a getter runs only with the `getters` option, as in Node
+  // Node's formatProperty (lib/internal/util/inspect.js), as of 20.x-26.x; a getter runs only with the `getters` option, as in Node
   function formatProperty(st, obj, level, key, mode, desc, receiver) {
     if (desc === undefined) {
       desc = ObjectGetOwnPropertyDescriptor(obj, key);

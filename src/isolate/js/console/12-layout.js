@@ -4,7 +4,7 @@
   // ---- Layout ----
 
   // Would `parts` fit on one line together with `extra` columns of context?
-  // Node's isBelowBreakLength (lib/internal/util/inspect.js), as of 20.x–26.x
+  // Node's isBelowBreakLength (lib/internal/util/inspect.js), as of 20.x-26.x
   function isBelowBreakLength(st, parts, extra, head) {
     if (nodeMajor >= 24 && st.breakLength === Infinity) {
       // Node 24+: no width limit, so anything without a line break fits.
@@ -23,7 +23,7 @@
 
   // Arrange more than six short array entries in aligned columns (numbers
   // right-aligned, anything else left-aligned), as Node does.
-  // Node's groupArrayElements (lib/internal/util/inspect.js), as of 20.x–26.x
+  // Node's groupArrayElements (lib/internal/util/inspect.js), as of 20.x-26.x
   function groupArrayElements(st, parts, value) {
     const count = st.maxArrayLength < parts.length ? parts.length - 1 : parts.length;
     const gap = 2; // ", "
@@ -102,7 +102,7 @@
   // Join the parts of an object between its braces: on one line when they
   // fit (and the object is among the innermost `compact` levels), else one
   // part per line.
-  // Node's reduceToSingleString (lib/internal/util/inspect.js), as of 20.x–26.x
+  // Node's reduceToSingleString (lib/internal/util/inspect.js), as of 20.x-26.x
   function reduceToSingleString(st, parts, head, open, close, mode, level, value) {
     const lead = head === '' ? '' : `${head} `;
     if (st.compact !== true) {

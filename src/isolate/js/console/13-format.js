@@ -9,7 +9,7 @@
   // Does String(value) give a built-in rendering (so `%s` inspects it)? True
   // when the toString / Symbol.toPrimitive that would be used comes from a
   // prototype whose constructor is a built-in (or when there is none).
-  // Node's hasBuiltInToString (lib/internal/util/inspect.js), as of 20.x–26.x; differs: decided from the prototype chain without getters or Proxy traps
+  // Node's hasBuiltInToString (lib/internal/util/inspect.js), as of 20.x-26.x; differs: decided from the prototype chain without getters or Proxy traps
   function hasBuiltInToString(value) {
     value = unwrapProxy(value);
     if (value === null) return true;
@@ -44,7 +44,7 @@
     return nl === -1 ? s : StringPrototypeSlice(s, 0, nl);
   }
   // `%j`: JSON, or '[Circular]' when JSON.stringify reports a cycle.
-  // Node's tryStringify (lib/internal/util/inspect.js), as of 20.x–26.x
+  // Node's tryStringify (lib/internal/util/inspect.js), as of 20.x-26.x
   function tryStringify(value) {
     try {
       return JSONStringify(value);
@@ -119,7 +119,7 @@
   // consume arguments (only while arguments remain; "%%" is always "%");
   // remaining strings are appended verbatim, other values inspected, all
   // separated by single spaces.
-  // Node's formatWithOptionsInternal (lib/internal/util/inspect.js), as of 20.x–26.x; differs: ToString of program values emulated (safeToString)
+  // Node's formatWithOptionsInternal (lib/internal/util/inspect.js), as of 20.x-26.x; differs: ToString of program values emulated (safeToString)
   function formatWithOptionsInternal(o, args) {
     const first = args[0];
     let next = 0;
@@ -164,12 +164,12 @@
     return formatWithOptionsInternal(LOG_OPTIONS, args);
   }
 
-  // Node's formatWithOptions (lib/internal/util/inspect.js), as of 20.x–26.x; differs: takes the arguments as one array
+  // Node's formatWithOptions (lib/internal/util/inspect.js), as of 20.x-26.x; differs: takes the arguments as one array
   function formatWithOptions(inspectOptions, args) {
     return formatWithOptionsInternal(applyUserOptions(copyOptions(DEFAULT_OPTIONS), inspectOptions), args);
   }
 
-  // Node's inspect (lib/internal/util/inspect.js), as of 20.x–26.x; differs: the console's defaults (depth 4); customInspect and stylize ignored
+  // Node's inspect (lib/internal/util/inspect.js), as of 20.x-26.x; differs: the console's defaults (depth 4); customInspect and stylize ignored
   function inspect(value, opts) {
     return inspectWithOptions(value, applyUserOptions(copyOptions(LOG_OPTIONS), opts));
   }
@@ -199,7 +199,7 @@
     }
     return undefined;
   }
-  // Node's getUserOptions (lib/internal/util/inspect.js), as of 20.x–26.x; differs: only for runtime inspectors (program util.inspect.custom is never called)
+  // Node's getUserOptions (lib/internal/util/inspect.js), as of 20.x-26.x; differs: only for runtime inspectors (program util.inspect.custom is never called)
   function getUserOptions(st) {
     return {
       stylize: st.paint,

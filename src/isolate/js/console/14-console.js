@@ -7,7 +7,7 @@
 
   // console.time* durations: "12.345ms", "1.235s", "1:02.500 (m:ss.mmm)",
   // "1:02:03.004 (h:mm:ss.mmm)".
-  // Node's formatTime (lib/internal/console/constructor.js in 20.x, lib/internal/util/debuglog.js later), as of 20.x–26.x
+  // Node's formatTime (lib/internal/console/constructor.js in 20.x, lib/internal/util/debuglog.js later), as of 20.x-26.x
   function formatTime(ms) {
     if (!(ms >= 1000)) return `${NumberCtor(NumberPrototypeToFixed(ms, 3))}ms`;
     let hours = 0;
@@ -41,7 +41,7 @@
     }
     return line + right;
   }
-  // Node's renderRow (lib/internal/cli_table.js), as of 20.x–26.x
+  // Node's renderRow (lib/internal/cli_table.js), as of 20.x-26.x
   function renderRow(cells, widths) {
     let line = '\u2502 ';
     for (let i = 0; i < cells.length; i++) {
@@ -52,7 +52,7 @@
     return `${line} \u2502`;
   }
   // `columns[c][r]` is the text of row r in column c (missing: '').
-  // Node's table (lib/internal/cli_table.js), as of 20.x–26.x; named drawTable as `table` is the console method
+  // Node's table (lib/internal/cli_table.js), as of 20.x-26.x; named drawTable as `table` is the console method
   function drawTable(head, columns) {
     let rowCount = -Infinity;
     for (let c = 0; c < columns.length; c++) {
@@ -77,7 +77,7 @@
   }
 
   // Node's ERR_INVALID_ARG_TYPE description of the received value.
-  // Node's determineSpecificType (lib/internal/errors.js), as of 20.x–26.x; differs: no getters
+  // Node's determineSpecificType (lib/internal/errors.js), as of 20.x-26.x; differs: no getters
   function determineSpecificType(value) {
     if (value === null) return 'null';
     if (value === undefined) return 'undefined';
@@ -265,7 +265,7 @@
       }
       MapPrototypeSet(timers, label, nNow());
     }
-    // Node's timeLogImpl (lib/internal/console/constructor.js in 20.x, lib/internal/util/debuglog.js later), as of 20.x–26.x; differs: warnings go to onWarning
+    // Node's timeLogImpl (lib/internal/console/constructor.js in 20.x, lib/internal/util/debuglog.js later), as of 20.x-26.x; differs: warnings go to onWarning
     function timeLogImpl(method, label, extra) {
       const started = MapPrototypeGet(timers, label);
       if (started === undefined) {
