@@ -12,7 +12,7 @@ static PLATFORM: OnceLock<v8::SharedRef<v8::Platform>> = OnceLock::new();
 /// after `V8::initialize` could enter isolates, and an addon cannot control which threads Node made
 /// before it loaded (memory protection keys: docs/development.md#developer-notes).
 pub fn platform() -> &'static v8::SharedRef<v8::Platform> {
-    PLATFORM.get_or_init(|| initialise(v8::new_unprotected_default_platform(2, false).make_shared(), ""))
+    PLATFORM.get_or_init(|| initialise(v8::new_unprotected_default_platform(2, false).make_shared(), MAGLEV_IN_NODE))
 }
 
 /// A sandbox process's platform: V8 with no thread of its own (its collector and compilers run on
@@ -24,7 +24,7 @@ pub fn platform() -> &'static v8::SharedRef<v8::Platform> {
 pub fn single_threaded() -> &'static v8::SharedRef<v8::Platform> {
     PLATFORM.get_or_init(|| {
         let platform = v8::new_single_threaded_default_platform(false).make_shared();
-        initialise(platform, "--single-threaded --no-freeze-flags-after-init")
+        initialise(platform, &format!("--single-threaded --no-freeze-flags-after-init {MAGLEV_IN_SANDBOX}"))
     })
 }
 
@@ -35,19 +35,25 @@ pub fn single_threaded() -> &'static v8::SharedRef<v8::Platform> {
 /// bench/compute.mjs, against isolated-vm): the realistic program 1.09x instead of 0.84-0.93x
 /// back to back in a sandbox process, bursts 0.8x instead of 0.7x; long computations the same
 /// within noise (ten times the wait gained little more and lost 10-15% on them).
-/// Maglev waits longer still (20 times V8's default): in a sandbox process it compiles on the
-/// run's only thread, and in Node's process its job is set up on the run's thread too, so a
-/// function called a few thousand times (the realistic program's sort comparator) paid for a
-/// compile its run ended before earning back. Side by side with the wait at 1 200 (two builds
-/// interleaved in one process): realistic 0.87-0.92x the time in both tiers, paced
-/// and back to back; 64 realistic runs at once 0.93x the wall time in a sandbox process (its CPU
-/// 0.92x); fib(27), the numeric loop and 200 000 strings within 0.95-1.04x; the 20 000-entry
-/// program 1.02-1.07x.
+/// Maglev's wait differs by tier (`MAGLEV_IN_NODE`, `MAGLEV_IN_SANDBOX`).
 /// Maglev as an on-stack-replacement target is off: with `--single-threaded` (a sandbox
 /// process) a loop that entered Maglev code by OSR stayed there, 4.3x slower than TurboFan's
 /// (bench/compute.mjs's numeric loop: 237 ms against 55).
-const TIERING: &str = "--no-maglev-osr --invocation-count-for-maglev=8000 --invocation-count-for-maglev-osr=300 \
+const TIERING: &str = "--no-maglev-osr --invocation-count-for-maglev-osr=300 \
                        --invocation-count-for-turbofan=9000 --invocation-count-for-osr=1500";
+
+/// In Node's process (the thread tier) Maglev waits 20 times V8's default work: its job is set up
+/// and installed on the run's thread, so a function called a few thousand times (the realistic
+/// program's sort comparator) paid for a compile its run ended before earning back. Side by side
+/// with the wait of a sandbox process (two builds interleaved in one process): the realistic
+/// program 0.86-0.91x the time, paced and back to back; fib(27) 0.95-1.12x (noise), the numeric
+/// loop, 200 000 strings and the 20 000-entry program 0.99-1.02x; bursts level.
+const MAGLEV_IN_NODE: &str = "--invocation-count-for-maglev=8000";
+/// In a sandbox process Maglev waits three times V8's default: waiting as long as in Node made
+/// 64 realistic runs at once 0.93x the wall time and a realistic run 0.97x, but fib(27) 1.10-1.13x
+/// and the 20 000-entry program up to 1.10x (compiling on the one thread, Maglev code earlier
+/// pays back in a long computation), where bench/compute.mjs holds no loss against V8's defaults.
+const MAGLEV_IN_SANDBOX: &str = "--invocation-count-for-maglev=1200";
 
 fn initialise(platform: v8::SharedRef<v8::Platform>, flags: &str) -> v8::SharedRef<v8::Platform> {
     // ICU data must be installed before initialisation, or Intl aborts the process.
