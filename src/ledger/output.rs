@@ -33,6 +33,8 @@ pub struct OutputLedger {
     cap: usize,
     /// UTF-8 bytes of `JSON.stringify(logs)` for the admitted entries.
     log_bytes: usize,
+    /// The same for the entries in `logs` alone (`log_bytes` less an overflow's admitted prefix).
+    book_bytes: usize,
     logs: LogBook,
     /// Full text of the entry that overflowed the stream, the last candidate of the limit result.
     overflowed: Option<Text>,
@@ -40,7 +42,7 @@ pub struct OutputLedger {
 
 impl OutputLedger {
     pub fn new(cap: usize) -> Self {
-        OutputLedger { cap, log_bytes: 2, logs: LogBook::default(), overflowed: None }
+        OutputLedger { cap, log_bytes: 2, book_bytes: 2, logs: LogBook::default(), overflowed: None }
     }
 
     /// Bytes left for the completion value or failure message.
@@ -64,6 +66,7 @@ impl OutputLedger {
             let cost = text.json_cost();
             if cost <= budget {
                 self.log_bytes += sep + cost;
+                self.book_bytes = self.log_bytes;
                 self.logs.push(text);
                 return Admission::Whole;
             }
@@ -109,47 +112,46 @@ impl OutputLedger {
     }
 
     /// The output-limit result (docs/budgets-and-ledger.md#the-limit-result): as many candidate
-    /// entries as fit beside the diagnostic, then the diagnostic itself, cut under tiny caps.
+    /// entries as fit beside the diagnostic, then the diagnostic itself, cut under tiny caps. The
+    /// candidates are the admitted entries, then the one that overflowed; the whole ones kept are
+    /// the longest run from the first that fits, then a prefix of the next. The admitted entries
+    /// cost `book_bytes` together, so the cut is found from their end, through the few entries a
+    /// diagnostic's bytes cover: a program that printed millions of entries is not walked again
+    /// (it was, on Node's main thread, 40 ms for two million).
     pub fn limit_result(self) -> LedgerResult {
         let cap = self.cap;
         let full = format!("outer output exceeded {cap} bytes");
         let msg_bytes = json_str_cost(&full);
-        // The candidates are the admitted entries and the one that overflowed, kept in place.
-        let mut candidates = self.logs;
-        if let Some(overflowed) = &self.overflowed {
-            candidates.push(overflowed);
-        }
+        let mut logs = self.logs;
         let mut kept = 0usize;
-        let mut prefix = None;
         let mut used = 2usize;
+        let mut last = None;
         if let Some(log_budget) = cap.checked_sub(msg_bytes).filter(|b| *b >= 2) {
-            for entry in candidates.iter() {
-                let sep = usize::from(kept > 0);
-                let cost = entry.json_cost();
-                if used + sep + cost <= log_budget {
-                    used += sep + cost;
-                    kept += 1;
-                    continue;
-                }
-                let room = log_budget.saturating_sub(used + sep);
-                if let Some(units) = entry.fitting_prefix(room).filter(|u| *u > 0) {
-                    let cut = entry.to_text(units);
-                    used += sep + cut.json_cost();
-                    prefix = Some(cut);
-                }
-                break;
+            kept = logs.len();
+            used = self.book_bytes;
+            while kept > 0 && used > log_budget {
+                kept -= 1;
+                used -= logs.get(kept).json_cost() + usize::from(kept > 0);
             }
+            let sep = usize::from(kept > 0);
+            let room = log_budget.saturating_sub(used + sep);
+            last = match (kept < logs.len(), &self.overflowed) {
+                (true, _) => {
+                    let next = logs.get(kept);
+                    next.fitting_prefix(room).filter(|u| *u > 0).map(|units| next.to_text(units))
+                }
+                (false, Some(next)) if next.json_cost() <= room => Some(next.clone()),
+                (false, Some(next)) => next.fitting_prefix(room).filter(|u| *u > 0).map(|units| next.slice(units)),
+                (false, None) => None,
+            };
         }
-        candidates.truncate(kept);
-        if let Some(cut) = prefix {
-            candidates.push(&cut);
+        logs.truncate(kept);
+        if let Some(cut) = last {
+            used += usize::from(kept > 0) + cut.json_cost();
+            logs.push(&cut);
         }
         let message = fitting_str_prefix(&full, cap.saturating_sub(used)).to_string();
-        LedgerResult {
-            logs: candidates,
-            value_json: None,
-            error: Some((FailureKind::OutputLimit, Text::new(&message))),
-        }
+        LedgerResult { logs, value_json: None, error: Some((FailureKind::OutputLimit, Text::new(&message))) }
     }
 }
 
@@ -275,6 +277,76 @@ mod tests {
         let r = l.limit_result();
         assert_eq!(strs(&r.logs), vec!["a".repeat(20), "b".repeat(21)]);
         assert_eq!(msg(&r).1, "outer output exceeded 80 bytes");
+    }
+
+    /// The limit result as the walk over every candidate made it (before the cut was found from
+    /// the end): `(logs, message)`.
+    fn walked(cap: usize, admitted: &[Text], overflowed: Option<&Text>) -> (Vec<String>, String) {
+        let full = format!("outer output exceeded {cap} bytes");
+        let mut candidates: Vec<Text> = admitted.to_vec();
+        candidates.extend(overflowed.cloned());
+        let (mut kept, mut used, mut prefix) = (0usize, 2usize, None);
+        if let Some(budget) = cap.checked_sub(json_str_cost(&full)).filter(|b| *b >= 2) {
+            for entry in &candidates {
+                let sep = usize::from(kept > 0);
+                if used + sep + entry.json_cost() <= budget {
+                    used += sep + entry.json_cost();
+                    kept += 1;
+                    continue;
+                }
+                if let Some(units) = entry.fitting_prefix(budget.saturating_sub(used + sep)).filter(|u| *u > 0) {
+                    used += sep + entry.slice(units).json_cost();
+                    prefix = Some(entry.slice(units));
+                }
+                break;
+            }
+        }
+        candidates.truncate(kept);
+        candidates.extend(prefix);
+        let logs = candidates.iter().map(|l| l.to_string_lossy()).collect();
+        (logs, fitting_str_prefix(&full, cap.saturating_sub(used)).to_string())
+    }
+
+    #[test]
+    fn the_cut_from_the_end_is_the_walk_over_every_candidate() {
+        // Entries of every cost class (one byte, escapes, two- and three-byte characters, lone
+        // surrogates), under caps from below the diagnostic to far above the output.
+        let pieces = ["x", "ab", "\"", "\n\t", "é", "€€", "\u{1F600}", "line of text"];
+        let mut seed = 0x9e37_79b9u32;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            seed as usize
+        };
+        let mut checked = 0;
+        for _ in 0..3000 {
+            let cap = next() % 400;
+            let mut ledger = OutputLedger::new(cap);
+            let mut admitted = Vec::new();
+            let mut overflowed = None;
+            for _ in 0..next() % 60 {
+                let mut text = t(&pieces[next() % pieces.len()].repeat(1 + next() % 6));
+                if next() % 9 == 0 {
+                    text = Text::Utf16(vec![0xd800, 0x61]);
+                }
+                match ledger.push(&text) {
+                    Admission::Whole => admitted.push(text),
+                    Admission::Overflow { .. } => overflowed = Some(text),
+                    Admission::Closed => break,
+                }
+            }
+            let expected = walked(cap, &admitted, overflowed.as_ref());
+            let r = if overflowed.is_some() || next() % 2 == 0 {
+                ledger.limit_result()
+            } else {
+                ledger.finish_value(Some(("\"v\"".repeat(cap).to_string(), 3 * cap + 1)))
+            };
+            assert_eq!((strs(&r.logs), msg(&r).1), expected, "cap {cap}");
+            assert!(cap < 4 || total(&r) <= cap, "cap {cap}: the result is larger");
+            checked += 1;
+        }
+        assert_eq!(checked, 3000);
     }
 
     #[test]
