@@ -127,6 +127,23 @@ describe.runIf(native.containedIsolatesAvailable())('a subverted sandbox process
     await disposeAndCheck(fiber)
   })
 
+  it('stop-then-hang: a claimed end, then no done and no CPU, is killed at the grace ceiling with the claimed verdict', async () => {
+    const { runtime, fiber, tools: t } = await forgedRuntime('stop-then-hang')
+    const started = performance.now()
+    expect(await run(runtime, t)).toEqual({
+      logs: [],
+      error: { kind: 'timeout', message: 'compute budget exhausted (50ms busy)' },
+    })
+    // A process that has had no CPU since its claim keeps its grace (in CPU) until the ceiling,
+    // 500 ms after the claim (src/process_tier/host/supervise/mod.rs, `starved_grace`), and no
+    // longer: not the 50 ms of wall time a process still computing gets.
+    const elapsed = performance.now() - started
+    expect(elapsed).toBeGreaterThanOrEqual(450)
+    expect(elapsed).toBeLessThan(5000)
+    expect(t.calls.echo).toBe(0)
+    await disposeAndCheck(fiber)
+  })
+
   it('a process that exits mid-run: worker-exit with its status, the logs it sent kept', async () => {
     const { runtime, fiber, tools: t } = await forgedRuntime('exit')
     expect(await run(runtime, t)).toEqual({

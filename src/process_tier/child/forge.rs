@@ -58,6 +58,12 @@ fn scenario_bytes(scenario: &str) -> Option<Vec<u8>> {
 {"type":"stop","error":{"kind":"worker-exit","message":"program exited with code 0 before completing"}}
 {"type":"done","error":{"kind":"worker-exit","message":"program exited with code 0 before completing"}}"#
             .to_vec(),
+        // The run's end claimed (its compute budget, as its watchdog would), then nothing: no
+        // `done`, no CPU spent. The host gives a process that has not run its grace in CPU, but
+        // only up to a ceiling: then it is killed, with the claimed verdict.
+        "stop-then-hang" => {
+            br#"{"type":"stop","error":{"kind":"timeout","message":"compute budget exhausted (50ms busy)"}}"#.to_vec()
+        }
         "exit" => return None,
         _ => b"unknown scenario\n".to_vec(),
     };

@@ -50,6 +50,19 @@ impl Deadlines {
         Due { wall: fire(&mut self.wall), kill: fire(&mut self.kill), close: fire(&mut self.close) }
     }
 
+    /// When the child is to be killed, while that is still to come.
+    pub fn kill_at(&self) -> Option<Instant> {
+        self.kill
+    }
+
+    /// Moves the kill to `at` (after a claim; the isolate supervisor gives a process the grace
+    /// in CPU time when the machine has not let it run).
+    pub fn defer_kill(&mut self, at: Instant) {
+        if self.claimed.is_some() {
+            self.kill = Some(at);
+        }
+    }
+
     /// The soonest deadline still to come.
     pub fn next(&self) -> Option<Instant> {
         [self.wall, self.kill, self.close].into_iter().flatten().min()
@@ -61,6 +74,22 @@ mod tests {
     use super::*;
 
     const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn a_deferred_kill_falls_due_again_and_only_after_a_claim() {
+        let t0 = Instant::now();
+        let mut d = Deadlines::new(None);
+        d.defer_kill(t0 + 5 * MS);
+        assert_eq!((d.kill_at(), d.next()), (None, None));
+        d.claim(t0, 50 * MS, None);
+        assert_eq!(d.kill_at(), Some(t0 + 50 * MS));
+        assert_eq!(d.due(t0 + 50 * MS), Due { kill: true, ..Due::default() });
+        assert_eq!(d.kill_at(), None);
+        d.defer_kill(t0 + 80 * MS);
+        assert_eq!(d.due(t0 + 79 * MS), Due::default());
+        assert_eq!(d.due(t0 + 80 * MS), Due { kill: true, ..Due::default() });
+        assert_eq!(d.next(), None);
+    }
 
     #[test]
     fn the_wall_ceiling_falls_due_once_from_its_instant_on() {

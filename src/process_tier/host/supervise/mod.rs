@@ -50,6 +50,9 @@ use crate::process_tier::watch::{self, Deadlines, Found, Interests, Monotonic, W
 
 /// How long an isolate may take to unwind after its end was claimed before its process is killed.
 pub const STOP_GRACE: Duration = Duration::from_millis(50);
+/// After an end the process reported itself, how long its kill may wait while the process has
+/// had less than [`STOP_GRACE`] of CPU since (`Supervisor::starved_grace`).
+const STARVED_GRACE_CEILING: Duration = Duration::from_millis(500);
 /// How long a finished process may take to prepare its next isolate before it is replaced.
 const NEXT_BOOT: Duration = Duration::from_secs(2);
 
@@ -239,6 +242,7 @@ fn supervise_run(
             abort_seen: false,
             cpu_start: 0.0,
             cpu_seen: 0.0,
+            cpu_at_claim: None,
         };
         // A bug of the supervisor's loop ends the run as failed and still gives the process back
         // the ordinary way (killed, reaped, its place in the pool freed).
@@ -395,6 +399,9 @@ struct Supervisor<'a> {
     cpu_start: f64,
     /// The run's CPU time as last sampled (every `verdicts::MEMORY_PERIOD`).
     cpu_seen: f64,
+    /// The process's CPU time as last sampled when the supervisor first saw the run's claim
+    /// (within a sample period of the claim).
+    cpu_at_claim: Option<f64>,
 }
 
 impl Supervisor<'_> {
@@ -404,6 +411,21 @@ impl Supervisor<'_> {
         // whose watchdog was subverted still ends.
         self.cpu_start = self.process.cpu_ms();
         watch::watch(self, wake.as_raw_fd(), &Monotonic)
+    }
+
+    /// When the kill a reported end armed may wait for: a process that reported its own end (its
+    /// compute budget, its program's exit) and has had less than a grace of CPU since has not been
+    /// let run by a busy machine, or has written its `done` and Node's main thread has not read it
+    /// yet; it keeps its grace, in CPU, up to [`STARVED_GRACE_CEILING`] after the claim. A process
+    /// that keeps computing past its claim has used the grace and is killed; the host's own claims
+    /// (abort, dispose, the wall ceiling) keep their grace in wall time.
+    fn starved_grace(&self, now: Instant, cpu_now: Option<f64>, claim: Option<&reader::Claim>) -> Option<Instant> {
+        let claim = claim.filter(|c| c.reported)?;
+        let had_ms = cpu_now? - self.cpu_at_claim?;
+        let left_ms = STOP_GRACE.as_secs_f64() * 1000.0 - had_ms;
+        let ceiling = claim.at + STARVED_GRACE_CEILING;
+        (left_ms > 0.0 && now < ceiling)
+            .then(|| (now + Duration::from_secs_f64(left_ms.max(5.0) / 1000.0)).min(ceiling))
     }
 
     /// The process closed its channel or died without `done`.
@@ -453,6 +475,8 @@ impl Watch for Supervisor<'_> {
         if let Some(sample) = &sample {
             self.cpu_seen = self.cpu_seen.max(sample.cpu_ms);
         }
+        // At a kill's deadline, the process's CPU now (read outside the lock too).
+        let cpu_now = self.deadlines.kill_at().is_some_and(|at| now >= at).then(|| self.process.cpu_ms());
         let mut reader = self.shared.reader.locked();
         crate::panic::switch::trip(Site::Supervisor);
         if let Some(ended) = reader.ended.take() {
@@ -465,6 +489,7 @@ impl Watch for Supervisor<'_> {
         // A claim a frame or the main thread made since the last turn: its grace runs from then.
         if let Some(claim) = &reader.claim {
             self.deadlines.claim(claim.at, STOP_GRACE, None);
+            self.cpu_at_claim.get_or_insert(self.cpu_start + self.cpu_seen);
         }
         let due = self.deadlines.due(now);
         // The host's own verdicts: abort (forwarded, so an isolate that can still unwind does)
@@ -494,8 +519,13 @@ impl Watch for Supervisor<'_> {
             reader.claim(FailureKind::Timeout, Text::new(&outcome::compute_message(run.compute_ms)));
         }
         if due.kill {
-            super::trace!("kill at grace end");
-            return Some(Ended::Killed(reader.claimed_result()));
+            if let Some(later) = self.starved_grace(now, cpu_now, reader.claim.as_ref()) {
+                super::trace!("grace end: the process has not run; its kill waits");
+                self.deadlines.defer_kill(later);
+            } else {
+                super::trace!("kill at grace end");
+                return Some(Ended::Killed(reader.claimed_result()));
+            }
         }
         // A claim made in this turn: killed a grace from now unless the process stops.
         if let Some(claim) = &reader.claim {

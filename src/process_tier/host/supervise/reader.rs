@@ -25,6 +25,8 @@ pub(super) struct Claim {
     pub(super) message: Text,
     /// When it was claimed (the process is killed a grace later if it has not stopped).
     pub(super) at: Instant,
+    /// The process reported it (its compute budget, its program's exit), rather than the host.
+    pub(super) reported: bool,
 }
 
 /// The run's frames as read so far, and the verdicts on them: shared by the supervisor thread
@@ -160,9 +162,14 @@ impl Reader {
 
     /// Claims the run's end (the first claim wins) and arms the kill.
     pub(super) fn claim(&mut self, kind: FailureKind, message: Text) {
+        self.claim_by(kind, message, false);
+    }
+
+    /// `claim`, saying whether the process reported it.
+    fn claim_by(&mut self, kind: FailureKind, message: Text, reported: bool) {
         self.end.decide();
         if self.claim.is_none() {
-            self.claim = Some(Claim { kind, message, at: Instant::now() });
+            self.claim = Some(Claim { kind, message, at: Instant::now(), reported });
         }
     }
 
@@ -236,7 +243,7 @@ impl Reader {
                         heap_used_bytes: stats.heap_used_bytes.or(self.stats.heap_used_bytes),
                         heap_peak_bytes: stats.heap_peak_bytes.or(self.stats.heap_peak_bytes),
                     };
-                    self.claim(kind, units_text(message))
+                    self.claim_by(kind, units_text(message), true)
                 }
                 ChildFrame::Done { value, error, stats, stopped_at } => {
                     self.flush(&mut streamed);
