@@ -250,6 +250,46 @@ pub unsafe extern "C" fn after_gc(
     crate::panic::guard(|| heap_seen(guard, isolate), |_| false);
 }
 
+/// Called by V8 on the isolate thread before each garbage collection: a young large object bigger
+/// than the whole cap is claimed here, while it is still counted, whether or not the program still
+/// holds it.
+///
+/// V8 admits the first object of its young large-object space whatever its size (a flattened
+/// 2**28-character rope, say), past the old generation's limit, and a collection may then free it
+/// unnoticed: the epilogue and the run's last look would see a heap within the cap. Every later
+/// young large object must fit the young generation, smaller than the cap, so that space holds
+/// more than the cap only through one object that alone was more than the cap when it was made.
+pub unsafe extern "C" fn before_gc(
+    mut isolate: v8::UnsafeRawIsolatePtr,
+    _type: v8::GCType,
+    _flags: v8::GCCallbackFlags,
+    data: *mut c_void,
+) {
+    // SAFETY: as in `after_gc`.
+    let (guard, isolate) =
+        unsafe { (&*(data as *const HeapGuard), v8::Isolate::ref_from_raw_isolate_ptr_mut(&mut isolate)) };
+    crate::panic::guard(|| young_large_seen(guard, isolate), |_| ());
+}
+
+fn young_large_seen(guard: &HeapGuard, isolate: &mut v8::Isolate) {
+    let Some(young_large) = young_large_space(isolate).and_then(|i| isolate.get_heap_space_statistics(i)) else {
+        return;
+    };
+    if over_cap(guard, young_large.space_used_size()) {
+        guard.shared.claim(Terminal::Failed(FailureKind::WorkerExit, Text::new(&heap_limit_message(guard.limit_mb))));
+    }
+}
+
+/// The index of V8's young large-object space among its heap spaces (fixed by the build).
+fn young_large_space(isolate: &mut v8::Isolate) -> Option<usize> {
+    static INDEX: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    *INDEX.get_or_init(|| {
+        (0..isolate.number_of_heap_spaces()).find(|&i| {
+            isolate.get_heap_space_statistics(i).is_some_and(|s| s.space_name().to_bytes() == b"new_large_object_space")
+        })
+    })
+}
+
 /// Records the heap for the run's usage, and claims the heap limit when more of it is in use than
 /// the cap allows: V8 lets one large young object past its old-generation limit (a flattened
 /// 2**28-character rope, say), which only the whole heap's size shows. True when over the cap.
@@ -257,14 +297,18 @@ pub fn heap_seen(guard: &HeapGuard, isolate: &mut v8::Isolate) -> bool {
     let stats = isolate.get_heap_statistics();
     let used = stats.used_heap_size();
     guard.shared.note_heap(used as u64, stats.total_heap_size() as u64);
-    // What the near-heap-limit callback granted ArrayBuffer refusals stays allowed.
-    let granted = guard.external_grants.load(Ordering::Relaxed).min(MAX_EXTERNAL_GRANTS) * EXTERNAL_HEADROOM;
-    let cap = (guard.limit_mb * 1024.0 * 1024.0) as usize + granted;
-    if used <= cap {
+    if !over_cap(guard, used) {
         return false;
     }
     guard.shared.claim(Terminal::Failed(FailureKind::WorkerExit, Text::new(&heap_limit_message(guard.limit_mb))));
     true
+}
+
+/// Whether `used` bytes of heap are more than the cap allows.
+fn over_cap(guard: &HeapGuard, used: usize) -> bool {
+    // What the near-heap-limit callback granted ArrayBuffer refusals stays allowed.
+    let granted = guard.external_grants.load(Ordering::Relaxed).min(MAX_EXTERNAL_GRANTS) * EXTERNAL_HEADROOM;
+    used > (guard.limit_mb * 1024.0 * 1024.0) as usize + granted
 }
 
 /// `isolate heap limit reached (<N> MiB)` (docs/budgets-and-ledger.md#heap).

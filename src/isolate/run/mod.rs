@@ -303,6 +303,7 @@ impl Leftover {
         isolate.remove_slot::<super::wait_async::OriginalWaitAsync>();
         isolate.remove_near_heap_limit_callback(budget::near_heap_limit, 0);
         let guard_ptr = &*heap_guard as *const HeapGuard as *mut std::ffi::c_void;
+        isolate.remove_gc_prologue_callback(budget::before_gc, guard_ptr);
         isolate.remove_gc_epilogue_callback(budget::after_gc, guard_ptr);
         drop(isolate);
         drop(heap_guard);

@@ -56,6 +56,7 @@ impl Prepared {
         });
         let guard_ptr = &*heap_guard as *const HeapGuard as *mut std::ffi::c_void;
         isolate.add_near_heap_limit_callback(budget::near_heap_limit, guard_ptr);
+        isolate.add_gc_prologue_callback(budget::before_gc, guard_ptr, v8::GCType::kGCTypeAll);
         isolate.add_gc_epilogue_callback(budget::after_gc, guard_ptr, v8::GCType::kGCTypeAll);
         shared.attach_isolate(isolate.thread_safe_handle(), super::super::stop::stop_here);
         let context = {
