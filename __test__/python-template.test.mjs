@@ -321,17 +321,27 @@ const exe = (pid) => {
   }
 }
 
+/** Whether `pid` has taken its ids: real, effective, saved and filesystem ids all one. */
+const idsTaken = (pid) => {
+  try {
+    return ['Uid', 'Gid'].every((field) => new Set(statusOf(pid, field).split('\t')).size === 1)
+  } catch {
+    return false
+  }
+}
+
 /**
  * The spare booted for the next run once it waits in its layers (a child booted on its run's own
  * path keeps its keeper and init as they are): the template's child is its keeper, whose child
- * is the namespace's init, whose child is the program.
+ * is the namespace's init, whose child is the program, once it took its ids (on a busy machine
+ * init can be the helper while the program is still between them).
  */
 async function slimSpare(template) {
   for (let i = 0; i < 500; i++) {
     const keeper = childrenOf(template).find((pid) => exe(pid) === HELPER)
     const init = keeper && childrenOf(keeper)[0]
     const program = init && exe(init) === HELPER && childrenOf(init)[0]
-    if (program) return { keeper, init, program }
+    if (program && idsTaken(program)) return { keeper, init, program }
     await sleep(10)
   }
   throw new Error('no spare with a slimmed keeper and init within 5 s')
