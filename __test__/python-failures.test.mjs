@@ -219,6 +219,21 @@ describe('limits failing at boot', () => {
     await fiber.dispose()
   })
 
+  it("a child that said why and went before the host wrote its run's frames is heard: its word, not the write's failure", async () => {
+    // The bootstrap reports a failure at once and exits; the host's write may then find the
+    // channel closed (EPIPE), with the child's frame already waiting in the socket. A program
+    // larger than the socket's buffer makes sure of it: the rest of its frame is written later.
+    const said = { kind: 'exception', message: 'bootstrap: it said why before it went' }
+    const bin = fakePython(BINS, 'says-and-goes', { template: false, run: `printf '%s\\n' '${JSON.stringify({ type: 'done', error: said })}' >&3\nexit 0` })
+    const { runtime, fiber } = await load(PythonCodeRuntime, { pythonBin: bin, graceMs: 300 })
+    try {
+      const program = `# ${'x'.repeat(600_000)}\nreturn 1`
+      for (let i = 0; i < 5; i++) expect(await runtime.run({ program, bindings: [] })).toEqual({ logs: [], error: said })
+    } finally {
+      await fiber.dispose()
+    }
+  })
+
   it('the host applies the limits before exec and the child sees them', async () => {
     // The wrapper runs after the host's pre-exec setup and before the interpreter starts; it can
     // write nowhere on the host, so it reports on stderr, which the run captures as a log entry.

@@ -289,6 +289,18 @@ impl Run {
         self.buf = buf;
     }
 
+    /// Reads what the child already wrote on fd 3, up to what the socket holds now (a bounded
+    /// number of reads: a child still writing is read on by the loop, as ever).
+    fn read_fd3_written(&mut self) {
+        let mut buf = std::mem::take(&mut self.buf);
+        for _ in 0..64 {
+            if self.decided.is_some() || !self.read_fd3(&mut buf) {
+                break;
+            }
+        }
+        self.buf = buf;
+    }
+
     /// Whether Node's main thread may (still) read fd 3: not once the run is decided, fd 3 is at
     /// its end or discarded, or paused behind the call-backlog barrier (the run's thread then
     /// reads, which keeps the main thread's level-triggered handle from firing on unread bytes).
@@ -458,19 +470,20 @@ impl Run {
         }
     }
 
-    fn read_fd3(&mut self, buf: &mut [u8]) {
+    /// One read of fd 3, its frames acted on; whether it read any bytes.
+    fn read_fd3(&mut self, buf: &mut [u8]) -> bool {
         let Some(fd) = self.fd3.as_ref().filter(|_| !self.fd3_eof) else {
-            return;
+            return false;
         };
         let n = match read_chunk(fd, buf) {
             Ok(n) => n,
             Err(()) => {
                 self.fd3_eof = true;
-                return;
+                return false;
             }
         };
         if n == 0 || self.discard_fd3 {
-            return;
+            return n > 0;
         }
         let budget = self.spec.max_value_bytes;
         let mut frames = Vec::new();
@@ -490,6 +503,7 @@ impl Run {
             let message = format!("protocol frame exceeded {} bytes on fd 3", self.spec.frame_cap);
             self.finish(failure(FailureKind::Protocol, &message));
         }
+        true
     }
 
     fn read_stray(&mut self, which: usize, buf: &mut [u8]) {
@@ -530,6 +544,9 @@ impl Run {
 
     fn on_write_error(&mut self, kind: WriteKind, err: std::io::Error) {
         if kind != WriteKind::Reply {
+            // The child closed its channel before it read the frame: what it wrote before it
+            // went (its bootstrap's own failure, say) is in the socket and says why.
+            self.read_fd3_written();
             let message =
                 format!("failed to boot python subprocess: {}", crate::python::process::errors::syscall("write", &err));
             self.boot_write_failed = self.decided.is_none();
