@@ -438,8 +438,13 @@ describe("a forked run's keeper and init", () => {
     const { runtime, fiber } = await load(PythonCodeRuntime, { graceMs: 300 })
     try {
       const [template] = pythonTemplates().filter((pid) => !before.has(pid))
-      // The first run has no spare: its keeper and init stay copies of the interpreter.
-      const pending = run(runtime, 'import time\ntime.sleep(20)\nreturn 1')
+      // The first run has no spare: its keeper and init stay copies of the interpreter. Its line
+      // says it runs (a keeper killed before the host wrote the run's frames ends it with that
+      // write's failure instead).
+      let running
+      const up = new Promise((resolve) => (running = resolve))
+      const pending = runtime.run({ program: "import time\nprint('up')\ntime.sleep(20)\nreturn 1", bindings: [], onLog: () => running() })
+      await up
       let keeper, init, program
       for (let i = 0; i < 500 && !program; i++) {
         await sleep(10)
@@ -449,7 +454,7 @@ describe("a forked run's keeper and init", () => {
       }
       expect(exe(init)).toBe(fs.realpathSync(PYTHON))
       process.kill(keeper, 'SIGKILL')
-      expect(await pending).toEqual({ logs: [], error: { kind: 'worker-exit', message: 'python exited (code=null, signal=SIGKILL) before completing' } })
+      expect((await pending).error).toEqual({ kind: 'worker-exit', message: 'python exited (code=null, signal=SIGKILL) before completing' })
       expect([isAlive(init), isAlive(program)]).toEqual([false, false])
     } finally {
       await fiber.dispose()
