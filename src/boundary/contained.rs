@@ -138,6 +138,8 @@ impl IsolatePool {
     #[napi(catch_unwind)]
     pub fn close(&self) {
         self.pool.close();
+        // The cgroups its processes emptied and left for later ones go with them.
+        crate::sandbox::cgroup::remove_kept();
         if let Some(hook) = self.hook.locked().take() {
             hook.remove();
         }

@@ -1,10 +1,20 @@
 //! A cgroup per run with a process cap, where the host may create one (as root, or inside a
 //! delegated cgroup): `pids.max` binds every process of the run, the host's root included, which
 //! `RLIMIT_NPROC` never does. Found once per process; absent on hosts without access.
+//!
+//! Making a cgroup and removing it are the dearest of a run's cgroup work (the kernel creates and
+//! removes each controller's files: measured, ~6% of the machine's time in bursts of `return 1`
+//! sandbox processes), so an emptied one is kept for the next run made with the same caps
+//! (`kept`), its counters read as the baseline that run's are measured from.
+
+mod kept;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
+
+pub use kept::remove_kept;
+use kept::{Caps, Reuse};
 
 /// The directory under which run cgroups can be made, with a working `pids` controller.
 fn base() -> Option<&'static Path> {
@@ -78,25 +88,37 @@ fn sweep(base: &Path) {
 pub struct RunCgroup {
     dir: PathBuf,
     owns: bool,
+    /// What it was made for and its counters when this run took it, when it may serve a later
+    /// run made for the same once emptied (boxed: most runs' values hold two of these).
+    reuse: Option<Box<Reuse>>,
 }
 
 /// A run's process cap and memory cap (`bytes`), each `None` where the host has no access.
 /// Where both controllers share one hierarchy (cgroup v2) a process is in one cgroup of it only,
 /// so joining a second would move it out of the first: both caps are then one directory, which
-/// the memory value owns.
-pub fn run_cgroups(max_pids: u64, bytes: u64) -> (Option<RunCgroup>, Option<RunCgroup>) {
+/// the memory value owns. `kept`: each may be one an earlier run emptied, and is kept for a later
+/// one once emptied (its owner then calls [`remove_kept`] when its last run is gone).
+pub fn run_cgroups(max_pids: u64, bytes: u64, kept: bool) -> (Option<RunCgroup>, Option<RunCgroup>) {
     match (base(), memory_base()) {
-        (Some(pids), Some(memory)) if pids == memory => one_for_both(pids, max_pids, bytes),
-        _ => (RunCgroup::create(max_pids), RunCgroup::with_memory_limit(bytes)),
+        (Some(pids), Some(memory)) if pids == memory => one_for_both(pids, max_pids, bytes, kept),
+        _ => (RunCgroup::create(max_pids, kept), RunCgroup::with_memory_limit(bytes, kept)),
     }
 }
 
-fn one_for_both(base: &Path, max_pids: u64, bytes: u64) -> (Option<RunCgroup>, Option<RunCgroup>) {
-    let Some(cgroup) = RunCgroup::make(base) else { return (None, None) };
+fn one_for_both(base: &Path, max_pids: u64, bytes: u64, kept: bool) -> (Option<RunCgroup>, Option<RunCgroup>) {
+    let caps = Caps::Both { pids: max_pids, memory: bytes };
+    let twin = |cgroup: &RunCgroup| RunCgroup { dir: cgroup.dir.clone(), owns: false, reuse: cgroup.reuse.clone() };
+    if let Some(cgroup) = kept.then(|| kept::take(caps)).flatten() {
+        return (Some(twin(&cgroup)), Some(cgroup));
+    }
+    let Some(mut cgroup) = RunCgroup::make(base) else { return (None, None) };
     let pids = std::fs::write(cgroup.dir.join("pids.max"), max_pids.to_string()).is_ok();
     let memory = std::fs::write(cgroup.dir.join("memory.max"), bytes.to_string()).is_ok();
     match (pids, memory) {
-        (true, true) => (Some(RunCgroup { dir: cgroup.dir.clone(), owns: false }), Some(cgroup)),
+        (true, true) => {
+            cgroup.reuse = Reuse::fresh(kept, caps);
+            (Some(twin(&cgroup)), Some(cgroup))
+        }
         (true, false) => (Some(cgroup), None),
         (false, true) => (None, Some(cgroup)),
         (false, false) => (None, None),
@@ -105,19 +127,31 @@ fn one_for_both(base: &Path, max_pids: u64, bytes: u64) -> (Option<RunCgroup>, O
 
 impl RunCgroup {
     /// A fresh cgroup capped at `max_pids` processes, or `None` where the host has no access.
-    fn create(max_pids: u64) -> Option<RunCgroup> {
-        let cgroup = RunCgroup::make(base()?)?;
+    fn create(max_pids: u64, kept: bool) -> Option<RunCgroup> {
+        let base = base()?;
+        let caps = Caps::Pids(max_pids);
+        if let Some(cgroup) = kept.then(|| kept::take(caps)).flatten() {
+            return Some(cgroup);
+        }
+        let mut cgroup = RunCgroup::make(base)?;
         std::fs::write(cgroup.dir.join("pids.max"), max_pids.to_string()).ok()?;
+        cgroup.reuse = Reuse::fresh(kept, caps);
         Some(cgroup)
     }
 
     /// A fresh cgroup whose memory (resident and swap, what the kernel charges) is capped at
     /// `bytes`: past it the kernel's OOM killer ends what is inside. `None` without access.
-    fn with_memory_limit(bytes: u64) -> Option<RunCgroup> {
-        let cgroup = RunCgroup::make(memory_base()?)?;
+    fn with_memory_limit(bytes: u64, kept: bool) -> Option<RunCgroup> {
+        let base = memory_base()?;
+        let caps = Caps::Memory(bytes);
+        if let Some(cgroup) = kept.then(|| kept::take(caps)).flatten() {
+            return Some(cgroup);
+        }
+        let mut cgroup = RunCgroup::make(base)?;
         let limited = ["memory.limit_in_bytes", "memory.max"]
             .iter()
             .any(|file| std::fs::write(cgroup.dir.join(file), bytes.to_string()).is_ok());
+        cgroup.reuse = Reuse::fresh(kept, caps);
         limited.then_some(cgroup)
     }
 
@@ -126,23 +160,20 @@ impl RunCgroup {
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let dir = base.join(format!("code-runtime-native-{}-{n}", std::process::id()));
         std::fs::create_dir(&dir).ok()?;
-        Some(RunCgroup { dir, owns: true })
+        Some(RunCgroup { dir, owns: true, reuse: None })
     }
 
-    /// Whether the kernel's OOM killer ended something in this (memory) cgroup.
+    /// Whether the kernel's OOM killer ended something in this (memory) cgroup since this run
+    /// took it.
     pub fn oom_killed(&self) -> bool {
-        // v1: `memory.oom_control` has `oom_kill N`; v2: `memory.events` has `oom_kill N`.
-        ["memory.oom_control", "memory.events"].iter().any(|file| {
-            std::fs::read_to_string(self.dir.join(file))
-                .is_ok_and(|text| text.lines().any(|l| l.strip_prefix("oom_kill ").is_some_and(|n| n.trim() != "0")))
-        })
+        kept::oom_kills(&self.dir) > self.reuse.as_ref().map_or(0, |r| r.baseline.oom_kills)
     }
 
-    /// CPU time of everything that ran in this cgroup (cgroup v2's `cpu.stat`), in µs; it
-    /// survives the processes. `None` where the file is missing (v1).
+    /// CPU time of everything that ran in this cgroup since this run took it (cgroup v2's
+    /// `cpu.stat`), in µs; it survives the processes. `None` where the file is missing (v1).
     pub fn cpu_usec(&self) -> Option<u64> {
-        let text = std::fs::read_to_string(self.dir.join("cpu.stat")).ok()?;
-        text.lines().find_map(|l| l.strip_prefix("usage_usec ")).and_then(|n| n.trim().parse().ok())
+        let baseline = self.reuse.as_ref().map_or(0, |r| r.baseline.cpu_usec);
+        kept::cpu_usec(&self.dir).map(|usec| usec.saturating_sub(baseline))
     }
 
     pub fn path(&self) -> &Path {
@@ -194,8 +225,14 @@ impl Drop for RunCgroup {
             return;
         }
         // A process that has just died is counted until it is released: wait for the kernel to
-        // say the cgroup is empty, then remove it (retrying briefly on EBUSY all the same).
+        // say the cgroup is empty, then keep it for the next run or remove it (retrying briefly
+        // on EBUSY all the same).
         let deadline = std::time::Instant::now() + std::time::Duration::from_millis(200);
+        if let Some(caps) = self.reuse.as_ref().map(|r| r.caps) {
+            if kept::keep(&self.dir, caps, || self.wait_empty(deadline)) {
+                return;
+            }
+        }
         loop {
             match std::fs::remove_dir(&self.dir) {
                 Err(e) if e.raw_os_error() == Some(libc::EBUSY) && std::time::Instant::now() < deadline => {
@@ -215,7 +252,7 @@ mod tests {
     fn one_hierarchy_puts_both_caps_in_one_directory_removed_once() {
         let base = std::env::temp_dir().join(format!("cgroup-unit-{}", std::process::id()));
         std::fs::create_dir_all(&base).unwrap();
-        let (pids, memory) = one_for_both(&base, 64, 1 << 20);
+        let (pids, memory) = one_for_both(&base, 64, 1 << 20, true);
         let (pids, memory) = (pids.unwrap(), memory.unwrap());
         assert_eq!(pids.path(), memory.path());
         assert_eq!(std::fs::read_to_string(pids.path().join("pids.max")).unwrap(), "64");

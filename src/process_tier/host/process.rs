@@ -149,8 +149,10 @@ impl SandboxProcess {
         pidfd: OwnedFd,
     ) -> Result<SandboxProcess, String> {
         let pid = pid_of(&pidfd).ok_or("failed to start the isolate's sandbox process: its pid is unknown")?;
-        let (cgroup, memory) = run_cgroups(THREAD_CAP, spec.memory_cap.saturating_add(CGROUP_SLACK));
-        let (cgroup, memory) = (cgroup.filter(|c| c.adopt(pid)), memory.filter(|c| c.adopt(pid)));
+        // Cgroups an earlier process emptied serve it where they are fit to (src/sandbox/cgroup/kept.rs):
+        // the pool removes what is kept once its processes are gone.
+        let (cgroup, memory) = run_cgroups(THREAD_CAP, spec.memory_cap.saturating_add(CGROUP_SLACK), true);
+        let (cgroup, memory) = adopt(pid, cgroup, memory);
         let fd = OwnedFd::from(channel.try_clone().map_err(|e| io("dup", e))?);
         nonblocking(&fd);
         drop(fd);
@@ -194,8 +196,11 @@ impl SandboxProcess {
     pub fn spawn(spec: &ProcessSpec, frame_cap: usize, mode: &[&str]) -> Result<SandboxProcess, String> {
         // A template's caps hold itself and each child until the child is moved out.
         let processes = if mode[0] == "isolate-probe" { 1 } else { spec.children as u64 + 1 };
-        let (cgroup, memory) =
-            run_cgroups(THREAD_CAP * processes, spec.memory_cap.saturating_add(CGROUP_SLACK).saturating_mul(processes));
+        let (cgroup, memory) = run_cgroups(
+            THREAD_CAP * processes,
+            spec.memory_cap.saturating_add(CGROUP_SLACK).saturating_mul(processes),
+            false,
+        );
         let lifeline = crate::sandbox::lifeline::hold();
         let launch = Launch {
             executable: &spec.helper,
@@ -414,6 +419,14 @@ impl Drop for SandboxProcess {
         drop(self.cgroup.take());
         drop(self.memory.take());
     }
+}
+
+/// Moves `pid` into its cgroups, once into each directory (under cgroup v2 both caps are one):
+/// those the kernel refused are dropped.
+fn adopt(pid: i32, cgroup: Option<RunCgroup>, memory: Option<RunCgroup>) -> (Option<RunCgroup>, Option<RunCgroup>) {
+    let memory = memory.filter(|m| m.adopt(pid));
+    let in_memory = |c: &RunCgroup| memory.as_ref().is_some_and(|m| m.path() == c.path());
+    (cgroup.filter(|c| in_memory(c) || c.adopt(pid)), memory)
 }
 
 /// The pid a pidfd refers to, as this host sees it (its fdinfo's `Pid:`).

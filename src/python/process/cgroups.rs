@@ -24,7 +24,7 @@ pub struct Cgroups {
 
 impl Cgroups {
     pub fn for_child(address_space_bytes: f64) -> Cgroups {
-        let (pids, memory) = run_cgroups(PROCESS_CAP, memory_cap(address_space_bytes));
+        let (pids, memory) = run_cgroups(PROCESS_CAP, memory_cap(address_space_bytes), false);
         Cgroups { pids, memory }
     }
 }

@@ -156,8 +156,8 @@ enum SpareSlot {
     Booting,
     /// Disposed while booting: the boot thread discards the child once its spawn returns.
     Abandoned,
-    /// The child, and how long its boot took.
-    Ready(Booted, Duration),
+    /// The child (boxed: the slot's other states are small), and how long its boot took.
+    Ready(Box<Booted>, Duration),
     /// Taken by a run, after a boot that took this long.
     Taken(Duration),
     Gone,
@@ -184,7 +184,7 @@ impl Spare {
                 let (lock, ready) = &*thread_slot;
                 let mut slot = lock.lock().unwrap_or_else(|p| p.into_inner());
                 match (booted, &*slot) {
-                    (Some(b), SpareSlot::Booting) => *slot = SpareSlot::Ready(b, started.elapsed()),
+                    (Some(b), SpareSlot::Booting) => *slot = SpareSlot::Ready(Box::new(b), started.elapsed()),
                     (Some(b), _) => {
                         b.discard();
                         *slot = SpareSlot::Gone;
@@ -220,7 +220,7 @@ impl Spare {
         match std::mem::replace(&mut *slot, SpareSlot::Gone) {
             SpareSlot::Ready(b, took) if same && b.alive() => {
                 *slot = SpareSlot::Taken(took);
-                Some(b)
+                Some(*b)
             }
             SpareSlot::Ready(b, _) => {
                 b.discard();
