@@ -128,31 +128,33 @@ fn one_for_both(base: &Path, max_pids: u64, bytes: u64, kept: bool) -> (Option<R
 impl RunCgroup {
     /// A fresh cgroup capped at `max_pids` processes, or `None` where the host has no access.
     fn create(max_pids: u64, kept: bool) -> Option<RunCgroup> {
-        let base = base()?;
-        let caps = Caps::Pids(max_pids);
-        if let Some(cgroup) = kept.then(|| kept::take(caps)).flatten() {
-            return Some(cgroup);
-        }
-        let mut cgroup = RunCgroup::make(base)?;
-        std::fs::write(cgroup.dir.join("pids.max"), max_pids.to_string()).ok()?;
-        cgroup.reuse = Reuse::fresh(kept, caps);
-        Some(cgroup)
+        RunCgroup::capped(base()?, Caps::Pids(max_pids), kept, |dir| {
+            std::fs::write(dir.join("pids.max"), max_pids.to_string()).is_ok()
+        })
     }
 
     /// A fresh cgroup whose memory (resident and swap, what the kernel charges) is capped at
     /// `bytes`: past it the kernel's OOM killer ends what is inside. `None` without access.
     fn with_memory_limit(bytes: u64, kept: bool) -> Option<RunCgroup> {
-        let base = memory_base()?;
-        let caps = Caps::Memory(bytes);
+        RunCgroup::capped(memory_base()?, Caps::Memory(bytes), kept, |dir| {
+            ["memory.limit_in_bytes", "memory.max"]
+                .iter()
+                .any(|file| std::fs::write(dir.join(file), bytes.to_string()).is_ok())
+        })
+    }
+
+    /// A cgroup under `base` with `caps`: one kept for them (when `kept`), or one made now and
+    /// capped by `cap` (`None`, and removed, when that fails).
+    fn capped(base: &Path, caps: Caps, kept: bool, cap: impl FnOnce(&Path) -> bool) -> Option<RunCgroup> {
         if let Some(cgroup) = kept.then(|| kept::take(caps)).flatten() {
             return Some(cgroup);
         }
         let mut cgroup = RunCgroup::make(base)?;
-        let limited = ["memory.limit_in_bytes", "memory.max"]
-            .iter()
-            .any(|file| std::fs::write(cgroup.dir.join(file), bytes.to_string()).is_ok());
+        if !cap(&cgroup.dir) {
+            return None;
+        }
         cgroup.reuse = Reuse::fresh(kept, caps);
-        limited.then_some(cgroup)
+        Some(cgroup)
     }
 
     fn make(base: &Path) -> Option<RunCgroup> {
