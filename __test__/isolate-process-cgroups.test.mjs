@@ -6,8 +6,9 @@
 import fs from 'node:fs'
 import { spawnSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
+import native from '../lib/native.mjs'
 import { loadIsolate, tools } from './helpers.mjs'
-import { ownCgroups, runProcesses } from './process-helpers.mjs'
+import { ownCgroups, runProcesses, templateProcesses } from './process-helpers.mjs'
 
 const ROOT = process.getuid() === 0
 
@@ -34,18 +35,32 @@ const caps = (dirs) => ({ pids: fs.readFileSync(`${dirs.pids}/pids.max`, 'utf8')
  * A runtime of one process at a time whose program calls `tools.look()`: while it waits, `during`
  * gets the serving process's cgroups (and may do to them what it will), and the run returns them.
  */
-async function looking() {
+async function looking(scenario) {
   let during = () => {}
   const { namespace } = tools({
     look: async () => {
       const [serving] = runProcesses()
       const dirs = cgroupsOf(serving.pid)
+      // Its own, not its template's (which holds the template and a child not yet moved out).
+      const [template] = templateProcesses()
+      const inTemplates = Object.entries(cgroupsOf(template.pid)).filter(([c, dir]) => dirs[c] === dir)
+      expect(inTemplates).toEqual([])
       const seen = dirs.memory ? { dirs, caps: caps(dirs) } : { dirs }
       during(dirs)
       return seen
     },
   })
-  const { runtime, fiber } = await loadIsolate({ containment: 'process', maxProcesses: 1 })
+  const honestPool = native.IsolatePool
+  // A forged pool (`scenario`: its template subverted, its processes honest), built as the suite's
+  // other forged pools are (__test__/isolate-process-forged-main.test.mjs).
+  if (scenario) {
+    native.IsolatePool = function ForgedPool(options) {
+      return native.forgeIsolatePool(scenario, options)
+    }
+  }
+  const { runtime, fiber } = await loadIsolate({ containment: 'process', maxProcesses: 1 }).finally(() => {
+    native.IsolatePool = honestPool
+  })
   const look = async (then = () => {}) => {
     during = then
     const result = await runtime.run({ program: 'return await tools.look({})', bindings: [namespace] })
@@ -105,6 +120,20 @@ describe('the cgroups of sandbox processes', () => {
       expect(afterCharged.dirs.memory).not.toBe(afterRaised.dirs.memory)
     } finally {
       fs.rmSync(shm, { force: true })
+    }
+    await fiber.dispose()
+    expect(ownCgroups()).toEqual([])
+  })
+
+  it("one its template left outside them is moved there by the host before it serves a run", async () => {
+    const { fiber, look } = await looking('template-unmoved')
+    const first = await look()
+    const second = await look()
+    if (ROOT) {
+      expect(Object.keys(first.dirs).sort()).toEqual(['memory', 'pids'])
+      expect(second).toEqual(first)
+    } else {
+      expect([first, second]).toEqual([{ dirs: {} }, { dirs: {} }])
     }
     await fiber.dispose()
     expect(ownCgroups()).toEqual([])

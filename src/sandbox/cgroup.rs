@@ -182,6 +182,18 @@ impl RunCgroup {
         &self.dir
     }
 
+    /// Whether process `pid` (as the host sees it) is in this cgroup.
+    pub fn holds(&self, pid: i32) -> bool {
+        let pid = pid.to_string();
+        std::fs::read_to_string(self.dir.join("cgroup.procs")).is_ok_and(|procs| procs.lines().any(|l| l.trim() == pid))
+    }
+
+    /// Its `tasks` file (cgroup v1), open for writing: a thread that writes `0` there moves itself
+    /// (`None` under cgroup v2, which has no such file).
+    pub fn open_tasks(&self) -> Option<std::os::fd::OwnedFd> {
+        std::fs::OpenOptions::new().write(true).open(self.dir.join("tasks")).ok().map(Into::into)
+    }
+
     /// Moves process `pid` (as the host sees it) into this cgroup: a process a sandboxed template
     /// forked starts in the template's. False when the kernel refuses.
     pub fn adopt(&self, pid: i32) -> bool {
@@ -249,6 +261,23 @@ impl Drop for RunCgroup {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_process_found_outside_its_cgroup_is_moved_there() {
+        let dir = std::env::temp_dir().join(format!("cgroup-holds-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("cgroup.procs"), "12\n345\n").unwrap();
+        let cgroup = RunCgroup { dir: dir.clone(), owns: false, reuse: None };
+        assert!(cgroup.holds(345));
+        assert!(!cgroup.holds(34));
+        // Not there: the host's own move (here, the file written as the kernel would be).
+        assert!(!cgroup.holds(678) && cgroup.adopt(678) && cgroup.holds(678));
+        // No `tasks` (cgroup v2, or this plain directory): the child cannot move itself.
+        assert!(cgroup.open_tasks().is_none());
+        std::fs::write(dir.join("tasks"), "").unwrap();
+        assert!(cgroup.open_tasks().is_some());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 
     #[test]
     fn one_hierarchy_puts_both_caps_in_one_directory_removed_once() {

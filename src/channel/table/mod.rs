@@ -302,7 +302,7 @@ pub const FRAMES: &[Frame] = &[
     frame(Process, ToHost, "stop", &STOP, &[FrameBytes], "a failure claimed from outside the program, with the usage at the claim"),
     frame(Process, ToHost, "done", &ISOLATE_DONE, &[FrameBytes, OutputBytes], "the value or the failure, and what the run used"),
     frame(Template, ToHost, "template-ready", &READY, &[TemplateLineBytes], "once, when the template can fork"),
-    frame(Template, ToChild, "fork", &FORK, &[], "fork one sandbox process; its answer names the same `id`"),
+    frame(Template, ToChild, "fork", &FORK, &[], "fork one sandbox process; its answer names the same `id`; under cgroup v1 with its cgroups' `tasks` as descriptors, which the child writes `0` to before it makes a thread"),
     frame(Template, ToHost, "forked", &FORKED, &[TemplateLineBytes], "with two descriptors: the child's channel and its pidfd"),
     frame(Template, ToHost, "fork-failed", &FORK_FAILED, &[TemplateLineBytes], "the fork's errno"),
     frame(Template, ToHost, "exited", &EXITED, &[TemplateLineBytes], "a child was reaped"),

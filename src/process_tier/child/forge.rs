@@ -94,6 +94,8 @@ enum Conduct {
     Silent,
     /// A line that is no frame, before the answer.
     Garbage,
+    /// An honest answer, but its children never move themselves into the cgroups the host sent.
+    Unmoved,
 }
 
 impl Conduct {
@@ -105,14 +107,20 @@ impl Conduct {
             "template-phantom-exit" => Conduct::PhantomExit,
             "template-silent" => Conduct::Silent,
             "template-garbage" => Conduct::Garbage,
+            "template-unmoved" => Conduct::Unmoved,
             _ => return None,
         })
     }
 }
 
 impl Answer for Conduct {
+    fn moves_children(self) -> bool {
+        self != Conduct::Unmoved
+    }
+
     fn answer(self, control: RawFd, id: u64, pid: i32, fds: &[RawFd]) -> bool {
         let before = match self {
+            Conduct::Unmoved => return Honest.answer(control, id, pid, fds),
             Conduct::StaleAnswer => Honest.answer(control, id + 1000, pid, fds),
             Conduct::PhantomExit => {
                 write_all(control, child_frames::exited_frame(pid + 1000, Some(0), None).as_bytes())

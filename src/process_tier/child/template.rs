@@ -9,7 +9,8 @@
 //! a fork.
 //!
 //! The template's channel (fd 3; its frames are in src/channel/table): host → template
-//! `{"type":"fork","id":I}`; template → host `{"type":"template-ready"}` once, then per fork
+//! `{"type":"fork","id":I}` (with the child's cgroup `tasks` files as descriptors under cgroup v1,
+//! which the child writes `0` to: src/process_tier/host/process.rs, `ForkCgroups`); template → host `{"type":"template-ready"}` once, then per fork
 //! `{"type":"forked","id":I,"pid":N}` with two descriptors (the child's channel, its pidfd) or
 //! `{"type":"fork-failed","id":I,"errno":E}`, and `{"type":"exited","pid":N,"code":C,"signal":S}`
 //! (each `null` when absent) once a child is reaped. No program runs here, but the host reads
@@ -25,9 +26,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::Pristine;
 use crate::channel::child_frames;
 use crate::channel::host_frames::{decode_template_request, TemplateRequest};
+use crate::os::fd_passing;
 use crate::sandbox::abi;
 use crate::sandbox::exit::try_reap;
 use crate::sandbox::fds::pidfd_open;
+use nix::sys::socket::MsgFlags;
 
 /// Runs the template on `control` until the host closes it; `child` is what each forked process
 /// runs (on its channel, fd 3, with its copy of the template's isolate) before it exits with the
@@ -56,6 +59,7 @@ pub fn run(control: RawFd, heap_mb: f64, conduct: impl Answer, child: impl Fn(Ra
     }
     let mut children: Vec<(i32, OwnedFd)> = Vec::new();
     let mut pending: Vec<u8> = Vec::new();
+    let mut tasks: Vec<OwnedFd> = Vec::new();
     loop {
         let mut fds = vec![libc::pollfd { fd: control, events: libc::POLLIN, revents: 0 }];
         fds.extend(children.iter().map(|(_, pidfd)| libc::pollfd {
@@ -81,17 +85,21 @@ pub fn run(control: RawFd, heap_mb: f64, conduct: impl Answer, child: impl Fn(Ra
             continue;
         }
         let mut buf = [0u8; 4096];
-        // SAFETY: reading the template's own channel into a local buffer.
-        let n = unsafe { libc::read(control, buf.as_mut_ptr().cast(), buf.len()) };
-        if n == 0 || (n < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted) {
+        let Ok((n, fds)) = fd_passing::receive(control, &mut buf, MsgFlags::empty()) else { return 0 };
+        if n == 0 {
             // The host is gone: the template exits, and its init takes every child with it.
             return 0;
         }
-        pending.extend_from_slice(&buf[..n.max(0) as usize]);
+        // A `fork` comes with its child's cgroup `tasks` files (cgroup v1), and the host asks
+        // for the next fork only once this one is answered.
+        tasks.extend(fds);
+        pending.extend_from_slice(&buf[..n]);
         while let Some(end) = pending.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = pending.drain(..=end).collect();
             let Some(TemplateRequest::Fork { id }) = decode_template_request(&line) else { continue };
-            if !fork_child(control, id, conduct, &mut children, &child, &mut pristine) {
+            let into = std::mem::take(&mut tasks);
+            let into = if into.len() <= 2 && conduct.moves_children() { into } else { Vec::new() };
+            if !fork_child(control, id, conduct, &mut children, &child, &mut pristine, &into) {
                 return 0;
             }
         }
@@ -103,6 +111,11 @@ pub trait Answer: Copy {
     /// Answers fork `id` with child `pid` and its channel and pidfd (`fds`); false when the host
     /// is gone.
     fn answer(self, control: RawFd, id: u64, pid: i32, fds: &[RawFd]) -> bool;
+
+    /// Whether its children move themselves into the cgroups the host sent (the host checks).
+    fn moves_children(self) -> bool {
+        true
+    }
 }
 
 /// The template's answer: `forked` with the child's channel and pidfd.
@@ -123,6 +136,7 @@ fn fork_child(
     children: &mut Vec<(i32, OwnedFd)>,
     child: &impl Fn(RawFd, Option<Pristine>) -> i32,
     pristine: &mut Option<Pristine>,
+    into: &[OwnedFd],
 ) -> bool {
     let (host_end, child_end) = match UnixStream::pair() {
         Ok(pair) => pair,
@@ -138,6 +152,11 @@ fn fork_child(
             // them), and SIGTERM is the doorbell it installs itself.
             // SAFETY: descriptor calls on this process's own table; `_exit` ends the child.
             unsafe {
+                // Its one thread moves itself into its cgroups (each `tasks` the host sent)
+                // before it makes another: every later thread is born there.
+                for tasks in into {
+                    libc::write(tasks.as_raw_fd(), b"0".as_ptr().cast(), 1);
+                }
                 libc::signal(libc::SIGTERM, libc::SIG_DFL);
                 if libc::dup2(child_end.as_raw_fd(), 3) != 3 {
                     libc::_exit(abi::EXIT_NO_INBOX);

@@ -71,6 +71,8 @@ pub struct SandboxProcess {
     cgroup: Option<RunCgroup>,
     /// Its memory cgroup, where the host can make one.
     memory: Option<RunCgroup>,
+    /// It was to move itself into its cgroups (`ForkCgroups`), not yet confirmed.
+    unconfirmed: bool,
     /// The seccomp allowlist holds on every thread (its first `boot-ack` says so).
     pub allowlist: bool,
     /// The host's lifeline, open while this process (started through the helper) may live; a
@@ -137,22 +139,23 @@ pub trait Reaper: Send + Sync {
 }
 
 impl SandboxProcess {
-    /// A process `template` just forked (its channel and pidfd from the template), moved into
-    /// cgroups of its own where the host can make them.
+    /// A process `template` just forked (its channel and pidfd from the template), in `cgroups`:
+    /// moved there by the host now, or, when it was sent their `tasks` (`self_moved`), by itself,
+    /// which `await_boot` confirms.
+    #[allow(clippy::too_many_arguments)]
     pub fn forked(
-        spec: &ProcessSpec,
         frame_cap: usize,
         layers: Option<Layers>,
         template: Arc<dyn Reaper>,
         ns_pid: i32,
         channel: UnixStream,
         pidfd: OwnedFd,
+        cgroups: ForkCgroups,
+        self_moved: bool,
     ) -> Result<SandboxProcess, String> {
         let pid = pid_of(&pidfd).ok_or("failed to start the isolate's sandbox process: its pid is unknown")?;
-        // Cgroups an earlier process emptied serve it where they are fit to (src/sandbox/cgroup/kept.rs):
-        // the pool removes what is kept once its processes are gone.
-        let (cgroup, memory) = run_cgroups(THREAD_CAP, spec.memory_cap.saturating_add(CGROUP_SLACK), true);
-        let (cgroup, memory) = adopt(pid, cgroup, memory);
+        let ForkCgroups { pids: cgroup, memory } = cgroups;
+        let (cgroup, memory) = if self_moved { (cgroup, memory) } else { adopt(pid, cgroup, memory) };
         let fd = OwnedFd::from(channel.try_clone().map_err(|e| io("dup", e))?);
         nonblocking(&fd);
         drop(fd);
@@ -169,6 +172,7 @@ impl SandboxProcess {
             reaped: None,
             cgroup,
             memory,
+            unconfirmed: self_moved,
             allowlist: false,
             _lifeline: None,
         })
@@ -249,6 +253,7 @@ impl SandboxProcess {
             reaped: None,
             cgroup,
             memory,
+            unconfirmed: false,
             allowlist: false,
             _lifeline: lifeline,
         })
@@ -278,12 +283,26 @@ impl SandboxProcess {
             };
             outcome.is_some()
         });
+        if self.unconfirmed && matches!(end, ReadEnd::Enough) {
+            self.confirm_cgroups();
+        }
         match end {
             ReadEnd::Enough => outcome.unwrap_or(Ok(())),
             ReadEnd::Eof => Err(self.exit_description()),
             ReadEnd::TimedOut => Err("no isolate was ready in time".into()),
             ReadEnd::Failed(errno) => Err(std::io::Error::from_raw_os_error(errno).to_string()),
         }
+    }
+
+    /// Checks that a process that was to move itself into its cgroups (before its first frame,
+    /// which has come) is in each; the host moves it into any it is not in, and drops any the
+    /// kernel refuses it, so no run starts outside a cap the host could give it.
+    fn confirm_cgroups(&mut self) {
+        self.unconfirmed = false;
+        let Some(pid) = self.program_pid else { return };
+        let confirm = |c: RunCgroup| (c.holds(pid) || c.adopt(pid)).then_some(c);
+        self.memory = self.memory.take().and_then(confirm);
+        self.cgroup = self.cgroup.take().and_then(confirm);
     }
 
     /// An idle process has nothing to say: bytes or a hang-up on its channel, or an exit on its
@@ -421,6 +440,32 @@ impl Drop for SandboxProcess {
     }
 }
 
+/// A forked process's cgroups, made (or taken, src/sandbox/cgroup/kept.rs) before its template
+/// forks it, so that under cgroup v1 its one thread moves itself into them before it makes
+/// another: it writes `0` to each `tasks` the host opened and sent with the `fork` frame. A move
+/// that names another process takes the kernel's `cgroup_threadgroup_rwsem` for writing, which
+/// waits for an RCU grace period once none was taken for a while: measured, ~9 ms on the path of
+/// the second of two runs after a pause (16 ms against 5). Cgroup v2 has no `tasks`: the host
+/// moves the process there, as before.
+pub struct ForkCgroups {
+    pids: Option<RunCgroup>,
+    memory: Option<RunCgroup>,
+}
+
+impl ForkCgroups {
+    pub fn new(spec: &ProcessSpec) -> ForkCgroups {
+        let (pids, memory) = run_cgroups(THREAD_CAP, spec.memory_cap.saturating_add(CGROUP_SLACK), true);
+        ForkCgroups { pids, memory }
+    }
+
+    /// Each directory's `tasks`, open for writing, when every one has it (cgroup v1); else none.
+    pub fn tasks(&self) -> Vec<OwnedFd> {
+        let all: Option<Vec<OwnedFd>> =
+            [&self.pids, &self.memory].into_iter().flatten().map(RunCgroup::open_tasks).collect();
+        all.unwrap_or_default()
+    }
+}
+
 /// Moves `pid` into its cgroups, once into each directory (under cgroup v2 both caps are one):
 /// those the kernel refused are dropped.
 fn adopt(pid: i32, cgroup: Option<RunCgroup>, memory: Option<RunCgroup>) -> (Option<RunCgroup>, Option<RunCgroup>) {
@@ -499,8 +544,17 @@ mod tests {
             run_as: None,
             children: 1,
         };
-        let mut process =
-            SandboxProcess::forked(&spec, 1 << 20, None, Arc::new(Liar), 7, ours, pidfd).expect("the process");
+        let mut process = SandboxProcess::forked(
+            1 << 20,
+            None,
+            Arc::new(Liar),
+            7,
+            ours,
+            pidfd,
+            super::ForkCgroups::new(&spec),
+            false,
+        )
+        .expect("the process");
         assert!(process.try_reap().is_some(), "the template's word is taken");
         drop(process);
         let deadline = Instant::now() + Duration::from_secs(5);

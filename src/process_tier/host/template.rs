@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use nix::sys::socket::MsgFlags;
 
-use super::process::{ProcessSpec, Reaper, SandboxProcess};
+use super::process::{ForkCgroups, ProcessSpec, Reaper, SandboxProcess};
 use crate::channel::child_frames::{decode_template_reply, TemplateReply, TEMPLATE_LINE_BYTES};
 use crate::channel::host_frames;
 use crate::os::fd_passing;
@@ -106,6 +106,9 @@ impl Template {
 
     /// A fresh process forked from the template (not yet booted: see `SandboxProcess::await_boot`).
     pub fn fork(self: &std::sync::Arc<Self>, spec: &ProcessSpec, frame_cap: usize) -> Result<SandboxProcess, String> {
+        // Its cgroups first: under cgroup v1 the child moves itself into them (`ForkCgroups`).
+        let cgroups = ForkCgroups::new(spec);
+        let tasks = cgroups.tasks();
         let mut control = self.control.locked();
         let failed = |what: &str| format!("failed to start the isolate's sandbox process: {what}");
         let gone = |control: &Control| match control.broken {
@@ -117,12 +120,13 @@ impl Template {
         }
         control.last_id += 1;
         let id = control.last_id;
-        // SAFETY: `fd` is the template's channel, open as long as `self` (the write only borrows it).
-        let mut channel = std::mem::ManuallyDrop::new(unsafe { UnixStream::from_raw_fd(self.fd) });
-        if channel.write_all(&host_frames::fork_frame(id)).is_err() {
+        if !self.send(&host_frames::fork_frame(id), &tasks) {
             control.dead = true;
             return Err(gone(&control));
         }
+        // The template holds its own copies now.
+        let self_moved = !tasks.is_empty();
+        drop(tasks);
         let answer = self.ask(&mut control, Asked::Fork(id), FORK_DEADLINE);
         let fds = std::mem::take(&mut control.fds);
         let (ns_pid, [channel, pidfd]) = match (answer, <[OwnedFd; 2]>::try_from(fds)) {
@@ -142,7 +146,29 @@ impl Template {
             }
         };
         drop(control);
-        SandboxProcess::forked(spec, frame_cap, self.layers, self.clone(), ns_pid, UnixStream::from(channel), pidfd)
+        SandboxProcess::forked(
+            frame_cap,
+            self.layers,
+            self.clone(),
+            ns_pid,
+            UnixStream::from(channel),
+            pidfd,
+            cgroups,
+            self_moved,
+        )
+    }
+
+    /// Writes `bytes` to the template with `fds` attached to their first byte; false when the
+    /// channel is gone.
+    fn send(&self, bytes: &[u8], fds: &[OwnedFd]) -> bool {
+        let raw: Vec<RawFd> = fds.iter().map(AsRawFd::as_raw_fd).collect();
+        let sent = match fd_passing::send(self.fd, bytes, &raw) {
+            Ok(n) => n,
+            Err(_) => return false,
+        };
+        // SAFETY: `fd` is the template's channel, open as long as `self` (the write only borrows it).
+        let mut channel = std::mem::ManuallyDrop::new(unsafe { UnixStream::from_raw_fd(self.fd) });
+        channel.write_all(&bytes[sent..]).is_ok()
     }
 
     /// How child `ns_pid` ended, once the template reaped it (`None` while it may live). A gone
