@@ -19,7 +19,7 @@ use super::inbox::Inbox;
 use crate::isolate::first_terminal::RunClaim;
 use crate::isolate::run::Prepared;
 use crate::isolate::source::ProgramText;
-use crate::os::{cpu_clock, own_text};
+use crate::os::{c_heap, cpu_clock, own_text};
 
 /// How long a process waits for its run before it starts.
 const AFTER: Duration = Duration::from_millis(5);
@@ -71,6 +71,8 @@ enum Step {
     Compile(String),
     /// Maps the addon's text still unmapped: (start, length).
     Text(usize, usize),
+    /// Makes the C heap's pages this process's own.
+    CHeap,
     /// Nothing left, or the CPU turned out to be shared: only waits.
     Done,
 }
@@ -123,8 +125,14 @@ impl Pretouch {
                 if own_text::populate(start, slice) && len > slice {
                     Step::Text(start + slice, len - slice)
                 } else {
-                    Step::Done
+                    Step::CHeap
                 }
+            }
+            Step::CHeap => {
+                if let Some((start, len)) = c_heap::range() {
+                    c_heap::populate(start, len);
+                }
+                Step::Done
             }
             Step::Done => Step::Done,
         };
@@ -139,7 +147,7 @@ impl Pretouch {
 
 /// The first text step: the addon's whole executable segment, when the loader names it.
 fn text() -> Step {
-    own_text::range().map_or(Step::Done, |(start, len)| Step::Text(start, len))
+    own_text::range().map_or(Step::CHeap, |(start, len)| Step::Text(start, len))
 }
 
 #[cfg(test)]

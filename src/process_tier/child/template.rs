@@ -54,6 +54,8 @@ pub fn run(control: RawFd, heap_mb: f64, conduct: impl Answer, child: impl Fn(Ra
     }
     let mut pristine = Some(super::pristine(heap_mb));
     inherit_all_memory();
+    // Single-threaded here: the allocator's one arena is the heap (a child's pretouch writes it).
+    crate::os::c_heap::note_start();
     if !write_all(control, child_frames::TEMPLATE_READY.as_bytes()) {
         return 0;
     }
