@@ -98,7 +98,16 @@ impl Prepared {
         let context = v8::Local::new(scope, &self.context);
         let scope = &mut v8::ContextScope::new(scope, context);
         let Some(code) = v8::String::new(scope, js) else { return };
-        let Some(script) = v8::Script::compile(scope, code, None) else { return };
+        // Whole, as a run's program is compiled (src/isolate/run/program.rs).
+        let mut source = v8::script_compiler::Source::new(code, None);
+        let Some(script) = v8::script_compiler::compile(
+            scope,
+            &mut source,
+            v8::script_compiler::CompileOptions::EagerCompile,
+            v8::script_compiler::NoCacheReason::NoReason,
+        ) else {
+            return;
+        };
         if run {
             script.run(scope);
             scope.perform_microtask_checkpoint();
