@@ -79,6 +79,26 @@ impl Prepared {
         self.in_context("(async () => { await null; return 0 })()", true);
     }
 
+    /// Builds the table V8's optimising compilers look roots up in (`RootIndexMap`, kept on the
+    /// isolate once built). Built in the template, every forked process starts with it instead of
+    /// building it at its run's first Maglev compile (~2% of a realistic run's CPU, measured).
+    /// Making a code cache builds it; nothing runs, and the cache is dropped.
+    pub fn build_root_table(&mut self) {
+        v8::scope!(let scope, &mut self.isolate);
+        let context = v8::Local::new(scope, &self.context);
+        let scope = &mut v8::ContextScope::new(scope, context);
+        let Some(code) = v8::String::new(scope, "0") else { return };
+        let mut source = v8::script_compiler::Source::new(code, None);
+        if let Some(script) = v8::script_compiler::compile_unbound_script(
+            scope,
+            &mut source,
+            v8::script_compiler::CompileOptions::NoCompileOptions,
+            v8::script_compiler::NoCacheReason::NoReason,
+        ) {
+            let _ = script.create_code_cache();
+        }
+    }
+
     /// Compiles `js` in the prepared context without running it (a waiting process's rehearsal of
     /// a run's compile: the parser's and compiler's memory, the template's until written, is
     /// then this process's own). Nothing runs, so nothing of it is reachable from a program.

@@ -100,7 +100,8 @@ fn wire(shared: &RunClaim) {
 /// The template's isolate (V8 started, single-threaded); its claim is wired in the child.
 pub(super) fn pristine(heap_mb: f64) -> Pristine {
     let (shared, events) = unwired_claim();
-    let prepared = run::Prepared::new(heap_mb, &shared, Some(on_oom));
+    let mut prepared = run::Prepared::new(heap_mb, &shared, Some(on_oom));
+    prepared.build_root_table();
     Pristine { shared, events, prepared }
 }
 
