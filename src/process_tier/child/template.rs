@@ -10,8 +10,9 @@
 //!
 //! The template's channel (fd 3; its frames are in src/channel/table): host → template
 //! `{"type":"fork","id":I}` (with the child's cgroup `tasks` files as descriptors under cgroup v1,
-//! which the child writes `0` to: src/process_tier/host/process.rs, `ForkCgroups`); template → host `{"type":"template-ready"}` once, then per fork
-//! `{"type":"forked","id":I,"pid":N}` with two descriptors (the child's channel, its pidfd) or
+//! which the child writes `0` to: src/process_tier/host/process.rs, `ForkCgroups`); template →
+//! host `{"type":"template-ready"}` once, then per fork `{"type":"forked","id":I,"pid":N}` with
+//! two descriptors (the child's channel, its pidfd) or
 //! `{"type":"fork-failed","id":I,"errno":E}`, and `{"type":"exited","pid":N,"code":C,"signal":S}`
 //! (each `null` when absent) once a child is reaped. No program runs here, but the host reads
 //! this channel as it reads any sandbox process's: a template that breaks its rules is killed.
