@@ -675,3 +675,30 @@ describe('after every runtime of this file was disposed', () => {
     expect(fds.filter((target) => target.includes('code-runtime-native-sandbox'))).toEqual([])
   })
 })
+
+describe('a program compiled whole (src/isolate/run/program.rs, EagerCompile)', () => {
+  // Every function a program declares gets its bytecode in the one compile, called or not: a
+  // program can make that compile allocate past the heap cap before any statement runs. The
+  // compile's allocations are the run's, capped like its objects, in either tier.
+  const NEVER_CALLED = Array.from({ length: 25000 }, (_, i) => `function f${i}() { return ${i} }`).join('\n') + '\nreturn 1'
+
+  for (const containment of ['process', 'thread']) {
+    it(`${containment}: 25 000 functions it never calls end at an 8 MiB heap cap, cleanly; the host does not carry them`, async () => {
+      const { runtime, fiber } = await loadIsolate({ containment, maxOldGenerationSizeMb: 8 })
+      const rssBefore = process.memoryUsage().rss
+      const [result, elapsed] = await timed(runtime, { program: NEVER_CALLED })
+      expect(result).toEqual({ logs: [], error: { kind: 'worker-exit', message: 'isolate heap limit reached (8 MiB)' } })
+      expect(elapsed).toBeLessThan(10000)
+      expect(process.memoryUsage().rss - rssBefore).toBeLessThan(200 * 1024 * 1024)
+      await expectHealthy(runtime)
+      await fiber.dispose()
+    })
+
+    it(`${containment}: with the default heap cap the same program completes`, async () => {
+      const { runtime, fiber } = await loadIsolate({ containment })
+      expect(await runtime.run({ program: NEVER_CALLED, bindings: [] })).toEqual({ logs: [], value: 1 })
+      await expectHealthy(runtime)
+      await fiber.dispose()
+    })
+  }
+})
