@@ -135,19 +135,30 @@ fn compile<'s>(
             v8::script_compiler::NoCacheReason::NoReason,
         );
     }
-    let mut source = v8::script_compiler::Source::new(code, Some(&origin));
-    let compiled = v8::script_compiler::compile(
-        scope,
-        &mut source,
-        v8::script_compiler::CompileOptions::EagerCompile,
-        v8::script_compiler::NoCacheReason::NoReason,
-    )?;
+    let compiled = compile_whole(scope, code, Some(&origin))?;
     if mode == Compile::Cached {
         if let Some(data) = compiled.get_unbound_script(scope).create_code_cache() {
             let _ = script.cache.set(data.to_vec());
         }
     }
     Some(compiled)
+}
+
+/// Compiles `code` as a script with every function in it compiled now, not pre-parsed and
+/// parsed again at its first call: the runtime's scripts, a run's program and a waiting
+/// process's rehearsal all call what they declare (docs/typescript.md#when-v8-optimises).
+pub fn compile_whole<'s>(
+    scope: &mut v8::PinScope<'s, '_>,
+    code: v8::Local<'s, v8::String>,
+    origin: Option<&v8::ScriptOrigin<'s>>,
+) -> Option<v8::Local<'s, v8::Script>> {
+    let mut source = v8::script_compiler::Source::new(code, origin);
+    v8::script_compiler::compile(
+        scope,
+        &mut source,
+        v8::script_compiler::CompileOptions::EagerCompile,
+        v8::script_compiler::NoCacheReason::NoReason,
+    )
 }
 
 /// Runs one of the runtime's own scripts (a function expression) and calls it with `arg`.

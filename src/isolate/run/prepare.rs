@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::super::budget::{self, HeapGuard};
 use super::super::first_terminal::RunClaim;
+use super::super::natives;
 use super::super::startup;
 use super::super::state::StateRef;
 use super::super::v8_guard::guard;
@@ -119,15 +120,7 @@ impl Prepared {
         let scope = &mut v8::ContextScope::new(scope, context);
         let Some(code) = v8::String::new(scope, js) else { return };
         // Whole, as a run's program is compiled (src/isolate/run/program.rs).
-        let mut source = v8::script_compiler::Source::new(code, None);
-        let Some(script) = v8::script_compiler::compile(
-            scope,
-            &mut source,
-            v8::script_compiler::CompileOptions::EagerCompile,
-            v8::script_compiler::NoCacheReason::NoReason,
-        ) else {
-            return;
-        };
+        let Some(script) = natives::compile_whole(scope, code, None) else { return };
         if run {
             script.run(scope);
             scope.perform_microtask_checkpoint();

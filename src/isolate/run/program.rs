@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::super::durable;
 use super::super::first_terminal::{IsolateEvent, RunClaim, Terminal};
 use super::super::globals;
-use super::super::natives::Compile;
+use super::super::natives::{self, Compile};
 use super::super::source::ProgramText;
 use super::super::startup;
 use super::event_loop::event_loop;
@@ -60,16 +60,8 @@ fn start_program<'s>(
     let name = v8::String::new(tc, "program.ts")?;
     // Line offset -1: the wrapper's header line is line 0, so the program's first line is line 1.
     let origin = v8::ScriptOrigin::new(tc, name.into(), -1, 0, false, 0, None, false, false, false, None);
-    // Compiled whole: a model's program calls the functions it declares, so parsing each one
-    // again at its first call is waste (docs/typescript.md#when-v8-optimises).
-    let mut source = v8::script_compiler::Source::new(code, Some(&origin));
-    let compiled = v8::script_compiler::compile(
-        tc,
-        &mut source,
-        v8::script_compiler::CompileOptions::EagerCompile,
-        v8::script_compiler::NoCacheReason::NoReason,
-    )
-    .and_then(|script| script.run(tc));
+    // Compiled whole: a model's program calls the functions it declares.
+    let compiled = natives::compile_whole(tc, code, Some(&origin)).and_then(|script| script.run(tc));
     let Some(function) = compiled else {
         if !tc.has_terminated() {
             let message = compile_diagnostic(tc);
