@@ -129,6 +129,35 @@ describe('uninterruptible built-ins under the compute budget', () => {
   }
 })
 
+// A waiting sandbox process makes its watchdog's thread before its run; that thread leaves after
+// a second without a run, and the run then makes it again, under the allowlist. Either way the
+// process's own watchdog stops the loop (the location is its; the host's verdict has none).
+describe("a waiting process's watchdog", () => {
+  let runtime
+  let fiber
+  beforeAll(async () => {
+    ;({ runtime, fiber } = await loadProcess({ computeMs: 300 }))
+  })
+  afterAll(() => fiber.dispose())
+
+  const expectStoppedInside = (result) =>
+    expect(result).toEqual({
+      logs: [],
+      error: { kind: 'timeout', message: 'compute budget exhausted (300ms busy) at program.ts:1:1' },
+    })
+
+  it('stops a loop in a process that waited briefly, and in one that waited past its watchdog', async () => {
+    await requireProcessTier(runtime)
+    await expectHealthy(runtime)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expectStoppedInside(await runtime.run({ program: 'for (;;) {}', bindings: [] }))
+    await new Promise((resolve) => setTimeout(resolve, 1600))
+    const [result, elapsed] = await timed(runtime, { program: 'for (;;) {}' })
+    expectStoppedInside(result)
+    expect(elapsed).toBeLessThan(10000)
+    await expectHealthy(runtime)
+  })
+})
 describe('uninterruptible built-ins under the wall ceiling', () => {
   let runtime
   let fiber

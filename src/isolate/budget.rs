@@ -144,18 +144,28 @@ pub fn watch(shared: Arc<RunClaim>, compute_ms: f64, max_wall_ms: f64, started: 
     let dog = watchdog();
     let mut runs = dog.runs.locked();
     runs.push(run.clone());
-    if !runs.patrolling {
-        // A run with nothing to watch it would never be stopped: failing to start the thread
-        // fails this run's thread (a panic its guard turns into a failed run).
-        std::thread::Builder::new()
-            .name("code-runtime-watchdog".into())
-            .spawn(move || watchdog().patrol())
-            .expect("spawn the watchdog thread");
-        runs.patrolling = true;
-    }
+    // A run with nothing to watch it would never be stopped: failing to start the thread fails
+    // this run's thread (a panic its guard turns into a failed run).
+    patrolling(&mut runs).expect("spawn the watchdog thread");
     drop(runs);
     dog.changed.notify_one();
     WatchGuard(run)
+}
+
+/// Starts the watchdog's thread before a run needs it: a sandbox process does so while it waits
+/// for its run, which then does not wait for a thread to be made. Without a run it exits after
+/// [`IDLE_EXIT`], and the next `watch` starts it again.
+pub fn start_watchdog() -> std::io::Result<()> {
+    patrolling(&mut watchdog().runs.locked())
+}
+
+/// Has the watchdog's thread running.
+fn patrolling(runs: &mut Patrol) -> std::io::Result<()> {
+    if !runs.patrolling {
+        std::thread::Builder::new().name("code-runtime-watchdog".into()).spawn(move || watchdog().patrol())?;
+        runs.patrolling = true;
+    }
+    Ok(())
 }
 
 impl Drop for WatchGuard {

@@ -217,6 +217,8 @@ unsafe fn serve(fd: RawFd, heap_mb: f64, pristine: Option<Pristine>) -> i32 {
         // Start-up is over once the first isolate exists (this process's threads run): from
         // here on only the system calls a serving process makes, on every thread. Whether that
         // held is the first boot-ack's to say (a kernel without seccomp refuses it).
+        // The watchdog's thread is made now, off the run's path (and under the allowlist below).
+        let _ = crate::isolate::budget::start_watchdog();
         let allowlist =
             std::mem::take(&mut first).then(|| crate::sandbox::harden::allowlist::apply_all_threads().is_ok());
         let ack = child_frames::boot_ack_frame(allowlist);
