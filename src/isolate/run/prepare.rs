@@ -113,6 +113,19 @@ impl Prepared {
         self.in_context(js, true);
     }
 
+    /// The young generation's bytes in use and still free before its next collection.
+    pub fn young_space(&mut self) -> Option<(usize, usize)> {
+        static INDEX: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+        let isolate = &mut self.isolate;
+        let index = *INDEX.get_or_init(|| {
+            (0..isolate.number_of_heap_spaces()).find(|&i| {
+                isolate.get_heap_space_statistics(i).is_some_and(|s| s.space_name().to_bytes() == b"new_space")
+            })
+        });
+        let space = isolate.get_heap_space_statistics(index?)?;
+        Some((space.space_used_size(), space.space_available_size()))
+    }
+
     /// Compiles `js` in the prepared context and, when `run`, runs it and its microtasks.
     fn in_context(&mut self, js: &str, run: bool) {
         v8::scope!(let scope, &mut self.isolate);

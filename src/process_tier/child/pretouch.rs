@@ -7,7 +7,8 @@
 //! first run faults in both. Once the process has waited [`AFTER`] (a run that comes sooner,
 //! back to back, never waits behind a slice, nor shares a CPU with one), it writes its young
 //! generation ([`HEAP_SLICE`]), strips and then compiles a program it never runs (the memory a
-//! run's strip and compile write) and then maps the addon's text (`MADV_POPULATE_READ`, about
+//! run's strip and compile write), fills the young generation until it is collected (the run
+//! then starts with it empty) and then maps the addon's text (`MADV_POPULATE_READ`, about
 //! 0.05 ms a 2 MiB slice here). None of it changes anything a program sees. A slice that had to share
 //! its CPU (the run before still running beside it on a loaded host) ends the pretouch: it would
 //! take that CPU from a run.
@@ -31,6 +32,12 @@ const HEAP_SLICES: usize = 10;
 /// touches no global and leaves nothing a program sees; the young generation's pages (the
 /// template's, copied on a write) are then this process's own before its run allocates there.
 const HEAP_SLICE: &str = "(() => { const ring = []; for (let i = 0; i < 32; i++) ring[i & 7] = new Array(1000) })()";
+/// What [`HEAP_SLICE`] allocates.
+const SLICE_BYTES: usize = 128 << 10;
+/// One dead array of 1 000 holes.
+const ARRAY_BYTES: usize = 4 << 10;
+/// At most this many steps (whole slices, then the rest) go to emptying the young generation.
+const EMPTY_STEPS: usize = 64;
 /// A program of the shapes models write (typed functions, an object built and summarised, one
 /// log line), stripped and compiled, never run.
 const REHEARSAL: &str = r#"(async () => {
@@ -69,6 +76,10 @@ enum Step {
     Strip,
     /// Compiles the stripped rehearsal.
     Compile(String),
+    /// Fills the young generation until it is collected (step n): the run then starts with it
+    /// about as empty as a fresh isolate's, not part full of the pretouch's garbage, which had
+    /// each paced realistic run collect it sooner (copying the run's live objects).
+    Empty(usize),
     /// Maps the addon's text still unmapped: (start, length).
     Text(usize, usize),
     /// Makes the C heap's pages this process's own.
@@ -117,8 +128,28 @@ impl Pretouch {
             },
             Step::Compile(js) => {
                 prepared.compile_only(&js);
-                text()
+                Step::Empty(0)
             }
+            Step::Empty(n) => match prepared.young_space() {
+                Some((used, free)) => {
+                    // Whole slices while more than two fit, then the rest and two arrays more,
+                    // none of them kept: the collection comes within two arrays of the end.
+                    if free > 2 * SLICE_BYTES {
+                        prepared.run_unseen(HEAP_SLICE);
+                    } else {
+                        let arrays = free / ARRAY_BYTES + 2;
+                        prepared
+                            .run_unseen(&format!("(() => {{ for (let i = 0; i < {arrays}; i++) new Array(1000) }})()"));
+                    }
+                    let collected = prepared.young_space().is_none_or(|(now, _)| now < used);
+                    if collected || n + 1 >= EMPTY_STEPS {
+                        text()
+                    } else {
+                        Step::Empty(n + 1)
+                    }
+                }
+                None => text(),
+            },
             Step::Text(start, len) => {
                 let slice = len.min(TEXT_SLICE);
                 // A kernel without MADV_POPULATE_READ (before 5.14) refuses: the run faults them in.
