@@ -7,8 +7,8 @@
 //! first run faults in both. Once the process has waited [`AFTER`] (a run that comes sooner,
 //! back to back, never waits behind a slice, nor shares a CPU with one), it writes its young
 //! generation ([`HEAP_SLICE`]), strips and then compiles a program it never runs (the memory a
-//! run's strip and compile write), fills the young generation until it is collected (the run
-//! then starts with it empty) and then maps the addon's text (`MADV_POPULATE_READ`, about
+//! run's strip and compile write), fills the young generation until it has been collected
+//! twice (the run then starts with it empty) and then maps the addon's text (`MADV_POPULATE_READ`, about
 //! 0.05 ms a 2 MiB slice here). None of it changes anything a program sees. A slice that had to share
 //! its CPU (the run before still running beside it on a loaded host) ends the pretouch: it would
 //! take that CPU from a run.
@@ -76,10 +76,12 @@ enum Step {
     Strip,
     /// Compiles the stripped rehearsal.
     Compile(String),
-    /// Fills the young generation until it is collected (step n): the run then starts with it
-    /// about as empty as a fresh isolate's, not part full of the pretouch's garbage, which had
-    /// each paced realistic run collect it sooner (copying the run's live objects).
-    Empty(usize),
+    /// Fills the young generation until it has been collected twice (step n, collections so
+    /// far): the second promotes what survived the first (the pretouch's own compiled scripts),
+    /// so the run starts with it about as empty as a fresh isolate's, not part full of the
+    /// pretouch's garbage, which had each paced realistic run collect it (copying the run's
+    /// live objects).
+    Empty(usize, usize),
     /// Maps the addon's text still unmapped: (start, length).
     Text(usize, usize),
     /// Makes the C heap's pages this process's own.
@@ -128,24 +130,28 @@ impl Pretouch {
             },
             Step::Compile(js) => {
                 prepared.compile_only(&js);
-                Step::Empty(0)
+                Step::Empty(0, 0)
             }
-            Step::Empty(n) => match prepared.young_space() {
+            Step::Empty(n, collections) => match prepared.young_space() {
                 Some((used, free)) => {
                     // Whole slices while more than two fit, then the rest and two arrays more,
-                    // none of them kept: the collection comes within two arrays of the end.
+                    // none of them kept: the first collection comes within two arrays of the end.
+                    // After it V8's count of what is free runs ahead of its next collection,
+                    // so the rest goes four arrays a step.
                     if free > 2 * SLICE_BYTES {
                         prepared.run_unseen(HEAP_SLICE);
                     } else {
-                        let arrays = free / ARRAY_BYTES + 2;
+                        let rest = free / ARRAY_BYTES + 2;
+                        let arrays = if collections == 0 { rest } else { rest.min(4) };
                         prepared
                             .run_unseen(&format!("(() => {{ for (let i = 0; i < {arrays}; i++) new Array(1000) }})()"));
                     }
-                    let collected = prepared.young_space().is_none_or(|(now, _)| now < used);
-                    if collected || n + 1 >= EMPTY_STEPS {
+                    let collections =
+                        collections + usize::from(prepared.young_space().is_none_or(|(now, _)| now < used));
+                    if collections >= 2 || n + 1 >= EMPTY_STEPS {
                         text()
                     } else {
-                        Step::Empty(n + 1)
+                        Step::Empty(n + 1, collections)
                     }
                 }
                 None => text(),
