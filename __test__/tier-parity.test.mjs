@@ -119,6 +119,16 @@ describe.each([
     expect(await runtime.run({ program, bindings: [] })).toEqual({ logs: [], value: 1 })
   })
 
+  it("cordis hands its methods out as they are, not wrapped anew at each access, and `ctx` reads as the caller's", async () => {
+    const runtime = await make()
+    // A shadowed method is a new proxy at each access (lib/unshadowed.mjs).
+    expect(runtime.run).toBe(runtime.run)
+    expect(runtime.lastRunStats).toBe(runtime.lastRunStats)
+    expect(runtime.ctx).toBeInstanceOf(Context)
+    const { run } = runtime
+    expect(await run.call(runtime, { program, bindings: [] })).toEqual({ logs: [], value: 1 })
+  })
+
   it('a binding rejection whose rendering throws (a Proxy that throws on every trap) is <unrenderable rejection value>', async () => {
     const runtime = await make()
     const program = _ === 'python'

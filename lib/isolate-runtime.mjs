@@ -11,6 +11,7 @@ import { DEFAULT_MAX_PENDING_CALLS, PREFIX, renderReason, renderRejection, unbou
 import { inspectSandboxHelper, sandboxHelperError } from './sandbox-helper.mjs'
 import { afterResult, disposeSessions, runDurableSession, runSession, sessionState } from './session.mjs'
 import { fitsBesideLogs } from './stop-clause.mjs'
+import { unshadowed } from './unshadowed.mjs'
 import { TRACING_SCHEMA, readTracing } from './tracing.mjs'
 
 // The console in the isolate formats as this Node major's util.inspect does (src/isolate/js/console/README.md).
@@ -235,6 +236,7 @@ export function defineIsolateRuntime(Base) {
 
     constructor(ctx, config = {}) {
       super(ctx, 'codeRuntime')
+      unshadowed(this)
       // cordis hands out services through a Proxy, so state lives in a symbol-keyed property
       // (private fields would not be reachable through the proxy receiver).
       this[STATE] = createIsolateState(ctx, config)

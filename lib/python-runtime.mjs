@@ -11,6 +11,7 @@ import native from './native.mjs'
 import { DEFAULT_MAX_PENDING_CALLS, PREFIX, renderRejection, unboundRunError, validatePendingCalls } from './request.mjs'
 import { durableOptions } from './durable.mjs'
 import { exactDigits } from './lossless.mjs'
+import { unshadowed } from './unshadowed.mjs'
 import { inspectSandboxHelper, sandboxHelperError } from './sandbox-helper.mjs'
 import { afterResult, disposeSessions, runDurableSession, runSession, sessionState } from './session.mjs'
 import { TRACING_SCHEMA, readTracing } from './tracing.mjs'
@@ -261,6 +262,7 @@ export function definePythonRuntime(Base) {
         disposePythonState(state)
         throw error
       }
+      unshadowed(this)
       this[STATE] = state
       attachPythonState(ctx, state)
     }

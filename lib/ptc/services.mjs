@@ -8,6 +8,7 @@ import { IsolateConfig, createIsolateState, isolateSandbox, runIsolate, runIsola
 import { PythonConfig, attachPythonState, disposePythonState, preparePythonState, runPython, runPythonDurable } from '../python-runtime.mjs'
 import { PREFIX, afterDisposalError, unboundRunError } from '../request.mjs'
 import { PTC_SEAM } from '../session.mjs'
+import { unshadowed } from '../unshadowed.mjs'
 import { filePlan, filePolicyAvailable, refusedFileEffect } from './file-plan.mjs'
 import { isolateInstructions, pythonInstructions } from './instructions.mjs'
 import { NO_DEADLINE_MS, readResolvedSpec, resolveSpec } from './resolve.mjs'
@@ -126,6 +127,7 @@ function defineIsolatePtc(Base) {
     constructor(ctx, config = {}) {
       const settings = ptcSettings(config, 'typescript')
       super(ctx)
+      unshadowed(this)
       // Its own `maxWallMs` is never used: every run passes the spec's deadline.
       const { graceMs, ...own } = backendConfig(config)
       const backend = createIsolateState(ctx, { ...own, maxWallMs: settings.timeout.maxMs })
@@ -212,6 +214,7 @@ function definePythonPtc(Base) {
       const backend = preparePythonState({ ...backendConfig(config), maxWallMs: settings.timeout.maxMs })
       try {
         super(ctx)
+        unshadowed(this)
         this[STATE] = ptcState(backend, settings, ctx)
       } catch (error) {
         disposePythonState(backend)
