@@ -158,6 +158,7 @@ describe("a waiting process's watchdog", () => {
     await expectHealthy(runtime)
   })
 })
+
 describe('uninterruptible built-ins under the wall ceiling', () => {
   let runtime
   let fiber
