@@ -96,3 +96,23 @@ export function threadsNamedNow(comm) {
     }
   })
 }
+
+/**
+ * Counts the host event loop's turns while a program runs: a 1 ms timer armed again after each
+ * turn until `stop()`, which returns how many ran.
+ */
+export function loopTurns() {
+  let turns = 0
+  let running = true
+  const turn = () => {
+    turns += 1
+    if (running) setTimeout(turn, 1)
+  }
+  setTimeout(turn, 1)
+  return {
+    stop: () => {
+      running = false
+      return turns
+    },
+  }
+}

@@ -3,7 +3,7 @@
 // getters throw, `functions` members whose getter throws, and deep completions walked past a
 // budget. Each case asserts the result and that the host can run `return 1` next.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { loadIsolate, tools } from './helpers.mjs'
+import { loadIsolate, loopTurns, tools } from './helpers.mjs'
 
 let runtime
 let fiber
@@ -138,16 +138,10 @@ describe("the host's event loop", () => {
   // its turns (timers, I/O, other runs).
   it('keeps its turns while a program calls a binding that answers at once, as fast as it can', async () => {
     const t = tools({ noop: async () => null })
-    let ticks = 0
-    let running = true
-    const tick = () => {
-      ticks += 1
-      if (running) setTimeout(tick, 1)
-    }
-    setTimeout(tick, 1)
+    const turns = loopTurns()
     const program = 'const end = Date.now() + 400\nlet n = 0\nwhile (Date.now() < end) { await tools.noop({}); n++ }\nreturn n > 0'
     const r = await runtime.run({ program, bindings: [t.namespace] })
-    running = false
+    const ticks = turns.stop()
     expect(r).toEqual({ logs: [], value: true })
     // 400 ms of back-to-back calls; a loop starved by them would have run the timer a few
     // times at most. Each turn may be late by up to the main thread's service bound (2 ms).

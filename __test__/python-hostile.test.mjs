@@ -6,6 +6,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { PythonCodeRuntime } from '../lib/index.mjs'
+import { loopTurns } from './helpers.mjs'
 import { TOOLS, liveProcesses, load, privateTmpdir, sleep, stagingDirs, unreapedChildren } from './python-helpers.mjs'
 
 vi.setConfig({ testTimeout: 20_000, hookTimeout: 20_000 })
@@ -246,6 +247,22 @@ time.sleep(30)`
 })
 
 // docs/budgets-and-ledger.md#python-budgets
+describe("the host's event loop", () => {
+  // Node's main thread reads a run's fd 3 and, after answering a call at once, waits briefly for
+  // the program's next (src/process_tier/host/next_call.rs): a program calling as fast as it can
+  // must still leave the loop its turns (timers, I/O, other runs).
+  it('keeps its turns while a program calls a binding that answers at once, as fast as it can', async () => {
+    const turns = loopTurns()
+    const program = 'import time\nend = time.monotonic() + 0.4\nn = 0\nwhile time.monotonic() < end:\n    await tools.noop({})\n    n += 1\nreturn n > 100'
+    const r = await run(program, [TOOLS({ noop: async () => null })])
+    const ticks = turns.stop()
+    expect(r).toEqual({ logs: [], value: true })
+    // 400 ms of back-to-back calls; a loop starved by them would have run the timer a few
+    // times at most. Each turn may be late by up to the main thread's service bound (2 ms).
+    expect(ticks).toBeGreaterThanOrEqual(20)
+  })
+})
+
 describe('CPU, wall and memory limits', () => {
   let cpu
   beforeAll(async () => {

@@ -10,7 +10,7 @@ re-asserts the limits the host applied before exec, builds the namespaces, ackno
 (`log_streams`), the namespaces and the calls they make (`namespace_proxies`), the program's
 wrapper (`wrap`), the settle and report path (`settlement`, with `cap_text`, `cap_message` and
 `render_exception`), where a run was stopped (`report_stops`), a durable run's world
-(`durable_world`).
+(`durable_world`), the loop's polling while a call is in flight (`poll_for_replies`).
 
 Nothing here reads a global once a program may be running: every builtin, module and function a
 piece of this file uses is bound when it is made (a default argument, or a local of the function
@@ -38,6 +38,10 @@ REHEARSE_AFTER_MS = 5
 # What the rehearsal wraps: the shapes a program's first steps take (an import, a call, a
 # branch, an await, a structured value).
 REHEARSAL = "import time\nx = [1, 2]\nif x:\n    print(len(x), 'a')\nreturn {'k': await tools.f(x)}"
+# While a binding call is in flight the event loop polls before it sleeps (`poll_for_replies`),
+# for at most this long (seconds); a poll that found nothing halves the next, down to none.
+POLL_FOR_REPLY = 80e-6
+MIN_POLL_FOR_REPLY = 5e-6
 
 
 def durable_world(
@@ -660,6 +664,7 @@ def namespace_proxies(
     deliver_one())` — the reply pump on a loop, a durable run's answers held back until
     `deliver_one()` hands the program the next (docs/durable.md#determinism)."""
     encode_chunks, decode, quote, lossless_reason = P.encode_chunks, P.decode, P.quote, P.lossless_reason
+    running_loop = asyncio._get_running_loop
     pending = {}
     pending_lock = threading.Lock()
     next_id = [0]
@@ -687,6 +692,11 @@ def namespace_proxies(
         payload = frame.get("value") if ok else frame.get("message")
         if arrived[0] is not None:
             arrived[0].append((future, ok, payload))
+            return
+        if owner is running_loop():
+            # Read on the loop the call awaits on (its reply pump, or a drain after a call):
+            # completed here, without a trip through the loop's self-pipe.
+            complete(future, ok, payload)
             return
         try:
             owner.call_soon_threadsafe(complete, future, ok, payload)
@@ -1022,6 +1032,46 @@ def report_stops(
                 pass  # a limit past what a timer can hold (cpuSeconds up to 2^53): the kernel's alone
 
 
+def poll_for_replies(
+    loop, in_flight, clock, getattr=getattr, max=max, longest=POLL_FOR_REPLY, shortest=MIN_POLL_FOR_REPLY,
+):
+    """Has `loop`'s waits poll for up to `longest` seconds before they sleep while a binding call
+    is in flight (`in_flight()`): a host that answers at once is heard without the wake-up from
+    the sleep, which on a virtual machine costs more than the call (docs/python.md#binding-calls).
+    A poll that found nothing halves the next one; an answer that came within `longest` of the
+    wait's start restores it. The polls are this process's CPU time, inside its limit."""
+    real = loop._selector
+    window = [longest]
+
+    class Polling:
+        __slots__ = ()
+
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def select(self, timeout=None):
+            if (timeout is not None and timeout <= 0) or not in_flight():
+                return real.select(timeout)
+            start = clock()
+            if window[0] >= shortest:
+                until = start + window[0]
+                while True:
+                    events = real.select(0)
+                    if events:
+                        return events
+                    if clock() >= until:
+                        break
+                window[0] /= 2
+                if timeout is not None:
+                    timeout = max(0, timeout - (clock() - start))
+            events = real.select(timeout)
+            if events and clock() - start < longest:
+                window[0] = longest
+            return events
+
+    loop._selector = Polling()
+
+
 def rehearse(loop_runner, wrap=wrap, program=REHEARSAL, Exception=Exception):
     """A run's first steps, once, by a spare waiting for its run: a program wrapped and compiled,
     and a turn of the event loop. The pages they write are then this process's
@@ -1075,11 +1125,13 @@ def main(
     open_channel=open_channel, apply_limits=apply_limits, cpu_check=cpu_check, log_streams=log_streams,
     namespace_proxies=namespace_proxies, wrap=wrap, settlement=settlement, durable_world=durable_world,
     report_stops=report_stops, rehearse=rehearse, rehearse_after=REHEARSE_AFTER_MS,
+    poll_for_replies=poll_for_replies,
 ):
     """One run, put together from the functions above, each made before the program runs."""
     import builtins
     import signal
     import sys
+    from time import perf_counter as clock
 
     import asyncio
     import io
@@ -1153,6 +1205,8 @@ def main(
     async def runner():
         loop = asyncio.get_running_loop()
         attach(loop)
+        if durable is None:
+            poll_for_replies(loop, in_flight, clock)
         try:
             value = await program()
         except BaseException as exc:

@@ -249,6 +249,78 @@ def on_fd3():
     return host
 
 
+class PollForReplies(unittest.TestCase):
+    """The loop's waits poll before they sleep only while a call is in flight, and adapt."""
+
+    class Fake:
+        """A selector whose `select(0)` finds events after `ready_after` polls and whose sleeping
+        waits end after `sleeps` seconds with an event, and a clock that advances 10 µs a reading."""
+
+        def __init__(self, ready_after=None):
+            self.calls, self.ready_after, self.now, self.sleeps = [], ready_after, 0.0, 1e-3
+
+        def select(self, timeout=None):
+            self.calls.append(timeout)
+            polls = sum(1 for t in self.calls if t == 0)
+            if timeout != 0:
+                self.now += self.sleeps
+                return ["event"]
+            return ["event"] if self.ready_after is not None and polls >= self.ready_after else []
+
+        def clock(self):
+            self.now += 10e-6
+            return self.now
+
+        def get_map(self):
+            return {"fd": "key"}
+
+    def polling(self, fake, in_flight=True):
+        loop = types.SimpleNamespace(_selector=fake)
+        runner.poll_for_replies(loop, lambda: in_flight, fake.clock)
+        return loop._selector
+
+    def test_without_a_call_in_flight_the_wait_is_the_selectors(self):
+        fake = self.Fake()
+        selector = self.polling(fake, in_flight=False)
+        self.assertEqual(selector.select(1.5), ["event"])
+        self.assertEqual(fake.calls, [1.5])
+        # Everything else is the selector's own.
+        self.assertEqual(selector.get_map(), {"fd": "key"})
+
+    def test_a_reply_within_the_window_is_found_by_polling(self):
+        fake = self.Fake(ready_after=3)
+        self.assertEqual(self.polling(fake).select(None), ["event"])
+        self.assertEqual(fake.calls, [0, 0, 0])
+
+    def test_a_silent_window_halves_then_sleeps_and_a_prompt_reply_restores_it(self):
+        fake = self.Fake()
+        selector = self.polling(fake)
+        self.assertEqual(selector.select(None), ["event"])
+        polls = fake.calls.count(0)
+        self.assertGreater(polls, 1)
+        self.assertEqual(fake.calls[-1], None)
+        # Halved, the next wait polls about half as long; a timeout is shortened by the polling.
+        fake.calls.clear()
+        selector.select(1.0)
+        self.assertLess(fake.calls.count(0), polls)
+        self.assertLess(fake.calls[-1], 1.0)
+        # Down to no polling at all; an answer within the longest window restores it.
+        for _ in range(6):
+            selector.select(None)
+        fake.calls.clear()
+        fake.sleeps = 0
+        selector.select(None)
+        self.assertEqual(fake.calls, [None])
+        fake.calls.clear()
+        selector.select(None)
+        self.assertGreater(fake.calls.count(0), 1)
+
+    def test_a_wait_that_must_not_block_is_passed_through(self):
+        fake = self.Fake()
+        self.polling(fake).select(0)
+        self.assertEqual(fake.calls, [0])
+
+
 class Rehearsal(unittest.TestCase):
     def test_quiet_until_a_frame_or_the_end_arrives(self):
         def check():

@@ -15,6 +15,7 @@ use crate::ledger::logbook::LogBook;
 use crate::ledger::text::Text;
 use crate::outcome::{FailureKind, RunEnd};
 use crate::process_tier::host::main_call::MainCallback;
+use crate::process_tier::host::next_call::{self, NextCall};
 use crate::process_tier::host::uv::{self, MainReader};
 use crate::python::protocol::events::{Events, PythonEvent, Settled};
 use crate::python::run::handle::{self, Command, Control};
@@ -64,13 +65,25 @@ type EventFn = ThreadsafeFunction<PythonEvent, (), EventArgs<PythonReport>, Stat
 struct MainPython {
     shared: Arc<Shared>,
     end: RunEnd,
+    next_call: NextCall,
 }
 
 impl MainReader for MainPython {
-    fn on_readable(&self, _fd: std::os::fd::RawFd, callback: &MainCallback) -> bool {
-        let (more, events) = self.shared.read_on_main();
-        deliver(events, callback, &self.end);
-        more
+    fn on_readable(&self, fd: std::os::fd::RawFd, callback: &MainCallback) -> bool {
+        let started = std::time::Instant::now();
+        self.next_call.woken();
+        loop {
+            let (more, events) = self.shared.read_on_main();
+            let replies = self.shared.replies();
+            deliver(events, callback, &self.end);
+            if !more {
+                return false;
+            }
+            // Only a call answered at once lets the program make its next one now.
+            if self.shared.replies() == replies || !self.next_call.wait(fd, started) {
+                return true;
+            }
+        }
     }
 
     fn failed(&self, reason: &str) {
@@ -101,7 +114,8 @@ fn attach_on_main(callback: Weak<MainCallback>, end: RunEnd) -> Attach {
         Box::new(move |env| {
             // The run's object holds the callback while the run is in flight.
             let Some(callback) = callback.upgrade() else { return };
-            if uv::read_on_main(env, fd, Arc::new(MainPython { shared: shared.clone(), end }), callback) {
+            let reader = MainPython { shared: shared.clone(), end, next_call: NextCall::new(next_call::PYTHON) };
+            if uv::read_on_main(env, fd, Arc::new(reader), callback) {
                 shared.read_by_main();
             }
         })

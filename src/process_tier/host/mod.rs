@@ -15,6 +15,7 @@ pub(crate) use trace;
 
 pub mod forge;
 pub mod main_call;
+pub mod next_call;
 pub mod pool;
 pub mod process;
 pub mod supervise;

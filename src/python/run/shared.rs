@@ -13,7 +13,7 @@
 
 use std::io::Write;
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::Run;
@@ -30,6 +30,9 @@ pub(super) struct MainFlags {
     pub(super) queued: AtomicBool,
     /// A `Flush` is on its way to the main thread.
     pub(super) flush_sent: AtomicBool,
+    /// Binding replies the run took so far: the main thread waits for a next call only after
+    /// one it delivered was answered at once.
+    replies: AtomicU64,
 }
 
 /// The run (once its child is up, until its end is settled) and who reads its fd 3.
@@ -88,6 +91,11 @@ impl Shared {
         (more, events)
     }
 
+    /// Binding replies the run has taken so far.
+    pub fn replies(&self) -> u64 {
+        self.main.replies.load(Ordering::Relaxed)
+    }
+
     /// The main thread's share of a `Flush`: what the queue holds now.
     pub fn take_queued(&self) -> Vec<PythonEvent> {
         self.main.flush_sent.store(false, Ordering::Release);
@@ -121,6 +129,7 @@ impl Shared {
         let mut guard = self.run.locked();
         let Some(run) = guard.as_mut() else { return Some(payload) };
         run.reply_now(id, ok, payload);
+        self.main.replies.fetch_add(1, Ordering::Relaxed);
         let nudge = run.wants_thread();
         drop(guard);
         if nudge {

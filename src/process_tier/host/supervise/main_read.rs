@@ -1,10 +1,10 @@
-//! Node's main thread reading a run's channel (a libuv poll handle calls it), and how long it
-//! waits for the program's next call after serving one.
+//! Node's main thread reading a run's channel (a libuv poll handle calls it), waiting for the
+//! program's next call after serving one as `NextCall` says.
 
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::reader::{Ended, Reader};
 use super::RunControl;
@@ -14,17 +14,13 @@ use crate::outcome::{self, FailureKind};
 use crate::panic::switch::Site;
 use crate::panic::Lock;
 use crate::process_tier::host::main_call::MainCallback;
+use crate::process_tier::host::next_call::NextCall;
 use crate::process_tier::host::pool::Pool;
 use crate::process_tier::host::uv::MainReader;
 
-/// The longest the main thread waits for a program's next call after one.
-const MAIN_SPIN: Duration = Duration::from_micros(40);
-const MIN_MAIN_SPIN: Duration = Duration::from_micros(5);
 /// The longest part of one frame the main thread buffers: a longer frame is left to the
 /// supervisor, since decoding it in one piece (8 MiB took 40–70 ms) would hold Node's loop.
 const MAIN_FRAME_LIMIT: usize = 1 << 20;
-/// The longest the main thread serves one run's calls in a row before it returns to the loop.
-const MAIN_SERVICE: Duration = Duration::from_millis(2);
 
 /// A [`Reader`] behind its lock, with the supervisor's wake-up.
 pub struct SharedReader {
@@ -33,27 +29,13 @@ pub struct SharedReader {
     /// Node's main thread reads the channel (set under the reader's lock): the supervisor no
     /// longer does, except what the process left when it exited.
     pub(super) main_reads: AtomicBool,
-    /// The main thread's wait for a next call (only that thread takes the lock, never across
+    /// The main thread's wait for a next call (only that thread takes its lock, never across
     /// JavaScript).
-    pub(super) spin: Mutex<MainSpin>,
+    pub(super) next_call: NextCall,
     /// The pool the process is from (closing, it reaps the process before the run's result).
     pub(super) pool: Arc<Pool>,
     /// When the run began, for its wall time.
     pub(super) started: Instant,
-}
-
-/// How long the main thread waits for a run's next call after serving one: the whole window
-/// while calls come within it, halved each time one does not.
-pub(super) struct MainSpin {
-    window: Duration,
-    /// When the main thread last served a call of this run.
-    served: Option<Instant>,
-}
-
-impl MainSpin {
-    pub(super) fn new() -> Mutex<MainSpin> {
-        Mutex::new(MainSpin { window: MAIN_SPIN, served: None })
-    }
 }
 
 impl SharedReader {
@@ -118,11 +100,6 @@ impl SharedReader {
         drop(_reader);
         self.control.nudge();
     }
-
-    /// Whether `fd` has bytes (or its end) now, without taking the lock.
-    fn ready_now(fd: RawFd) -> bool {
-        crate::os::poll::wait_for(fd, libc::POLLIN, Some(Duration::ZERO))
-    }
 }
 
 impl MainReader for SharedReader {
@@ -132,14 +109,7 @@ impl MainReader for SharedReader {
 
     fn on_readable(&self, fd: RawFd, callback: &MainCallback) -> bool {
         let started = Instant::now();
-        {
-            let mut spin = self.spin.locked();
-            // The next call came soon after the last one, though not within the window: the
-            // window opens again (as the sandbox's own spin does).
-            if spin.served.is_some_and(|at| at.elapsed() < MAIN_SPIN) {
-                spin.window = MAIN_SPIN;
-            }
-        }
+        self.next_call.woken();
         loop {
             let (open, events) = self.read_once();
             let replies = self.control.replies.load(Ordering::Relaxed);
@@ -157,32 +127,7 @@ impl MainReader for SharedReader {
                 return false;
             }
             // Only a call answered at once lets the program make its next one now.
-            if self.control.replies.load(Ordering::Relaxed) == replies {
-                return true;
-            }
-            let window = {
-                let mut spin = self.spin.locked();
-                spin.served = Some(Instant::now());
-                spin.window
-            };
-            if started.elapsed() >= MAIN_SERVICE || window < MIN_MAIN_SPIN {
-                return true;
-            }
-            // A program that awaited a call mostly makes its next one within microseconds:
-            // waiting here for it spares the wake-up from the event loop's sleep, which on a
-            // virtual machine costs more than the call itself.
-            let until = Instant::now() + window;
-            let mut next = false;
-            while Instant::now() < until {
-                if Self::ready_now(fd) {
-                    next = true;
-                    break;
-                }
-                std::hint::spin_loop();
-            }
-            if !next {
-                let mut spin = self.spin.locked();
-                spin.window /= 2;
+            if self.control.replies.load(Ordering::Relaxed) == replies || !self.next_call.wait(fd, started) {
                 return true;
             }
         }

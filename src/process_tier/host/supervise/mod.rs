@@ -38,9 +38,9 @@ use crate::ledger::text::Text;
 use crate::outcome::{self, FailureKind, StoppedAt};
 use crate::panic::switch::Site;
 use crate::panic::Lock;
+use crate::process_tier::host::next_call::{self, NextCall};
 
 pub use control::RunControl;
-use main_read::MainSpin;
 pub use main_read::SharedReader;
 pub use outbound::Outbound;
 use reader::{Ended, Reader};
@@ -94,7 +94,7 @@ pub fn take_ready(
         )),
         control: control.clone(),
         main_reads: AtomicBool::new(false),
-        spin: MainSpin::new(),
+        next_call: NextCall::new(next_call::ISOLATE),
         pool: pool.clone(),
         started: Instant::now(),
     });
@@ -207,7 +207,7 @@ fn supervise_run(
                         )),
                         control: control.clone(),
                         main_reads: AtomicBool::new(false),
-                        spin: MainSpin::new(),
+                        next_call: NextCall::new(next_call::ISOLATE),
                         pool: pool.clone(),
                         started,
                     });
