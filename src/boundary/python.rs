@@ -70,20 +70,15 @@ struct MainPython {
 
 impl MainReader for MainPython {
     fn on_readable(&self, fd: std::os::fd::RawFd, callback: &MainCallback) -> bool {
-        let started = std::time::Instant::now();
-        self.next_call.woken();
-        loop {
-            let (more, events) = self.shared.read_on_main();
-            let replies = self.shared.replies();
-            deliver(events, callback, &self.end);
-            if !more {
-                return false;
-            }
-            // Only a call answered at once lets the program make its next one now.
-            if self.shared.replies() == replies || !self.next_call.wait(fd, started) {
-                return true;
-            }
-        }
+        self.next_call.serve(
+            fd,
+            || self.shared.replies(),
+            || {
+                let (more, events) = self.shared.read_on_main();
+                deliver(events, callback, &self.end);
+                more
+            },
+        )
     }
 
     fn failed(&self, reason: &str) {

@@ -38,9 +38,27 @@ impl NextCall {
         NextCall { longest, window: Mutex::new(Window { length: longest, served: None }) }
     }
 
+    /// Serves one wake-up of a run's channel on the main thread: `step` reads what `fd` holds
+    /// and delivers it (false once the channel is at its end, which this returns); `replies`
+    /// counts the replies the run has taken. Only a call answered at once lets the program make
+    /// its next one now, so only then does it wait for that call. True: keep watching `fd`.
+    pub fn serve(&self, fd: RawFd, replies: impl Fn() -> u64, mut step: impl FnMut() -> bool) -> bool {
+        let started = Instant::now();
+        self.woken();
+        loop {
+            let before = replies();
+            if !step() {
+                return false;
+            }
+            if replies() == before || !self.wait(fd, started) {
+                return true;
+            }
+        }
+    }
+
     /// The channel woke the main thread: a call that came soon after the last one, though not
     /// within the window, opens the window again (as the programs' own spins do).
-    pub fn woken(&self) {
+    fn woken(&self) {
         let mut window = self.window.locked();
         if window.served.is_some_and(|at| at.elapsed() < self.longest) {
             window.length = self.longest;
@@ -51,7 +69,7 @@ impl NextCall {
     /// readable. True when it is (read it now); false (the window halved when it ran out) when
     /// the main thread should return to the loop, also once it has served this run since
     /// `started` for longer than `SERVICE`.
-    pub fn wait(&self, fd: RawFd, started: Instant) -> bool {
+    fn wait(&self, fd: RawFd, started: Instant) -> bool {
         let length = {
             let mut window = self.window.locked();
             window.served = Some(Instant::now());
@@ -98,5 +116,34 @@ mod tests {
         // A run served for longer than SERVICE goes back to the loop, even with a call waiting.
         program.write_all(b"{}\n").unwrap();
         assert!(!next.wait(host.as_raw_fd(), Instant::now() - SERVICE));
+    }
+
+    #[test]
+    fn a_wake_up_reads_on_only_after_a_reply_and_stops_at_the_channels_end() {
+        let (mut program, host) = UnixStream::pair().unwrap();
+        let next = NextCall::new(ISOLATE);
+        let replies = std::cell::Cell::new(0u64);
+        let steps = std::cell::Cell::new(0);
+        // A call answered at once, and the program's next call already there: read in the same
+        // wake-up; then one left unanswered: back to the loop.
+        program.write_all(b"{}\n").unwrap();
+        let keep = next.serve(
+            host.as_raw_fd(),
+            || replies.get(),
+            || {
+                steps.set(steps.get() + 1);
+                let mut drained = [0u8; 8];
+                let _ = (&host).read(&mut drained);
+                if steps.get() == 1 {
+                    replies.set(1);
+                    program.write_all(b"{}\n").unwrap();
+                }
+                true
+            },
+        );
+        assert!(keep);
+        assert_eq!(steps.get(), 2);
+        // The channel's end: stop watching it.
+        assert!(!next.serve(host.as_raw_fd(), || 0, || false));
     }
 }

@@ -108,11 +108,9 @@ impl MainReader for SharedReader {
     }
 
     fn on_readable(&self, fd: RawFd, callback: &MainCallback) -> bool {
-        let started = Instant::now();
-        self.next_call.woken();
-        loop {
+        let replies = || self.control.replies.load(Ordering::Relaxed);
+        self.next_call.serve(fd, replies, || {
             let (open, events) = self.read_once();
-            let replies = self.control.replies.load(Ordering::Relaxed);
             // No lock is held while JavaScript runs: the supervisor may act on the run meanwhile
             // (a binding may take long), and a binding that spins a nested event loop may
             // bring this callback back.
@@ -123,13 +121,7 @@ impl MainReader for SharedReader {
                     callback.call(event.into_args());
                 }
             }
-            if !open {
-                return false;
-            }
-            // Only a call answered at once lets the program make its next one now.
-            if self.control.replies.load(Ordering::Relaxed) == replies || !self.next_call.wait(fd, started) {
-                return true;
-            }
-        }
+            open
+        })
     }
 }
