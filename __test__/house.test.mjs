@@ -67,7 +67,7 @@ function moduleOf(file) {
  * it reaches; edges to a file's own ancestors (a parent's items) are not imports between rooms.
  */
 function moduleGraph() {
-  const files = filesUnder('src', ['.rs']).filter((file) => !file.startsWith('src/bin/'))
+  const files = filesUnder('src', ['.rs'])
   const modules = new Set(files.map(moduleOf))
   const deepest = (segments) => {
     for (let n = segments.length; n > 0; n--) {

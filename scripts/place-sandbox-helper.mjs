@@ -1,5 +1,5 @@
-// After `napi build`: puts the sandbox helper executable (src/bin/sandbox.rs, built by the same
-// cargo invocation) and the Python template's library (crates/python-entry) beside the addon,
+// After `napi build`: puts the sandbox helper executable (crates/sandbox-helper) and the Python
+// template's library (crates/python-entry), built by the same cargo invocation, beside the addon,
 // where the addon looks for them. Linux only: elsewhere no helper
 // ships, and the runtimes start children without it. On Linux a runtime refuses to load without a
 // usable helper there (lib/sandbox-helper.mjs) unless its config says `allowUnsandboxed: true`.

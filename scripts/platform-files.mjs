@@ -8,9 +8,9 @@
 // downloaded file is 0644), so the sandbox helper would otherwise ship without its execute bit and
 // every sandboxed child would start without its layers.
 //
-// The Linux sandbox helper (src/bin/sandbox.rs) sits beside the addon, which looks for it there.
-// It is built by the same `napi build` (cargo builds every target of the package); the collect
-// script looks for it in target/<triple>/release/ and target/release/.
+// The Linux sandbox helper (crates/sandbox-helper) sits beside the addon, which looks for it there.
+// It is built by the same `napi build` (crates/sandbox-helper, a default member of the cargo
+// workspace); the collect script looks for it in target/<triple>/release/ and target/release/.
 import { chmodSync, existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 

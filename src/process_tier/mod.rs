@@ -5,7 +5,7 @@
 //! - `host`: in Node's process. The pool of sandbox processes and their template, a run's
 //!   supervisor (its poll loop, the frames it reads, its own verdicts), Node's main thread reading
 //!   a run's channel. Its JavaScript boundary is `src/boundary/contained.rs`.
-//! - `child`: in the sandbox process, which the helper (`src/bin/sandbox.rs`) starts with the
+//! - `child`: in the sandbox process, which the helper (`crates/sandbox-helper`) starts with the
 //!   addon loaded and no Node. The template that forks one process per run, and each process's
 //!   serve loop, inbox and frames, around the isolate's own run loop (`src/isolate/run/`).
 //!

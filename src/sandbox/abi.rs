@@ -1,4 +1,4 @@
-//! What the helper (`src/bin/sandbox.rs`, which includes this file) and the addon agree on across
+//! What the helper (`crates/sandbox-helper`, which includes this file) and the addon agree on across
 //! the process boundary, written once: the exit codes each side ends with when it cannot do its
 //! job, and the entry points the helper calls in the addon to make a sandbox process.
 //!

@@ -1,5 +1,5 @@
 //! The sandbox room: starting a child that the kernel keeps apart from the host, through the
-//! small helper executable shipped beside the addon (src/bin/sandbox.rs). The host writes the
+//! small helper executable shipped beside the addon (crates/sandbox-helper). The host writes the
 //! helper's instructions (`plan`) and reads back which layers hold (`Layers`).
 
 /// The entry symbols are the helper's to look up; the addon checks its definitions' types.
@@ -13,7 +13,7 @@ pub mod exit;
 pub mod fds;
 /// The layers the addon applies itself: a sandbox process's syscall allowlist and Landlock. The
 /// helper's (`enter`: namespaces, the run's root, its seccomp filter, in src/sandbox/harden/ too)
-/// are compiled into the helper (src/bin/sandbox.rs), which applies them around a program it
+/// are compiled into the helper (crates/sandbox-helper), which applies them around a program it
 /// execs, and into the Python template's library (crates/python-entry), whose forked children
 /// apply them around themselves; those files reach what they share as `super::`.
 #[cfg(target_os = "linux")]

@@ -31,7 +31,7 @@ impl RlimitKind {
         }
     }
 
-    #[allow(dead_code)] // the helper's half (src/bin/sandbox.rs)
+    #[allow(dead_code)] // the helper's half (crates/sandbox-helper)
     fn parse(name: &str) -> Option<Self> {
         [RlimitKind::Core, RlimitKind::Fsize, RlimitKind::Nproc, RlimitKind::Nofile]
             .into_iter()

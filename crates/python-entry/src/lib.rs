@@ -6,7 +6,7 @@
 //! The template used to load the addon for these two entries: 57 MB whose relocations the loader
 //! writes and whose file pages it reads, in the template and, copied, in every fork. This library
 //! holds only them and what they call, the addon's own sources compiled again (as the helper,
-//! src/bin/sandbox.rs, compiles its share): no V8, no napi. Its modules sit where the addon has
+//! crates/sandbox-helper, compiles its share): no V8, no napi. Its modules sit where the addon has
 //! them, so each file reaches the others by the same paths in both.
 
 #![cfg(target_os = "linux")]

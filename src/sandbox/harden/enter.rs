@@ -1,4 +1,4 @@
-//! The helper's layers around one program, shared by the helper (src/bin/sandbox.rs, which
+//! The helper's layers around one program, shared by the helper (crates/sandbox-helper, which
 //! execs the program) and the Python template's forked children (src/python/template/, which
 //! return into the interpreter the template already started; docs/python.md#the-template).
 //!
@@ -452,7 +452,7 @@ fn take_program_ids() -> bool {
 /// <program> <relay fd> [<label>]`: the roles a forked interpreter's keeper and init hand to this
 /// helper (`become_helper`), which then ends exactly as they would have. `None` for arguments
 /// they would not have written.
-#[allow(dead_code)] // the helper's half (src/bin/sandbox.rs)
+#[allow(dead_code)] // the helper's half (crates/sandbox-helper)
 pub fn resume_role(args: &[std::ffi::OsString]) -> Option<std::convert::Infallible> {
     let (role, rest) = args.split_first()?;
     let count = match role.to_str()? {

@@ -21,51 +21,51 @@
 // A policy's paths opened with no link followed, shared with the addon's `resolve()` check.
 #[cfg(target_os = "linux")]
 #[allow(dead_code)]
-#[path = "../sandbox/exact.rs"]
+#[path = "../../../src/sandbox/exact.rs"]
 mod exact;
 #[cfg(target_os = "linux")]
-#[path = "../sandbox/harden/idmap.rs"]
+#[path = "../../../src/sandbox/harden/idmap.rs"]
 mod idmap;
 // Shared with the addon, which decides the ids; the helper keeps its default as a fail-safe.
 #[cfg(target_os = "linux")]
 #[allow(dead_code)]
-#[path = "../sandbox/identity.rs"]
+#[path = "../../../src/sandbox/identity.rs"]
 mod identity;
 #[cfg(target_os = "linux")]
-#[path = "../sandbox/harden/landlock.rs"]
+#[path = "../../../src/sandbox/harden/landlock.rs"]
 mod landlock;
 #[cfg(target_os = "linux")]
-#[path = "../sandbox/harden/namespaces.rs"]
+#[path = "../../../src/sandbox/harden/namespaces.rs"]
 mod namespaces;
 #[cfg(target_os = "linux")]
-#[path = "../sandbox/harden/root.rs"]
+#[path = "../../../src/sandbox/harden/root.rs"]
 mod root;
 #[cfg(target_os = "linux")]
-#[path = "../sandbox/harden/seccomp.rs"]
+#[path = "../../../src/sandbox/harden/seccomp.rs"]
 mod seccomp;
 // The layers around one program, shared with the Python template's children.
 #[cfg(target_os = "linux")]
-#[path = "../sandbox/harden/enter.rs"]
+#[path = "../../../src/sandbox/harden/enter.rs"]
 mod enter;
 #[cfg(target_os = "linux")]
-#[path = "../sandbox/harden/process.rs"]
+#[path = "../../../src/sandbox/harden/process.rs"]
 mod process;
 #[cfg(target_os = "linux")]
-#[path = "../sandbox/harden/program.rs"]
+#[path = "../../../src/sandbox/harden/program.rs"]
 mod program;
 // poll(2) over a slice, shared with the addon.
 #[cfg(target_os = "linux")]
 #[allow(dead_code)]
-#[path = "../os/poll.rs"]
+#[path = "../../../src/os/poll.rs"]
 mod poll;
 // Exit codes and the addon's entry points, shared with the addon.
 #[allow(dead_code)]
-#[path = "../sandbox/abi.rs"]
+#[path = "../../../src/sandbox/abi.rs"]
 mod abi;
 // Shared with the addon, which uses the writing half.
 #[cfg(target_os = "linux")]
 #[allow(dead_code)]
-#[path = "../sandbox/plan.rs"]
+#[path = "../../../src/sandbox/plan.rs"]
 mod plan;
 
 #[cfg(target_os = "linux")]
