@@ -168,7 +168,7 @@ export async function waitFor(predicate, ms = 5000) {
  */
 export function unprivilegedPackage(repo, dir, extra = []) {
   const pkg = path.join(dir, 'pkg')
-  for (const entry of ['package.json', 'index.js', 'lib', 'code-runtime-native-sandbox', 'libcode_runtime_native_python.so', ...extra]) {
+  for (const entry of ['package.json', 'index.js', 'lib', 'code-runtime-native-sandbox', 'code-runtime-native-sandbox-roles', 'libcode_runtime_native_python.so', ...extra]) {
     fs.cpSync(path.join(repo, entry), path.join(pkg, entry), { recursive: true })
   }
   for (const entry of fs.readdirSync(repo).filter((f) => f.endsWith('.node'))) {

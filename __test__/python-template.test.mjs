@@ -312,7 +312,8 @@ async function twoDeepInARow(run, forked, template) {
 /** `field:` of /proc/<pid>/status, trimmed. */
 const statusOf = (pid, field) => new RegExp(`^${field}:\\s+(.*)$`, 'm').exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1]
 
-const HELPER = fs.realpathSync(path.join(REPO, 'code-runtime-native-sandbox'))
+// What a spare's keeper and init exec: the helper's static build beside it (scripts/link-sandbox-roles.mjs).
+const ROLES = fs.realpathSync(path.join(REPO, 'code-runtime-native-sandbox-roles'))
 const exe = (pid) => {
   try {
     return fs.readlinkSync(`/proc/${pid}/exe`)
@@ -338,9 +339,9 @@ const idsTaken = (pid) => {
  */
 async function slimSpare(template) {
   for (let i = 0; i < 500; i++) {
-    const keeper = childrenOf(template).find((pid) => exe(pid) === HELPER)
+    const keeper = childrenOf(template).find((pid) => exe(pid) === ROLES)
     const init = keeper && childrenOf(keeper)[0]
-    const program = init && exe(init) === HELPER && childrenOf(init)[0]
+    const program = init && exe(init) === ROLES && childrenOf(init)[0]
     if (program && idsTaken(program)) return { keeper, init, program }
     await sleep(10)
   }
@@ -348,14 +349,14 @@ async function slimSpare(template) {
 }
 
 describe("a forked run's keeper and init", () => {
-  it('become the helper once a spare has forked: nothing of the interpreter stays in them, init has the program\'s ids, no capability, and is not dumpable', async () => {
+  it('become the helper\'s static build once a spare has forked: nothing of the interpreter stays in them, init has the program\'s ids, no capability, and is not dumpable', async () => {
     const before = new Set(pythonTemplates())
     const { runtime, fiber } = await load(PythonCodeRuntime, { graceMs: 300 })
     try {
       const [template] = pythonTemplates().filter((pid) => !before.has(pid))
       expect(await run(runtime, 'return 1')).toEqual({ logs: [], value: 1 })
       const { keeper, init, program } = await slimSpare(template)
-      expect([exe(keeper), exe(init), exe(program)]).toEqual([HELPER, HELPER, fs.realpathSync(PYTHON)])
+      expect([exe(keeper), exe(init), exe(program)]).toEqual([ROLES, ROLES, fs.realpathSync(PYTHON)])
       // Their command lines name the run they serve (its scratch directory): the roles' arguments.
       const cmdline = (pid) => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, -1)
       expect(cmdline(keeper)).toEqual(['code-runtime-native-sandbox', 'keeper', String(init), expect.stringMatching(/^\d+$/), expect.stringMatching(/^\d+$/), '0', expect.stringMatching(/\/tmp$/)])

@@ -66,10 +66,11 @@ describe('fill-platform-packages', () => {
     )
   })
 
-  it("states the sandbox helper executable and the Python template's library on both Linux targets, and no extra file elsewhere", () => {
+  it("states the sandbox helper executable, its static build and the Python template's library on both Linux targets, and no extra file elsewhere", () => {
     for (const target of ['linux-x64-gnu', 'linux-arm64-gnu']) {
       expect(platformFiles(target)).toEqual([
         { name: 'code-runtime-native-sandbox', mode: 0o755 },
+        { name: 'code-runtime-native-sandbox-roles', mode: 0o755 },
         { name: 'libcode_runtime_native_python.so', mode: 0o644 },
       ])
     }
@@ -90,7 +91,7 @@ describe('restore-platform-modes (the test jobs, after download-artifact)', () =
     const { status, stdout, stderr } = restore(folder)
     expect({ status, stdout, stderr }).toEqual({
       status: 0,
-      stdout: 'code-runtime-native-sandbox: mode 755\nlibcode_runtime_native_python.so: mode 644\n',
+      stdout: 'code-runtime-native-sandbox: mode 755\ncode-runtime-native-sandbox-roles: mode 755\nlibcode_runtime_native_python.so: mode 644\n',
       stderr: '',
     })
     expect(statSync(helper).mode & 0o777).toBe(0o755)

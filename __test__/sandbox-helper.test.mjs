@@ -26,6 +26,8 @@ const { PYTHON } = process.platform === 'win32' ? {} : await import('./python-he
 const TMP = fs.mkdtempSync(path.join(fs.realpathSync(os.tmpdir()), 'crn-sandbox-helper-'))
 process.env.TMPDIR = TMP
 const HELPER = 'code-runtime-native-sandbox'
+const ROLES = 'code-runtime-native-sandbox-roles'
+const PYTHON_LIBRARY = 'libcode_runtime_native_python.so'
 const ADDON = fs.readdirSync(REPO).find((f) => f.endsWith('.node'))
 
 afterAll(() => fs.rmSync(TMP, { recursive: true, force: true }))
@@ -229,9 +231,102 @@ describe.runIf(linux)('the roles a forked interpreter hands the helper (keeper, 
       ['init', '5', '-1'],
       ['init', '5', '3', 'label', 'extra'],
     ]
-    for (const args of wrong) {
-      const r = spawnSync(path.join(REPO, HELPER), args, { encoding: 'utf8', timeout: 10_000 })
-      expect([args, r.status, r.stderr]).toEqual([args, 125, 'code-runtime-native-sandbox: keeper|init: arguments the addon would not have written\n'])
+    for (const file of [HELPER, ROLES]) {
+      for (const args of wrong) {
+        const r = spawnSync(path.join(REPO, file), args, { encoding: 'utf8', timeout: 10_000 })
+        expect([file, args, r.status, r.stderr]).toEqual([file, args, 125, 'code-runtime-native-sandbox: keeper|init: arguments the addon would not have written\n'])
+      }
+    }
+  })
+})
+
+/** Whether the ELF file at `file` names no program interpreter (it starts without the dynamic loader). */
+function linkedStatically(file) {
+  const bytes = fs.readFileSync(file)
+  if (bytes.length < 64 || bytes.readUInt32BE(0) !== 0x7f454c46 || bytes[4] !== 2 || bytes[5] !== 1) return false
+  const [offset, size, count] = [Number(bytes.readBigUInt64LE(0x20)), bytes.readUInt16LE(0x36), bytes.readUInt16LE(0x38)]
+  if (count === 0 || offset + size * count > bytes.length) return false
+  const PT_INTERP = 3
+  return Array.from({ length: count }, (_, i) => bytes.readUInt32LE(offset + i * size)).every((type) => type !== PT_INTERP)
+}
+
+describe.runIf(linux)("the helper's static build, which a Python spare's keeper and init exec", () => {
+  it('is linked statically where the toolchain has glibc\'s static libraries, and the helper is not', () => {
+    const libc = spawnSync('cc', ['-print-file-name=libc.a'], { encoding: 'utf8' }).stdout?.trim() ?? ''
+    const staticGlibc = path.isAbsolute(libc) && fs.existsSync(libc)
+    expect([linkedStatically(path.join(REPO, ROLES)), linkedStatically(path.join(REPO, HELPER))]).toEqual([staticGlibc, false])
+    // The check itself: a script and a truncated header are no static program.
+    const script = path.join(TMP, 'script')
+    fs.writeFileSync(script, '#!/bin/sh\n'.padEnd(128, '#'))
+    expect(linkedStatically(script)).toBe(false)
+    fs.writeFileSync(script, fs.readFileSync(path.join(REPO, ROLES)).subarray(0, 70))
+    expect(linkedStatically(script)).toBe(false)
+  })
+
+  it('refuses, with 125, to be a contained isolate\'s process (it cannot load the addon); unlinked statically, it is the helper itself', () => {
+    const roles = path.join(REPO, ROLES)
+    if (!linkedStatically(roles)) {
+      expect(fs.readFileSync(roles).equals(fs.readFileSync(path.join(REPO, HELPER)))).toBe(true)
+      return
+    }
+    const r = spawnSync(roles, ['isolate', path.join(REPO, ADDON), '64'], { encoding: 'utf8', timeout: 10_000 })
+    expect([r.status, r.stderr]).toEqual([
+      125,
+      'code-runtime-native-sandbox: this static build cannot load the addon; a contained isolate starts through code-runtime-native-sandbox\n',
+    ])
+  })
+
+  it('is not used when it does not start as the helper does: Python runs go through the helper, every layer holding', () => {
+    for (const [name, plant] of [
+      ['roles-truncated', (file) => fs.truncateSync(file, 65536)],
+      ['roles-not-elf', (file) => fs.writeFileSync(file, '#!/bin/sh\nexit 0\n')],
+      ['roles-missing', (file) => fs.rmSync(file)],
+      // A program that starts, and is not the helper.
+      ['roles-other-program', (file) => fs.copyFileSync(fs.realpathSync('/bin/true'), file)],
+    ]) {
+      const { dir } = stageCheckout(name)
+      // The Python template's library too: only a run forked from the template has a keeper
+      // that execs the roles file.
+      fs.copyFileSync(path.join(REPO, PYTHON_LIBRARY), path.join(dir, PYTHON_LIBRARY))
+      const roles = path.join(dir, ROLES)
+      fs.copyFileSync(path.join(REPO, ROLES), roles)
+      fs.chmodSync(roles, 0o755)
+      plant(roles)
+      // Runs in a row, apart, then what the waiting spare's keeper became (a descendant of this
+      // host, through its template): the helper, not the planted file, nor a copy of the
+      // interpreter that kept the role because its exec failed.
+      const script = path.join(dir, 'runs.mjs')
+      fs.writeFileSync(script, `
+        import fs from 'node:fs'
+        import { Context } from 'cordis'
+        import { PythonCodeRuntime } from './lib/index.mjs'
+        const ctx = new Context()
+        await ctx.plugin(PythonCodeRuntime, { pythonBin: ${JSON.stringify(PYTHON)} })
+        const results = []
+        for (let i = 0; i < 3; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 150))
+          results.push(await ctx.codeRuntime.run({ program: 'return 6 * 7', bindings: [] }))
+        }
+        const read = (pid, what) => { try { return fs.readFileSync('/proc/' + pid + '/' + what, 'utf8') } catch { return '' } }
+        const parent = (pid) => Number(read(pid, 'stat').split(') ')[1]?.split(' ')[1])
+        const mine = (pid) => { for (let i = 0; i < 8 && pid > 1; i++) if ((pid = parent(pid)) === process.pid) return true; return false }
+        let keepers = []
+        for (let i = 0; i < 100 && keepers.length === 0; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 20))
+          const pids = fs.readdirSync('/proc').filter((d) => /^[0-9]+$/.test(d))
+          keepers = pids
+            .filter((pid) => read(pid, 'cmdline').split('\\0')[1] === 'keeper' && mine(pid))
+            .map((pid) => fs.readlinkSync('/proc/' + pid + '/exe'))
+        }
+        process.stdout.write(JSON.stringify({ results, keepers, sandbox: ctx.codeRuntime.sandbox }))
+        process.exit(0)
+      `)
+      const child = spawnSync(process.execPath, [script], { cwd: dir, encoding: 'utf8', timeout: 60_000, env: { ...process.env, TMPDIR: TMP } })
+      expect([name, child.stderr]).toEqual([name, ''])
+      const out = JSON.parse(child.stdout)
+      expect([name, out.results]).toEqual([name, Array(3).fill(ANSWER)])
+      expect([name, out.keepers]).toEqual([name, [fs.realpathSync(path.join(dir, HELPER))]])
+      expect(out.sandbox).toMatchObject({ helper: true, namespaces: true, seccomp: true, processCap: true })
     }
   })
 })

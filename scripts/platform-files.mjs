@@ -15,13 +15,16 @@ import { chmodSync, existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 
 export const SANDBOX_HELPER = Object.freeze({ name: 'code-runtime-native-sandbox', mode: 0o755 })
+// The same helper linked statically (scripts/link-sandbox-roles.mjs): what a Python spare's keeper
+// and init exec. The addon uses it when it is beside the helper and runs; else the helper.
+export const SANDBOX_ROLES = Object.freeze({ name: 'code-runtime-native-sandbox-roles', mode: 0o755 })
 // The Python template's native half (crates/python-entry, a member of the same cargo workspace,
 // built by the same `napi build`): the template loads it beside the helper, not the addon.
 export const PYTHON_LIBRARY = Object.freeze({ name: 'libcode_runtime_native_python.so', mode: 0o644 })
 
 export const PLATFORM_FILES = {
-  'linux-x64-gnu': [SANDBOX_HELPER, PYTHON_LIBRARY],
-  'linux-arm64-gnu': [SANDBOX_HELPER, PYTHON_LIBRARY],
+  'linux-x64-gnu': [SANDBOX_HELPER, SANDBOX_ROLES, PYTHON_LIBRARY],
+  'linux-arm64-gnu': [SANDBOX_HELPER, SANDBOX_ROLES, PYTHON_LIBRARY],
   'darwin-x64': [],
   'darwin-arm64': [],
   'win32-x64-msvc': [],

@@ -38,6 +38,32 @@ pub fn path() -> Option<&'static Path> {
     .as_deref()
 }
 
+/// The helper's static build (scripts/link-sandbox-roles.mjs), shipped beside it.
+pub const ROLES_NAME: &str = "code-runtime-native-sandbox-roles";
+
+/// The helper's static build beside the helper, which a Python spare's keeper and init exec in
+/// their roles (no dynamic loader: each exec costs less); `None` when it is not there or does not
+/// start as the helper does (with no arguments it exits with `EXIT_USAGE`), and the helper then
+/// serves those roles itself. Checked once per process.
+pub fn roles() -> Option<&'static Path> {
+    static ROLES: OnceLock<Option<PathBuf>> = OnceLock::new();
+    ROLES
+        .get_or_init(|| {
+            let roles = path()?.parent()?.join(ROLES_NAME);
+            (executable(&roles) && starts(&roles)).then_some(roles)
+        })
+        .as_deref()
+}
+
+/// Whether `program`, run with no arguments and nothing of this process's, exits as the helper
+/// does then.
+fn starts(program: &Path) -> bool {
+    use std::process::{Command, Stdio};
+    let status =
+        Command::new(program).env_clear().stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).status();
+    status.is_ok_and(|s| s.code() == Some(super::abi::EXIT_USAGE))
+}
+
 /// The Python template's library (crates/python-entry), as cargo names it.
 pub const PYTHON_LIBRARY_NAME: &str = "libcode_runtime_native_python.so";
 

@@ -104,7 +104,17 @@ fn main() {
 #[cfg(target_os = "linux")]
 mod linux {
     use crate::abi;
+
+    /// The statically linked build (`code-runtime-native-sandbox-roles`, which a Python spare's
+    /// keeper and init exec) cannot load the addon: a static C library has no loader for it.
+    #[cfg(target_feature = "crt-static")]
+    pub fn serve_isolate(_mode: &std::ffi::OsStr, _args: &[std::ffi::OsString]) -> ! {
+        eprintln!("code-runtime-native-sandbox: this static build cannot load the addon; a contained isolate starts through code-runtime-native-sandbox");
+        std::process::exit(abi::EXIT_USAGE);
+    }
+    #[cfg(not(target_feature = "crt-static"))]
     use std::ffi::CString;
+    #[cfg(not(target_feature = "crt-static"))]
     use std::os::unix::ffi::OsStrExt;
 
     /// `isolate <addon> <heapMb>`: the program of a contained isolate's sandbox process (started
@@ -114,6 +124,7 @@ mod linux {
     /// program would (for the test suite; see `crn_isolate_probe`).
     /// `isolate-forge <addon> <heapMb> <scenario>`: the same process, sending a subverted
     /// process's frames once its run starts (for the test suite; see `crn_isolate_forge`).
+    #[cfg(not(target_feature = "crt-static"))]
     pub fn serve_isolate(mode: &std::ffi::OsStr, args: &[std::ffi::OsString]) -> ! {
         let (Some(addon), Some(heap_mb)) = (args.first(), args.get(1).and_then(|h| h.to_str()?.parse::<f64>().ok()))
         else {
