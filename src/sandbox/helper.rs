@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 pub const HELPER_NAME: &str = "code-runtime-native-sandbox";
 
@@ -55,13 +56,29 @@ pub fn roles() -> Option<&'static Path> {
         .as_deref()
 }
 
+/// How long the roles file may take to answer its check: the helper answers in about a
+/// millisecond; a file that takes longer is not used (and is killed).
+const ROLES_CHECK: Duration = Duration::from_secs(2);
+
 /// Whether `program`, run with no arguments and nothing of this process's, exits as the helper
-/// does then.
+/// does then, within [`ROLES_CHECK`].
 fn starts(program: &Path) -> bool {
     use std::process::{Command, Stdio};
-    let status =
-        Command::new(program).env_clear().stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).status();
-    status.is_ok_and(|s| s.code() == Some(super::abi::EXIT_USAGE))
+    let mut command = Command::new(program);
+    command.env_clear().current_dir("/").stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    let Ok(mut child) = command.spawn() else { return false };
+    let until = Instant::now() + ROLES_CHECK;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return status.code() == Some(super::abi::EXIT_USAGE),
+            Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(1)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return false;
+            }
+        }
+    }
 }
 
 /// The Python template's library (crates/python-entry), as cargo names it.
