@@ -5,6 +5,7 @@
 // rejection in about one cancel in seven. Each isolate tier plays the race 500 times (Python 200),
 // in every order the host can produce it, and every run must end `abort` with the signal's
 // reason. The same holds for dispose.
+import fs from 'node:fs'
 import { Context } from 'cordis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { IsolateCodeRuntime, PythonCodeRuntime } from '../lib/index.mjs'
@@ -75,9 +76,11 @@ function tally(results) {
   return Object.fromEntries(counts)
 }
 
+let tmp
 beforeAll(() => {
-  privateTmpdir('abort-race')
+  tmp = privateTmpdir('abort-race')
 })
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }))
 
 describe.each(Object.keys(RUNTIMES))('%s', (name) => {
   const { Class, config, program } = RUNTIMES[name]

@@ -1,6 +1,6 @@
 // The command line: real child processes running the shipped examples.
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { delimiter, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -57,6 +57,7 @@ describe('code-runtime-native run', () => {
     const timedOut = cli('run', slow, '--config', '{"computeMs": 200}')
     expect(timedOut.status).toBe(1)
     expect(timedOut.stderr).toBe('code run failed (timeout): compute budget exhausted (200ms busy) at program.ts:1:1\n')
+    rmSync(dir, { recursive: true })
   })
 
   it('exits 2 on misuse', () => {

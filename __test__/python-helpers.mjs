@@ -46,13 +46,16 @@ const PREFIXES = execFileSync(PYTHON, ['-c', 'import sys; print(sys.prefix); pri
  */
 export const probeAnswer = (version) => `printf '${[version, '', ...PREFIXES].join('\\n')}\\n'`
 
+/** The system's temporary directory, read before any test file gives itself its own. */
+const SYSTEM_TMPDIR = fs.realpathSync(os.tmpdir())
+
 /**
- * Gives this test file its own TMPDIR. Every run stages under it, so a child's command line
- * (`…/<tag>-XXXX/code-runtime-native-python-…/bootstrap.py`) says which file spawned it.
+ * Gives this test file its own TMPDIR, in the system's (whatever the file set before). Every run
+ * stages under it, so a child's command line (`…/<tag>-XXXX/code-runtime-native-python-…/
+ * bootstrap.py`) says which file spawned it. The caller removes it when its runtimes are gone.
  */
 export function privateTmpdir(tag) {
-  const base = fs.realpathSync(os.tmpdir())
-  const dir = fs.mkdtempSync(path.join(base, `crn-${tag}-`))
+  const dir = fs.mkdtempSync(path.join(SYSTEM_TMPDIR, `crn-${tag}-`))
   process.env.TMPDIR = dir
   return dir
 }

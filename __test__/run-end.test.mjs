@@ -2,6 +2,7 @@
 // is decided (process.exit, an output overflow, abort, a deadline), no binding the program calls
 // reaches the host and nothing it prints is recorded, in both tiers and in Python. The host-side
 // calls are counted by the host's own functions.
+import fs from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { IsolateCodeRuntime, PythonCodeRuntime } from '../lib/index.mjs'
 import { Context } from 'cordis'
@@ -113,13 +114,17 @@ for (const containment of ['process', 'thread']) {
 describe('Python', () => {
   let ctx
   let runtime
+  let tmp
   beforeAll(async () => {
-    privateTmpdir('run-end')
+    tmp = privateTmpdir('run-end')
     ctx = new Context()
     await ctx.plugin(PythonCodeRuntime, { pythonBin: PYTHON, maxWallMs: 600, graceMs: 1500 })
     runtime = ctx.get('codeRuntime')
   })
-  afterAll(() => ctx?.registry.delete(PythonCodeRuntime))
+  afterAll(() => {
+    ctx?.registry.delete(PythonCodeRuntime)
+    fs.rmSync(tmp, { recursive: true, force: true })
+  })
 
   it('records no log and calls no binding while a program that ignores SIGTERM outlives its deadline', async () => {
     const { calls, functions } = counting()
@@ -261,13 +266,17 @@ for (const containment of ['process', 'thread']) {
 describe("the host's memory, Python", () => {
   let ctx
   let runtime
+  let tmp
   beforeAll(async () => {
-    privateTmpdir('run-end-memory')
+    tmp = privateTmpdir('run-end-memory')
     ctx = new Context()
     await ctx.plugin(PythonCodeRuntime, { pythonBin: PYTHON, cpuSeconds: 30 })
     runtime = ctx.get('codeRuntime')
   })
-  afterAll(() => ctx?.registry.delete(PythonCodeRuntime))
+  afterAll(() => {
+    ctx?.registry.delete(PythonCodeRuntime)
+    fs.rmSync(tmp, { recursive: true, force: true })
+  })
 
   // Replies come once the program is spinning, so it never takes one. While it is still writing
   // its calls the child takes in what the host has answered, so a reply sent that early would

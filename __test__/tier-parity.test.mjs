@@ -1,12 +1,14 @@
 // The same answer in both tiers (and in Python where the rule is shared): cases hostile programs
 // found where `containment: 'process'` and `'thread'` disagreed, or where both broke a rule the
 // runtime keeps everywhere else.
+import fs from 'node:fs'
 import { Context } from 'cordis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { IsolateCodeRuntime, PythonCodeRuntime } from '../lib/index.mjs'
 import { PYTHON, privateTmpdir } from './python-helpers.mjs'
 
 const contexts = []
+let tmp
 
 async function load(Class, config) {
   const ctx = new Context()
@@ -15,11 +17,12 @@ async function load(Class, config) {
 }
 
 beforeAll(() => {
-  privateTmpdir('tier-parity')
+  tmp = privateTmpdir('tier-parity')
 })
 
 afterAll(async () => {
   for (const fiber of contexts) await fiber.dispose()
+  fs.rmSync(tmp, { recursive: true, force: true })
 })
 
 /** A value no JavaScript can render: every trap of the Proxy, and of its handler, throws. */

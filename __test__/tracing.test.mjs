@@ -3,6 +3,7 @@
 // (both tiers), real Python children, on both seams. What a program could try: make its calls'
 // numbers depend on how the host settles them, leave calls pending when it ends, make more calls
 // than are recorded, or end by a budget with calls in flight.
+import fs from 'node:fs'
 import { AsyncLocalStorage } from 'node:async_hooks'
 import dc from 'node:diagnostics_channel'
 import { context } from '@opentelemetry/api'
@@ -15,12 +16,15 @@ import { MAX_CALL_RECORDS } from '../lib/call-log.mjs'
 import { PYTHON, privateTmpdir } from './python-helpers.mjs'
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 })
-privateTmpdir('tracing')
+const TMP = privateTmpdir('tracing')
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 const contextManager = new AsyncLocalStorageContextManager().enable()
 context.setGlobalContextManager(contextManager)
-afterAll(() => context.disable())
+afterAll(() => {
+  context.disable()
+  fs.rmSync(TMP, { recursive: true, force: true })
+})
 
 async function load(Class, config = {}) {
   const ctx = new Context()
