@@ -333,20 +333,24 @@ const idsTaken = (pid) => {
 
 /**
  * The spare booted for the next run once it waits in its layers (a child booted on its run's own
- * path keeps its keeper and init as they are): the template's child is its keeper, whose child
- * is the namespace's init, whose child is the program, once it took its ids (on a busy machine
- * init can be the helper while the program is still between them).
+ * path keeps its keeper and init as they are): the template's child is its keeper, whose children
+ * are the namespace's init (made without a copy of the interpreter and exec'd at once:
+ * src/sandbox/harden/joined.rs) and the program, once it took its ids and the keeper has exec'd.
  */
 async function slimSpare(template) {
   for (let i = 0; i < 500; i++) {
     const keeper = childrenOf(template).find((pid) => exe(pid) === ROLES)
-    const init = keeper && childrenOf(keeper)[0]
-    const program = init && exe(init) === ROLES && childrenOf(init)[0]
-    if (program && idsTaken(program)) return { keeper, init, program }
+    const children = keeper ? childrenOf(keeper) : []
+    const init = children.find((pid) => exe(pid) === ROLES)
+    const program = children.find((pid) => exe(pid) === fs.realpathSync(PYTHON))
+    if (init && program && idsTaken(program)) return { keeper, init, program }
     await sleep(10)
   }
   throw new Error('no spare with a slimmed keeper and init within 5 s')
 }
+
+/** The namespace `kind` of `pid` (its link's target). */
+const namespaceOf = (pid, kind) => fs.readlinkSync(`/proc/${pid}/ns/${kind}`)
 
 describe("a forked run's keeper and init", () => {
   it('become the helper\'s static build once a spare has forked: nothing of the interpreter stays in them, init has the program\'s ids, no capability, and is not dumpable', async () => {
@@ -358,29 +362,91 @@ describe("a forked run's keeper and init", () => {
       const { keeper, init, program } = await slimSpare(template)
       expect([exe(keeper), exe(init), exe(program)]).toEqual([ROLES, ROLES, fs.realpathSync(PYTHON)])
       // Their command lines name the run they serve (its scratch directory): the roles' arguments.
+      // Init's is the run's plan without its program or environment: nothing of the program's.
       const cmdline = (pid) => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, -1)
-      expect(cmdline(keeper)).toEqual(['code-runtime-native-sandbox', 'keeper', String(init), expect.stringMatching(/^\d+$/), expect.stringMatching(/^\d+$/), '0', expect.stringMatching(/\/tmp$/)])
-      expect(cmdline(init)).toEqual(['code-runtime-native-sandbox', 'init', '2', expect.stringMatching(/^\d+$/), cmdline(keeper)[6]])
+      const scratch = cmdline(keeper)[5]
+      expect(cmdline(keeper)).toEqual(['code-runtime-native-sandbox', 'joined-keeper', String(program), String(init), expect.stringMatching(/^\d+$/), expect.stringMatching(/\/tmp$/)])
+      expect(cmdline(init).slice(0, 2)).toEqual(['code-runtime-native-sandbox', 'joined-init'])
+      expect(cmdline(init).slice(7, 11)).toEqual(['exec', '--ns', '--tmpfs', scratch])
+      expect(cmdline(init).slice(-2)).toEqual(['--', '-'])
+      expect(cmdline(init)).not.toContain('--env')
+      expect(cmdline(init).join(' ')).not.toMatch(/bootstrap\.py|TMPDIR|PYTHON/)
       // Neither maps the interpreter or the addon any more, and each holds a fraction of its memory.
       for (const pid of [keeper, init]) {
         const maps = fs.readFileSync(`/proc/${pid}/maps`, 'utf8')
         expect(maps).not.toMatch(/python|\.node/)
         expect(Number(statusOf(pid, 'VmRSS').split(' ')[0])).toBeLessThan(Number(statusOf(program, 'VmRSS').split(' ')[0]) / 3)
       }
-      // Their descriptors: /dev/null on 0-2, then only the relay pipe (and the keeper's lifeline,
-      // and the pidfd it watches init's exit through).
+      // Their descriptors: /dev/null on 0-2; init nothing else (the pipes it was made with, the
+      // policy's paths and its trees are closed once the root is built), the keeper its lifeline
+      // and the pidfd it watches the program's exit through.
       const fds = (pid) => fs.readdirSync(`/proc/${pid}/fd`).map((fd) => [Number(fd), fs.readlinkSync(`/proc/${pid}/fd/${fd}`).replace(/:\[\d+\]$/, '')])
-      expect(fds(init).sort((a, b) => a[0] - b[0])).toEqual([[0, '/dev/null'], [1, '/dev/null'], [2, '/dev/null'], [Number(cmdline(init)[3]), 'pipe']])
-      expect(fds(keeper).map(([, what]) => what).sort()).toEqual(['/dev/null', '/dev/null', '/dev/null', 'anon_inode:[pidfd]', 'pipe', 'pipe'])
-      // Init has the program's ids (so it signals the program) and no capability at all; it is
-      // not dumpable, so the program cannot read its memory (its /proc files then belong to root,
-      // not to the ids it shares with the program).
-      for (const field of ['CapEff', 'CapPrm', 'CapAmb']) expect([field, statusOf(init, field)]).toEqual([field, '0000000000000000'])
-      expect([statusOf(init, 'Uid'), statusOf(init, 'Gid')]).toEqual([statusOf(program, 'Uid'), statusOf(program, 'Gid')])
-      expect([fs.statSync(`/proc/${init}/mem`).uid, fs.statSync(`/proc/${init}/environ`).uid]).toEqual([0, 0])
-      // The spare still serves its run, and the run's end takes the three of them.
-      expect(await run(runtime, 'import os\nreturn [os.getpid(), os.getppid()]')).toEqual({ logs: [], value: [2, 1] })
+      expect(fds(init).sort((a, b) => a[0] - b[0])).toEqual([[0, '/dev/null'], [1, '/dev/null'], [2, '/dev/null']])
+      expect(fds(keeper).map(([, what]) => what).sort()).toEqual(['/dev/null', '/dev/null', '/dev/null', 'anon_inode:[pidfd]', 'pipe'])
+      // Both have the program's ids (so they signal the program and each other) and no
+      // capability at all; neither is dumpable, so the program cannot read their memory (their
+      // /proc files then belong to root, not to the ids they share with the program).
+      for (const pid of [keeper, init]) {
+        for (const field of ['CapEff', 'CapPrm', 'CapInh', 'CapAmb']) expect([pid, field, statusOf(pid, field)]).toEqual([pid, field, '0000000000000000'])
+        expect([statusOf(pid, 'Uid'), statusOf(pid, 'Gid')]).toEqual([statusOf(program, 'Uid'), statusOf(program, 'Gid')])
+        expect([fs.statSync(`/proc/${pid}/mem`).uid, fs.statSync(`/proc/${pid}/environ`).uid]).toEqual([0, 0])
+      }
+      // The keeper joined the run's namespaces but its PID namespace: the program cannot name it.
+      for (const kind of ['user', 'mnt', 'ipc', 'net']) expect([kind, namespaceOf(keeper, kind)]).toEqual([kind, namespaceOf(program, kind)])
+      expect(namespaceOf(keeper, 'pid')).not.toBe(namespaceOf(program, 'pid'))
+      expect(namespaceOf(keeper, 'pid')).toBe(namespaceOf(process.pid, 'pid'))
+      expect(namespaceOf(init, 'pid')).toBe(namespaceOf(program, 'pid'))
+      // The spare still serves its run (PID 2, its parent outside its namespace: 0), which sees
+      // only init and itself, and the run's end takes the three of them.
+      const seen = 'import os\nreturn [os.getpid(), os.getppid(), sorted(int(p) for p in os.listdir("/proc") if p.isdigit())]'
+      expect(await run(runtime, seen)).toEqual({ logs: [], value: [2, 0, [1, 2]] })
       for (const pid of [keeper, init, program]) expect(isAlive(pid)).toBe(false)
+    } finally {
+      await fiber.dispose()
+    }
+  })
+
+  it("a program's signals reach neither its keeper nor init, and init's end ends the run", async () => {
+    const before = new Set(pythonTemplates())
+    const { runtime, fiber } = await load(PythonCodeRuntime, { graceMs: 300 })
+    try {
+      const [template] = pythonTemplates().filter((pid) => !before.has(pid))
+      expect(await run(runtime, 'return 1')).toEqual({ logs: [], value: 1 })
+      // kill(-1) from the program reaches every process it may signal in its namespace but init
+      // and itself (here: none), and init takes no signal from inside it but those it handles
+      // (SIGKILL it cannot; SIGTERM it passes to the run): the host still finds both alive.
+      const { keeper, init } = await slimSpare(template)
+      const host = { global: 'host', functions: { async alive() { return [isAlive(keeper), isAlive(init)] } } }
+      const everyone = [
+        'import os, signal, time',
+        'signal.signal(signal.SIGTERM, signal.SIG_IGN)',
+        'for sig in (signal.SIGTERM, signal.SIGKILL):',
+        '    try:',
+        '        os.kill(-1, sig)',
+        '    except ProcessLookupError:',
+        '        print("nothing else to signal")',
+        // Landlock's signal scope (ABI 6) refuses these outright; without it init ignores them.
+        'for sig in (signal.SIGKILL, signal.SIGTERM):',
+        '    try:',
+        '        os.kill(1, sig)',
+        '    except PermissionError:',
+        '        pass',
+        'time.sleep(0.2)',
+        'return await host.alive({})',
+      ].join('\n')
+      const alone = 'nothing else to signal'
+      expect(await runtime.run({ program: everyone, bindings: [host] })).toEqual({ logs: [alone, alone], value: [true, true] })
+      expect([isAlive(keeper), isAlive(init)]).toEqual([false, false])
+      // Init killed under a running program ends the run, the program with it.
+      const next = await slimSpare(template)
+      let running
+      const up = new Promise((resolve) => (running = resolve))
+      const pending = runtime.run({ program: "import time\nprint('up')\ntime.sleep(20)\nreturn 1", bindings: [], onLog: () => running() })
+      await up
+      process.kill(next.init, 'SIGKILL')
+      expect((await pending).error).toEqual({ kind: 'worker-exit', message: 'python exited (code=null, signal=SIGKILL) before completing' })
+      expect([isAlive(next.keeper), isAlive(next.init), isAlive(next.program)]).toEqual([false, false, false])
+      expect(await run(runtime, 'return 3')).toEqual({ logs: [], value: 3 })
     } finally {
       await fiber.dispose()
     }
@@ -478,7 +544,7 @@ describe("a forked run's keeper and init", () => {
           async term(scratch) {
             for (const name of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
               const words = fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0')
-              if (words[1] === 'keeper' && words[6] === scratch) {
+              if (words[1] === 'joined-keeper' && words[5] === scratch) {
                 process.kill(-Number(name), 'SIGTERM')
                 signalled.push(Number(name))
               }
@@ -777,7 +843,7 @@ describe.runIf(process.getuid() === 0)('as an unprivileged user', () => {
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
     expect(JSON.parse(stdout)).toEqual([
       { logs: [], value: [true, 2, true, true, '-u'] },
-      { logs: [], value: [true, 2, true, true, 'init'] },
+      { logs: [], value: [true, 2, true, true, 'joined-init'] },
     ])
   })
 })

@@ -217,7 +217,7 @@ describe.runIf(linux)('a helper the loading user may not execute', () => {
   })
 })
 
-describe.runIf(linux)('the roles a forked interpreter hands the helper (keeper, init)', () => {
+describe.runIf(linux)('the roles a forked interpreter hands the helper (keeper, init, joined-keeper, joined-init)', () => {
   it('refuses, with 125, arguments the addon would not have written', () => {
     const wrong = [
       ['keeper'],
@@ -230,11 +230,28 @@ describe.runIf(linux)('the roles a forked interpreter hands the helper (keeper, 
       ['init', '0', '3'],
       ['init', '5', '-1'],
       ['init', '5', '3', 'label', 'extra'],
+      ['joined-keeper'],
+      ['joined-keeper', '1', '2'],
+      ['joined-keeper', '0', '2', '-1'],
+      ['joined-keeper', '1', '0', '-1'],
+      ['joined-keeper', '1', '2', '-2'],
+      ['joined-keeper', 'x', '2', '-1'],
+      ['joined-keeper', '1', '2', '-1', 'label', 'extra'],
+      ['joined-init'],
+      ['joined-init', '3', '4', '5', '-', '-'],
+      ['joined-init', 'x', '4', '5', '-', '-', 'exec', '--', 'p'],
+      ['joined-init', '3', '4', '-1', '-', '-', 'exec', '--', 'p'],
+      ['joined-init', '3', '4', '5', '-', '-', 'exec', '--bogus', '--', 'p'],
+      ['joined-init', '3', '4', '5', '7', '-', 'exec', '--', 'p'],
+      ['joined-init', '3', '4', '5', '-', '9', 'exec', '--', 'p'],
+      ['joined-init', '3', '4', '5', '7', '-', 'exec', '--as-host', '/w', '--', 'p'],
+      ['joined-init', '3', '4', '5', '-1', '-1', 'exec', '--as-host', '/w', '--', 'p'],
+      ['joined-init', '3', '4', '5', '7,8', '-1', 'exec', '--as-host', '/w', '--', 'p'],
     ]
     for (const file of [HELPER, ROLES]) {
       for (const args of wrong) {
         const r = spawnSync(path.join(REPO, file), args, { encoding: 'utf8', timeout: 10_000 })
-        expect([file, args, r.status, r.stderr]).toEqual([file, args, 125, 'code-runtime-native-sandbox: keeper|init: arguments the addon would not have written\n'])
+        expect([file, args, r.status, r.stderr]).toEqual([file, args, 125, `code-runtime-native-sandbox: ${args[0]}: arguments the addon would not have written\n`])
       }
     }
   })
@@ -276,7 +293,7 @@ describe.runIf(linux)("the helper's static build, which a Python spare's keeper 
     ])
   })
 
-  it('is not used when it does not start as the helper does: Python runs go through the helper, every layer holding', () => {
+  it('is not used when it does not start as the helper does, nor joined when it is not static: Python runs go through the helper, every layer holding', () => {
     for (const [name, plant] of [
       ['roles-truncated', (file) => fs.truncateSync(file, 65536)],
       ['roles-not-elf', (file) => fs.writeFileSync(file, '#!/bin/sh\nexit 0\n')],
@@ -284,6 +301,10 @@ describe.runIf(linux)("the helper's static build, which a Python spare's keeper 
       // A program that starts, and is not the helper; one that never answers (its check ends).
       ['roles-other-program', (file) => fs.copyFileSync(fs.realpathSync('/bin/true'), file)],
       ['roles-never-answers', (file) => fs.writeFileSync(file, '#!/bin/sh\nexec sleep 600\n')],
+      // The helper itself, linked dynamically: it serves the roles, but a keeper that joined the
+      // run's namespaces could not exec it in the run's root (no loader need be there), so the
+      // spare's keeper and init keep enter.rs's chain (`keeper`, not `joined-keeper`).
+      ['roles-dynamic', (file) => fs.copyFileSync(path.join(REPO, HELPER), file)],
     ]) {
       const { dir } = stageCheckout(name)
       // The Python template's library too: only a run forked from the template has a keeper
@@ -326,8 +347,9 @@ describe.runIf(linux)("the helper's static build, which a Python spare's keeper 
       expect([name, child.stderr]).toEqual([name, ''])
       const out = JSON.parse(child.stdout)
       expect([name, out.results]).toEqual([name, Array(3).fill(ANSWER)])
-      // One spare or two may wait; each keeper is the helper.
-      expect([name, [...new Set(out.keepers)]]).toEqual([name, [fs.realpathSync(path.join(dir, HELPER))]])
+      // One spare or two may wait; each keeper is the helper (the dynamic copy: that file).
+      const keeper = name === 'roles-dynamic' ? roles : path.join(dir, HELPER)
+      expect([name, [...new Set(out.keepers)]]).toEqual([name, [fs.realpathSync(keeper)]])
       expect(out.sandbox).toMatchObject({ helper: true, namespaces: true, seccomp: true, processCap: true })
     }
   })

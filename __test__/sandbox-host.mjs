@@ -47,8 +47,9 @@ function processesNaming(marker) {
 }
 
 /**
- * Whether a spare's keeper (a Python spare's keeper runs as the helper in its `keeper` role) is
- * among this host's grandchildren within 5 s: the policy spare a run under a policy boots at its end.
+ * Whether a spare's keeper (a Python spare's keeper runs as the helper in its `keeper` role, or
+ * `joined-keeper` with the helper's static build: docs/python.md#spares) is among this host's
+ * grandchildren within 5 s: the policy spare a run under a policy boots at its end.
  */
 async function policySpareBooted() {
   const parent = (pid) => Number(/^\S+ \(.*\) \S (\d+)/s.exec(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'))[1])
@@ -56,7 +57,7 @@ async function policySpareBooted() {
     for (const name of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
       try {
         const words = fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0')
-        if (words[0] === 'code-runtime-native-sandbox' && words[1] === 'keeper' && parent(parent(Number(name))) === process.pid) return true
+        if (words[0] === 'code-runtime-native-sandbox' && ['keeper', 'joined-keeper'].includes(words[1]) && parent(parent(Number(name))) === process.pid) return true
       } catch {}
     }
     await new Promise((resolve) => setTimeout(resolve, 10))

@@ -56,6 +56,37 @@ pub fn roles() -> Option<&'static Path> {
         .as_deref()
 }
 
+/// Whether the roles file in use is linked statically (no program interpreter): only such a
+/// file can be exec'd inside a run's own root, where no dynamic loader need be, so only then do a
+/// spare's keeper and init join rather than copy (`Plan::join`, src/sandbox/harden/joined.rs).
+/// Checked once per process.
+pub fn roles_linked_statically() -> bool {
+    static STATIC: OnceLock<bool> = OnceLock::new();
+    *STATIC.get_or_init(|| roles().and_then(|p| std::fs::File::open(p).ok()).is_some_and(|f| without_interpreter(&f)))
+}
+
+/// Whether `file` is a 64-bit little-endian ELF program with no `PT_INTERP` program header;
+/// false for anything unreadable or not so.
+fn without_interpreter(file: &std::fs::File) -> bool {
+    use std::os::unix::fs::FileExt;
+    const PT_INTERP: u32 = 3;
+    let mut header = [0u8; 64];
+    if file.read_exact_at(&mut header, 0).is_err() || header[..6] != *b"\x7fELF\x02\x01" {
+        return false;
+    }
+    let word = |at: usize| u16::from_le_bytes([header[at], header[at + 1]]) as usize;
+    let offset = u64::from_le_bytes(header[32..40].try_into().unwrap_or_default());
+    let (size, count) = (word(54), word(56));
+    if size < 4 || count == 0 || count > 256 {
+        return false;
+    }
+    let mut headers = vec![0u8; size * count];
+    if file.read_exact_at(&mut headers, offset).is_err() {
+        return false;
+    }
+    headers.chunks(size).all(|h| u32::from_le_bytes([h[0], h[1], h[2], h[3]]) != PT_INTERP)
+}
+
 /// How long the roles file may take to answer its check: the helper answers in about a
 /// millisecond; a file that takes longer is not used (and is killed).
 const ROLES_CHECK: Duration = Duration::from_secs(2);
@@ -89,4 +120,57 @@ pub const PYTHON_LIBRARY_NAME: &str = "libcode_runtime_native_python.so";
 pub fn python_library() -> Option<PathBuf> {
     let library = path()?.parent()?.join(PYTHON_LIBRARY_NAME);
     library.is_file().then_some(library)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_interpreter;
+    use std::io::Write;
+
+    fn file_of(bytes: &[u8]) -> std::fs::File {
+        let mut file = tempfile_in_target();
+        file.write_all(bytes).expect("write");
+        file
+    }
+
+    fn tempfile_in_target() -> std::fs::File {
+        let path =
+            std::env::temp_dir().join(format!("crn-elf-{}-{:?}", std::process::id(), std::thread::current().id()));
+        let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path);
+        let _ = std::fs::remove_file(&path);
+        file.expect("a temporary file")
+    }
+
+    /// A 64-bit ELF header whose one program header (at 64) has type `kind`.
+    fn elf(kind: u32) -> Vec<u8> {
+        let mut bytes = vec![0u8; 64 + 56];
+        bytes[..6].copy_from_slice(b"\x7fELF\x02\x01");
+        bytes[32..40].copy_from_slice(&64u64.to_le_bytes());
+        bytes[54..56].copy_from_slice(&56u16.to_le_bytes());
+        bytes[56..58].copy_from_slice(&1u16.to_le_bytes());
+        bytes[64..68].copy_from_slice(&kind.to_le_bytes());
+        bytes
+    }
+
+    #[test]
+    fn a_program_with_an_interpreter_is_not_static() {
+        let own = std::fs::File::open(std::env::current_exe().expect("exe")).expect("open");
+        assert!(!without_interpreter(&own), "this test executable is linked dynamically");
+        assert!(!without_interpreter(&file_of(&elf(3))));
+        assert!(without_interpreter(&file_of(&elf(1))));
+    }
+
+    #[test]
+    fn anything_else_is_not_static() {
+        let whole = elf(1);
+        assert!(!without_interpreter(&file_of(&whole[..60])), "a truncated header");
+        assert!(!without_interpreter(&file_of(&whole[..100])), "truncated program headers");
+        assert!(!without_interpreter(&file_of(b"#!/bin/sh\nexit 125\n")));
+        let mut big_endian = whole.clone();
+        big_endian[5] = 2;
+        assert!(!without_interpreter(&file_of(&big_endian)));
+        let mut none = whole;
+        none[56] = 0;
+        assert!(!without_interpreter(&file_of(&none)), "no program headers");
+    }
 }

@@ -95,6 +95,10 @@ pub struct Plan {
     /// every run's way to its result, then tear down a small process, not a copy of the
     /// interpreter. Ignored by the helper itself, whose keeper and init are already that small.
     pub slim: Option<PathBuf>,
+    /// With `slim` the helper's static build: init is made without a copy of the interpreter and
+    /// execs it at once, and the keeper joins init's namespaces to fork the program
+    /// (src/sandbox/harden/joined.rs). Ignored by the helper itself.
+    pub join: bool,
     /// The descriptor the helper writes its layer report to (closed before the program starts).
     pub status_fd: i32,
     /// The program and its arguments.
@@ -158,6 +162,9 @@ impl Plan {
         if let Some(helper) = &self.slim {
             push(&["--slim".into(), path_arg(helper)]);
         }
+        if self.join {
+            push(&["--join".into()]);
+        }
         for (k, v) in &self.env {
             let mut kv = k.clone();
             kv.push("=");
@@ -204,6 +211,7 @@ impl Plan {
                 b"--cgroup" => plan.cgroup = Some(PathBuf::from(it.next()?)),
                 b"--memory-cgroup" => plan.memory_cgroup = Some(PathBuf::from(it.next()?)),
                 b"--slim" => plan.slim = Some(PathBuf::from(it.next()?)),
+                b"--join" => plan.join = true,
                 b"--env" => {
                     let kv = it.next()?.as_bytes();
                     let eq = kv.iter().position(|b| *b == b'=')?;
@@ -322,6 +330,7 @@ mod tests {
             cgroup: Some("/sys/fs/cgroup/pids/crn-1".into()),
             memory_cgroup: Some("/sys/fs/cgroup/memory/crn-1".into()),
             slim: Some("/opt/crn/code-runtime-native-sandbox".into()),
+            join: true,
             env: vec![("TMPDIR".into(), "/tmp/x/tmp".into())],
             status_fd: 4,
             argv: vec!["/usr/bin/python3".into(), "-u".into(), "--".into()],

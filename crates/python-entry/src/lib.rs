@@ -52,10 +52,12 @@ mod sandbox {
     pub mod harden {
         pub mod enter;
         mod idmap;
+        mod joined;
         pub mod landlock;
         mod namespaces;
         mod process;
         mod program;
+        mod roles;
         mod root;
         mod seccomp;
 

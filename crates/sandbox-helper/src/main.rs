@@ -48,11 +48,17 @@ mod seccomp;
 #[path = "../../../src/sandbox/harden/enter.rs"]
 mod enter;
 #[cfg(target_os = "linux")]
+#[path = "../../../src/sandbox/harden/joined.rs"]
+mod joined;
+#[cfg(target_os = "linux")]
 #[path = "../../../src/sandbox/harden/process.rs"]
 mod process;
 #[cfg(target_os = "linux")]
 #[path = "../../../src/sandbox/harden/program.rs"]
 mod program;
+#[cfg(target_os = "linux")]
+#[path = "../../../src/sandbox/harden/roles.rs"]
+mod roles;
 // poll(2) over a slice, shared with the addon.
 #[cfg(target_os = "linux")]
 #[allow(dead_code)]
@@ -75,9 +81,12 @@ fn main() {
         linux::serve_isolate(&args[0], &args[1..]);
     }
     // The roles a forked interpreter's keeper and init hand over (src/sandbox/harden/enter.rs).
-    if args.first().is_some_and(|a| a == "keeper" || a == "init") {
+    if args.first().is_some_and(|a| ["keeper", "init", "joined-keeper", "joined-init"].iter().any(|r| a == r)) {
         enter::resume_role(&args);
-        eprintln!("code-runtime-native-sandbox: keeper|init: arguments the addon would not have written");
+        eprintln!(
+            "code-runtime-native-sandbox: {}: arguments the addon would not have written",
+            args[0].to_string_lossy()
+        );
         std::process::exit(abi::EXIT_USAGE);
     }
     match plan::Plan::from_args(&args) {

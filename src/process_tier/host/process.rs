@@ -117,6 +117,7 @@ fn plan(
         memory_cgroup: memory.map(Path::to_path_buf),
         // The helper's own keeper and init are already small.
         slim: None,
+        join: false,
         env: Vec::new(),
         status_fd: STATUS_FD,
         argv: [spec.helper.clone().into_os_string(), mode[0].into(), spec.addon.clone().into_os_string()]

@@ -92,6 +92,7 @@ fn sandbox_plan(confine: &Confinement, helper: &Path, interpreter: &Path, stagin
         cgroup: confine.cgroup.map(Path::to_path_buf),
         memory_cgroup: confine.memory_cgroup.map(Path::to_path_buf),
         slim: confine.ahead.then(|| crate::sandbox::helper::roles().unwrap_or(helper).to_path_buf()),
+        join: confine.ahead && crate::sandbox::helper::roles_linked_statically(),
         env: child_env(staging, confine.hash_seed),
         status_fd: STATUS_FD,
         argv: [vec![interpreter.as_os_str().to_os_string()], child_args(staging, confine.hash_seed)].concat(),

@@ -14,25 +14,26 @@
 //! A spare forked from the Python template (`Plan::slim`) has its keeper and init exec the helper
 //! in the same role once they have forked (`become_helper`, `resume_role`): each is otherwise a
 //! copy of the interpreter, and the teardown of two such copies sat on every run's way to its
-//! result; the exec does it while the spare waits.
+//! result; the exec does it while the spare waits. With the helper's static build (`Plan::join`)
+//! init is no copy at all and the keeper forks the program itself: joined.rs.
 
 use super::abi;
-use std::ffi::CString;
 use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use nix::sys::signal::{signal, SigHandler, Signal};
-use nix::sys::wait::{waitpid, WaitStatus};
 use nix::unistd::{fork, ForkResult, Pid};
 
 use super::namespaces::Cloned;
 use super::plan::{self, Plan};
-use super::process::{die_by, exit_now, fail, mirror_raw, pipe, write_all};
+use super::process::{exit_now, fail, pipe, write_all};
 pub use super::program::Ending;
 use super::program::{program, Exact, Setup};
-use super::{exact, idmap, namespaces, root};
+use super::roles::{
+    become_helper, close_program_fds, die_with_keeper, keep, label, release_init, reopen_exact, take_program_ids,
+};
+use super::{exact, idmap, joined, namespaces, root};
 
 /// The descriptor the host's lifeline arrives on (see `--lifeline`).
 const LIFELINE_FD: i32 = plan::LIFELINE_FD;
@@ -120,10 +121,13 @@ fn with_namespaces(
     exact: &Exact,
     (ending, slim): (Ending, Option<&OwnedFd>),
 ) -> Option<(OwnedFd, Option<OwnedFd>)> {
-    let (relay_r, relay_w) = pipe();
-    let (go_r, go_w) = pipe();
     // Made before the clone, so init inherits them (only the host's root may make them).
     let trees = host_trees(plan, &setup, exact);
+    if let (Ending::Return, Some(helper), true) = (ending, slim, plan.join) {
+        return joined::run(plan, status, lifeline, setup, (exact, &trees), helper);
+    }
+    let (relay_r, relay_w) = pipe();
+    let (go_r, go_w) = pipe();
     match namespaces::clone_init(plan.network) {
         Err(_) => Some((status, lifeline)),
         Ok(Cloned::Child) => {
@@ -138,14 +142,7 @@ fn with_namespaces(
         }
         Ok(Cloned::Parent(child)) => {
             drop((relay_w, go_r, trees));
-            if let Err(e) = namespaces::map_ids(child, setup.ids.0, setup.ids.1) {
-                let _ = nix::sys::signal::kill(child, Signal::SIGKILL);
-                let _ = waitpid(child, None);
-                fail("uid_map", nix::errno::Errno::from_raw(e.raw_os_error().unwrap_or(libc::EIO)));
-            }
-            write_all(&go_w, b"1");
-            drop(go_w);
-            write_all(&status, format!("init {}\n", child.as_raw()).as_bytes());
+            release_init(child, setup.ids, go_w, &status);
             drop(status);
             close_program_fds(Some(&relay_r));
             if let Some(helper) = slim {
@@ -155,28 +152,6 @@ fn with_namespaces(
             keep(child, Some(relay_r), lifeline, false)
         }
     }
-}
-
-/// In init's mount namespace, each of the keeper's policy paths opened again with no link
-/// followed; one that is not the object the keeper checked (`ESTALE`) or cannot be opened so
-/// refuses the run, as in `open_exact`.
-fn reopen_exact(plan: &Plan, status: &OwnedFd, keeper: &Exact) -> Exact {
-    let mut opened = Vec::with_capacity(keeper.len());
-    for (path, checked) in keeper {
-        let again = exact::open(path).and_then(|fd| match exact::identity(&fd)? == exact::identity(checked)? {
-            true => Ok(fd),
-            false => Err(nix::errno::Errno::ESTALE),
-        });
-        match again {
-            Ok(fd) => opened.push((path.clone(), fd)),
-            Err(e) => {
-                let index = plan.as_host.iter().position(|p| p == path).unwrap_or(0);
-                write_all(status, plan::policy_refused_line(index, e as i32).as_bytes());
-                exit_now(abi::EXIT_SETUP);
-            }
-        }
-    }
-    opened
 }
 
 /// Under a root host, idmapped trees of the host's own granted paths (`--as-host`), cloned
@@ -222,63 +197,6 @@ fn without_namespaces(
                 become_helper(helper, "keeper", &[child.as_raw(), -1, fd, 1], &[fd], label(plan));
             }
             keep(child, None, lifeline, true)
-        }
-    }
-}
-
-/// Waits for `child` (init, or the program itself without namespaces), then ends exactly as
-/// the program ended (code or signal), so the host's wait status is the program's and its
-/// rusage covers the whole run. If the host dies first (its lifeline reads end-of-file), the
-/// run is killed: init (the kernel then kills the whole namespace) or, without namespaces,
-/// this process group.
-fn keep(child: Pid, relay: Option<OwnedFd>, lifeline: Option<OwnedFd>, whole_group: bool) -> ! {
-    if let Some(lifeline) = &lifeline {
-        if host_died(child, lifeline) {
-            // SAFETY: plain kill calls; without namespaces this process dies with its group.
-            unsafe {
-                match whole_group {
-                    true => libc::kill(0, libc::SIGKILL),
-                    false => libc::kill(child.as_raw(), libc::SIGKILL),
-                }
-            };
-        }
-    }
-    let status = loop {
-        match waitpid(child, None) {
-            Ok(status) => break status,
-            Err(nix::errno::Errno::EINTR) => continue,
-            Err(e) => fail("waitpid", e),
-        }
-    };
-    let mut raw = [0u8; 4];
-    if relay.is_some_and(|r| nix::unistd::read(&r, &mut raw).ok() == Some(4)) {
-        mirror_raw(i32::from_ne_bytes(raw));
-    }
-    match status {
-        WaitStatus::Exited(_, code) => exit_now(code),
-        WaitStatus::Signaled(_, sig, _) => die_by(sig as i32),
-        _ => exit_now(abi::EXIT_USAGE),
-    }
-}
-
-/// Blocks until `child` has exited (false) or the host's lifeline shows the host gone (true).
-/// The host never writes to it: any event on it is its end.
-fn host_died(child: Pid, lifeline: &OwnedFd) -> bool {
-    let pidfd = namespaces::pidfd(child);
-    loop {
-        let mut fds = [
-            libc::pollfd { fd: lifeline.as_raw_fd(), events: libc::POLLIN, revents: 0 },
-            libc::pollfd { fd: pidfd.as_ref().map_or(-1, |f| f.as_raw_fd()), events: libc::POLLIN, revents: 0 },
-        ];
-        // Without pidfds (Linux < 5.3) the child's exit is checked ten times a second.
-        let timeout = if pidfd.is_some() { None } else { Some(std::time::Duration::from_millis(100)) };
-        // A negative fd is ignored.
-        super::poll::poll(&mut fds, timeout);
-        if fds[0].revents != 0 {
-            return true;
-        }
-        if fds[1].revents != 0 || (pidfd.is_none() && namespaces::exited(child)) {
-            return false;
         }
     }
 }
@@ -354,19 +272,6 @@ fn init(
     }
 }
 
-/// Arms init's parent-death signal again (the kernel clears it whenever a process's ids change),
-/// then makes sure the keeper did not die before: the read end of the relay, which only the keeper
-/// holds, is then closed, and the relay reports an error. Either way init does not outlive it.
-fn die_with_keeper(relay: &OwnedFd) {
-    // SAFETY: plain prctl on this process.
-    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
-    let mut fds = [libc::pollfd { fd: relay.as_raw_fd(), events: 0, revents: 0 }];
-    super::poll::poll(&mut fds, Some(std::time::Duration::ZERO));
-    if fds[0].revents & libc::POLLERR != 0 {
-        exit_now(abi::EXIT_SETUP);
-    }
-}
-
 /// Init's part once the program is forked: forward SIGTERM to it, reap, relay its status.
 fn serve_as_init(program: Pid, relay: OwnedFd) -> ! {
     PROGRAM.store(program.as_raw(), Ordering::Relaxed);
@@ -382,79 +287,18 @@ fn open_helper(path: &std::path::Path) -> Option<OwnedFd> {
     nix::fcntl::open(path, OFlag::O_PATH | OFlag::O_CLOEXEC, nix::sys::stat::Mode::empty()).ok()
 }
 
-/// Replaces this process (the keeper or init of a run forked from the Python template) with
-/// the helper executable in the same `role`, holding only the `inherit` descriptors: what its
-/// exit tears down on the run's way to its result is then a small process, not a copy of the
-/// interpreter. Returns only if the kernel refused; the caller then keeps the role itself.
-fn become_helper(helper: &OwnedFd, role: &str, numbers: &[i32], inherit: &[i32], label: Option<&std::path::Path>) {
-    // SAFETY: marks every descriptor close-on-exec (Linux 5.11), then clears it on those the
-    // role reads; nothing else of this process reaches the helper. Its standard descriptors are
-    // `/dev/null` (the root binds it): a loader in secure mode would otherwise open `/dev/full`
-    // for them, which a root does not hold, and Rust's runtime `/dev/null` itself.
-    unsafe {
-        if libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, libc::CLOSE_RANGE_CLOEXEC) != 0 {
-            return;
-        }
-        for fd in inherit.iter().filter(|fd| **fd >= 0) {
-            libc::fcntl(*fd, libc::F_SETFD, 0);
-        }
-        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
-        if null < 0 || (0..=2).any(|fd| fd != null && libc::dup2(null, fd) != fd) {
-            return;
-        }
-        if null > 2 {
-            libc::close(null);
-        }
-    }
-    let words = ["code-runtime-native-sandbox".as_bytes(), role.as_bytes()]
-        .into_iter()
-        .map(<[u8]>::to_vec)
-        .chain(numbers.iter().map(|n| n.to_string().into_bytes()))
-        .chain(label.map(|l| l.as_os_str().as_bytes().to_vec()))
-        .filter_map(|w| CString::new(w).ok())
-        .collect::<Vec<_>>();
-    let mut argv: Vec<*const libc::c_char> = words.iter().map(|w| w.as_ptr()).collect();
-    argv.push(std::ptr::null());
-    let envp: [*const libc::c_char; 1] = [std::ptr::null()];
-    // SAFETY: execveat(2) of the descriptor itself (`AT_EMPTY_PATH`), with NUL-terminated
-    // argument and environment vectors that outlive the call.
-    unsafe {
-        libc::syscall(
-            libc::SYS_execveat,
-            helper.as_raw_fd(),
-            c"".as_ptr(),
-            argv.as_ptr(),
-            envp.as_ptr(),
-            libc::AT_EMPTY_PATH,
-        )
-    };
-}
-
-/// The run's scratch directory, last on a slimmed keeper's and init's command line: which run
-/// they serve, for `ps` and for the host's own checks that nothing of a run outlives it.
-fn label(plan: &Plan) -> Option<&std::path::Path> {
-    plan.tmpfs.as_ref().map(|(dir, _)| dir.as_path())
-}
-
-/// Init takes the program's ids before it becomes the helper. An exec that changes no id keeps
-/// the parent-death signal (the kernel clears it on any change of ids, and the exec would set
-/// the filesystem ids the root was built with back to ids a root host's init cannot name in the
-/// namespace); with the program's ids init still signals the program, and the exec leaves it no
-/// capability (neither id is the namespace's root). Under a host of another uid init had the
-/// program's ids already. False if the kernel refused: init then keeps its role as it is.
-fn take_program_ids() -> bool {
-    use nix::unistd::{setresgid, setresuid, Gid, Uid};
-    let (uid, gid) = (Uid::from_raw(namespaces::INSIDE_ID), Gid::from_raw(namespaces::INSIDE_ID));
-    setresgid(gid, gid, gid).is_ok() && setresuid(uid, uid, uid).is_ok()
-}
-
 /// `keeper <child> <relay fd|-1> <lifeline fd|-1> <whole group 0|1> [<label>]` and `init
 /// <program> <relay fd> [<label>]`: the roles a forked interpreter's keeper and init hand to this
-/// helper (`become_helper`), which then ends exactly as they would have. `None` for arguments
-/// they would not have written.
+/// helper (`become_helper`), which then ends exactly as they would have; `joined-init …` and
+/// `joined-keeper …` are joined.rs's. `None` for arguments they would not have written.
 #[allow(dead_code)] // the helper's half (crates/sandbox-helper)
 pub fn resume_role(args: &[std::ffi::OsString]) -> Option<std::convert::Infallible> {
     let (role, rest) = args.split_first()?;
+    match role.to_str()? {
+        "joined-init" => return joined::serve_init(rest),
+        "joined-keeper" => return joined::resume_keeper(rest),
+        _ => {}
+    }
     let count = match role.to_str()? {
         "keeper" => 4,
         "init" => 2,
@@ -508,13 +352,4 @@ fn join_cgroup(dir: &std::path::Path, one_thread: bool) -> bool {
         std::fs::OpenOptions::new().write(true).open(dir.join(file)).and_then(|mut f| f.write_all(text.as_bytes()))
     };
     (one_thread && write("tasks", "0").is_ok()) || write("cgroup.procs", &std::process::id().to_string()).is_ok()
-}
-
-/// The keeper and init hold none of the program's descriptors, so the host sees the
-/// program's pipes close when the program and its descendants have gone.
-fn close_program_fds(relay: Option<&OwnedFd>) {
-    for fd in (0..=3).filter(|fd| Some(*fd) != relay.map(|r| r.as_raw_fd())) {
-        // SAFETY: closing descriptors this process no longer uses (never the relay pipe).
-        unsafe { libc::close(fd) };
-    }
 }

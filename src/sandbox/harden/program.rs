@@ -160,33 +160,61 @@ pub(super) fn program(plan: &Plan, status: OwnedFd, setup: Setup, exact: &Exact,
     exit_now(abi::EXIT_EXEC);
 }
 
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: i32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+const CAP_VERSION_3: u32 = 0x2008_0522;
+
 /// Empties this process's effective, permitted, inheritable and ambient capability sets.
-fn drop_capabilities() -> nix::Result<()> {
-    #[repr(C)]
-    struct Header {
-        version: u32,
-        pid: i32,
-    }
-    #[repr(C)]
-    #[derive(Clone, Copy)]
-    struct Data {
-        effective: u32,
-        permitted: u32,
-        inheritable: u32,
-    }
-    const VERSION_3: u32 = 0x2008_0522;
+pub(super) fn drop_capabilities() -> nix::Result<()> {
     // SAFETY: plain prctl on this process.
     if unsafe { libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) } != 0 {
         return Err(nix::errno::Errno::last());
     }
-    let mut header = Header { version: VERSION_3, pid: 0 };
-    let data = [Data { effective: 0, permitted: 0, inheritable: 0 }; 2];
+    let mut header = CapHeader { version: CAP_VERSION_3, pid: 0 };
+    let data = [CapData { effective: 0, permitted: 0, inheritable: 0 }; 2];
     // SAFETY: capset(2) with a version-3 header and its two data words, both live for the call.
-    let r = unsafe { libc::syscall(libc::SYS_capset, &mut header as *mut Header, data.as_ptr()) };
+    let r = unsafe { libc::syscall(libc::SYS_capset, &mut header as *mut CapHeader, data.as_ptr()) };
     if r != 0 {
         return Err(nix::errno::Errno::last());
     }
     Ok(())
+}
+
+/// Makes every permitted capability inheritable and ambient, so an exec of a program that is no
+/// root in this user namespace keeps them (src/sandbox/harden/joined.rs: init before its exec).
+/// System calls only, nothing allocated: it runs on another process's memory. A capability the
+/// kernel does not know is refused and skipped.
+pub(super) fn raise_ambient_capabilities() {
+    let mut header = CapHeader { version: CAP_VERSION_3, pid: 0 };
+    let mut data = [CapData { effective: 0, permitted: 0, inheritable: 0 }; 2];
+    // SAFETY: capget(2) and capset(2) with a version-3 header and two data words, live for each
+    // call; then plain prctl calls on this process.
+    unsafe {
+        if libc::syscall(libc::SYS_capget, &mut header as *mut CapHeader, data.as_mut_ptr()) != 0 {
+            return;
+        }
+        for word in &mut data {
+            word.inheritable = word.permitted;
+        }
+        if libc::syscall(libc::SYS_capset, &mut header as *mut CapHeader, data.as_ptr()) != 0 {
+            return;
+        }
+        for cap in 0..64 {
+            libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_RAISE, cap, 0, 0);
+        }
+    }
 }
 
 /// The program's ids: in namespaces the inside id (mapped to the run's ids outside); without
