@@ -315,9 +315,11 @@ pub(super) fn keep_joined(program: Pid, init: Pid, lifeline: Option<OwnedFd>) ->
             Err(e) => fail("waitpid", e),
         }
     };
-    // Init's end kills every process left in the namespace before it can be reaped.
-    let _ = nix::sys::signal::kill(init, Signal::SIGKILL);
-    while let Err(nix::errno::Errno::EINTR) = waitpid(init, None) {}
+    // Init's end kills every process left in the namespace before it can be reaped. Were it
+    // refused, the keeper's own end kills init all the same (its parent-death signal).
+    if nix::sys::signal::kill(init, Signal::SIGKILL).is_ok() {
+        while let Err(nix::errno::Errno::EINTR) = waitpid(init, None) {}
+    }
     match status {
         WaitStatus::Exited(_, code) => exit_now(code),
         WaitStatus::Signaled(_, sig, _) => die_by(sig as i32),
