@@ -12,8 +12,11 @@
 //!
 //! Either way the program starts with its limits, no_new_privs, Landlock and the seccomp filter
 //! already applied. `keeper …` and `init …` are those two roles taken over from a Python spare's
-//! own keeper and init, which exec this helper once they have forked (src/sandbox/harden/enter.rs). This binary links no V8 and holds no program state; it is trusted code that
-//! the program cannot reach (another PID namespace, outside its Landlock domain).
+//! own keeper and init, which exec this helper's static build (`code-runtime-native-sandbox-roles`)
+//! once they have forked (src/sandbox/harden/enter.rs); `joined-init …` and `joined-keeper …` are
+//! the same roles when init is made without a copy of the interpreter (src/sandbox/harden/joined.rs).
+//! This binary links no V8 and holds no program state; it is trusted code that the program cannot
+//! reach (another PID namespace, outside its Landlock domain).
 
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
@@ -113,6 +116,10 @@ fn main() {
 #[cfg(target_os = "linux")]
 mod linux {
     use crate::abi;
+    #[cfg(not(target_feature = "crt-static"))]
+    use std::ffi::CString;
+    #[cfg(not(target_feature = "crt-static"))]
+    use std::os::unix::ffi::OsStrExt;
 
     /// The statically linked build (`code-runtime-native-sandbox-roles`, which a Python spare's
     /// keeper and init exec) cannot load the addon: a static C library has no loader for it.
@@ -121,10 +128,6 @@ mod linux {
         eprintln!("code-runtime-native-sandbox: this static build cannot load the addon; a contained isolate starts through code-runtime-native-sandbox");
         std::process::exit(abi::EXIT_USAGE);
     }
-    #[cfg(not(target_feature = "crt-static"))]
-    use std::ffi::CString;
-    #[cfg(not(target_feature = "crt-static"))]
-    use std::os::unix::ffi::OsStrExt;
 
     /// `isolate <addon> <heapMb>`: the program of a contained isolate's sandbox process (started
     /// through `exec`, so every layer already holds). Loads the addon, which links V8 and needs no
