@@ -139,15 +139,54 @@ fn namespace_flags(network: bool) -> libc::c_int {
     }
 }
 
-/// Moves this process into init's namespaces at once (the kernel enters the user namespace
-/// first); its children are then born in init's PID namespace, and its root is init's.
+/// Moves this process into init's namespaces; its children are then born in init's PID
+/// namespace, and its root is init's. Linux 5.8 on: all at once through init's pidfd (the kernel
+/// enters the user namespace first). Before: one at a time through init's `/proc` files.
 fn join(init: Pid, network: bool) -> nix::Result<()> {
-    let pidfd = namespaces::pidfd(init).ok_or(nix::errno::Errno::ENOSYS)?;
-    // SAFETY: setns(2) with a pidfd this process owns.
-    match unsafe { libc::setns(pidfd.as_raw_fd(), namespace_flags(network)) } {
-        0 => Ok(()),
-        _ => Err(nix::errno::Errno::last()),
+    if let Some(pidfd) = namespaces::pidfd(init) {
+        // SAFETY: setns(2) with a pidfd this process owns.
+        if unsafe { libc::setns(pidfd.as_raw_fd(), namespace_flags(network)) } == 0 {
+            return Ok(());
+        }
     }
+    enter(&open_namespaces(&format!("/proc/{}/ns", init.as_raw()), network)?)
+}
+
+/// The namespaces' files a run joins, in the order they must be entered (the user namespace
+/// first: the others need its capabilities), from `dir` (a process's `/proc/<pid>/ns`). All are
+/// opened before any is entered: a new mount namespace shows another `/proc`.
+fn open_namespaces(dir: &str, network: bool) -> nix::Result<Vec<(OwnedFd, libc::c_int)>> {
+    use nix::fcntl::{open, OFlag};
+    let kinds = [
+        ("user", libc::CLONE_NEWUSER),
+        ("pid", libc::CLONE_NEWPID),
+        ("mnt", libc::CLONE_NEWNS),
+        ("ipc", libc::CLONE_NEWIPC),
+        ("net", libc::CLONE_NEWNET),
+    ];
+    (kinds.into_iter().filter(|(_, kind)| namespace_flags(network) & kind != 0))
+        .map(|(name, kind)| {
+            Ok((
+                open(
+                    format!("{dir}/{name}").as_str(),
+                    OFlag::O_RDONLY | OFlag::O_CLOEXEC,
+                    nix::sys::stat::Mode::empty(),
+                )?,
+                kind,
+            ))
+        })
+        .collect()
+}
+
+/// Enters each namespace in turn (system calls only).
+fn enter(files: &[(OwnedFd, libc::c_int)]) -> nix::Result<()> {
+    for (file, kind) in files {
+        // SAFETY: setns(2) with a namespace file this process owns.
+        if unsafe { libc::setns(file.as_raw_fd(), *kind) } != 0 {
+            return Err(nix::errno::Errno::last());
+        }
+    }
+    Ok(())
 }
 
 /// `joined-init <go> <ready> <status> <policy fds|-> <tree fds|-> <init's plan…>`: its plan is
@@ -342,4 +381,75 @@ pub(super) fn resume_keeper(args: &[OsString]) -> Option<std::convert::Infallibl
         (lifeline >= 0).then(|| OwnedFd::from_raw_fd(lifeline))
     };
     keep_joined(Pid::from_raw(program), Pid::from_raw(init), lifeline)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{enter, open_namespaces};
+    use std::os::fd::AsRawFd;
+
+    /// The fallback before Linux 5.8: a process in new user, PID, mount, IPC and network
+    /// namespaces, joined through its `/proc` files by a forked child, which then stands in each.
+    #[test]
+    fn namespaces_joined_one_at_a_time_through_their_files() {
+        let flags =
+            libc::CLONE_NEWUSER | libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWNET;
+        // SAFETY: a fork into new namespaces whose child only waits for its signal.
+        let target = unsafe { libc::syscall(libc::SYS_clone, (flags | libc::SIGCHLD) as libc::c_ulong, 0, 0, 0, 0) };
+        if target == 0 {
+            loop {
+                // SAFETY: async-signal-safe; the parent kills this child.
+                unsafe { libc::pause() };
+            }
+        }
+        assert!(target > 0, "clone: {}", std::io::Error::last_os_error());
+        let files = open_namespaces(&format!("/proc/{target}/ns"), false).expect("the namespaces' files");
+        assert_eq!(
+            files.iter().map(|(_, kind)| *kind).collect::<Vec<_>>(),
+            [libc::CLONE_NEWUSER, libc::CLONE_NEWPID, libc::CLONE_NEWNS, libc::CLONE_NEWIPC, libc::CLONE_NEWNET]
+        );
+        assert_eq!(open_namespaces(&format!("/proc/{target}/ns"), true).expect("files").len(), 4, "no network");
+        // SAFETY: the child only makes system calls (setns, stat) before `_exit`: the harness's
+        // other threads hold nothing it takes.
+        let joiner = unsafe { libc::fork() };
+        if joiner == 0 {
+            let code = match enter(&files) {
+                Err(_) => 1,
+                // Its own namespaces are the target's now (the PID namespace: its children's).
+                Ok(()) => {
+                    let own = [
+                        c"/proc/self/ns/user",
+                        c"/proc/self/ns/pid_for_children",
+                        c"/proc/self/ns/mnt",
+                        c"/proc/self/ns/ipc",
+                        c"/proc/self/ns/net",
+                    ];
+                    let same = files.iter().zip(own).all(|((file, _), path)| {
+                        // SAFETY: stat and fstat into zeroed plain data.
+                        unsafe {
+                            let (mut a, mut b): (libc::stat, libc::stat) = (std::mem::zeroed(), std::mem::zeroed());
+                            libc::fstat(file.as_raw_fd(), &mut a) == 0
+                                && libc::stat(path.as_ptr(), &mut b) == 0
+                                && a.st_ino == b.st_ino
+                        }
+                    });
+                    if same {
+                        0
+                    } else {
+                        2
+                    }
+                }
+            };
+            // SAFETY: ends the forked child at once.
+            unsafe { libc::_exit(code) };
+        }
+        let mut status = 0;
+        // SAFETY: waiting for and ending this test's own children.
+        unsafe {
+            libc::waitpid(joiner, &mut status, 0);
+            libc::kill(target as i32, libc::SIGKILL);
+            libc::waitpid(target as i32, std::ptr::null_mut(), 0);
+        }
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "the joiner: {status:#x}");
+    }
 }
