@@ -832,9 +832,12 @@ describe.runIf(process.getuid() === 0)('as an unprivileged user', () => {
       const ctx = new Context()
       const fiber = await ctx.plugin(PythonCodeRuntime, { pythonBin: '/usr/bin/python3', graceMs: 300 })
       const results = []
-      // The second run takes the spare booted after the first: its init is the helper by then.
+      // Each run after the first takes the spare booted after the one before: its init is the
+      // helper by then.
       const program = 'import os, sys\\nstatus = open("/proc/self/status").read()\\ninit = open("/proc/1/cmdline", "rb").read().split(b"\\\\0")[1].decode()\\nreturn ["template.py" in " ".join(sys.orig_argv), os.getpid(), "CapEff:\\\\t0000000000000000" in status, "Seccomp:\\\\t2" in status, init]'
-      for (let i = 0; i < 2; i++) results.push(await ctx.codeRuntime.run({ program, bindings: [] }))
+      // Several: a keeper of another uid writes its init's maps while init starts (a race it
+      // once lost now and then: a root host's keeper would not see it).
+      for (let i = 0; i < 8; i++) results.push(await ctx.codeRuntime.run({ program, bindings: [] }))
       await fiber.dispose()
       process.stdout.write(JSON.stringify(results))
       `,
@@ -843,7 +846,7 @@ describe.runIf(process.getuid() === 0)('as an unprivileged user', () => {
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
     expect(JSON.parse(stdout)).toEqual([
       { logs: [], value: [true, 2, true, true, '-u'] },
-      { logs: [], value: [true, 2, true, true, 'joined-init'] },
+      ...Array(7).fill({ logs: [], value: [true, 2, true, true, 'joined-init'] }),
     ])
   })
 })

@@ -256,10 +256,9 @@ pub(super) fn serve_init(args: &[OsString]) -> Option<std::convert::Infallible> 
         return None;
     }
     // SAFETY: the descriptors the keeper left open for this role (`run`), owned from here on;
-    // plain prctl calls. Not dumpable: an exec made it dumpable again.
+    // a plain prctl call.
     let (go, ready, status) = unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-        libc::prctl(libc::PR_SET_DUMPABLE, 0);
         (OwnedFd::from_raw_fd(go), OwnedFd::from_raw_fd(ready), OwnedFd::from_raw_fd(status))
     };
     // SAFETY: as above.
@@ -271,6 +270,11 @@ pub(super) fn serve_init(args: &[OsString]) -> Option<std::convert::Infallible> 
         exit_now(abi::EXIT_SETUP);
     }
     drop(go);
+    // Not dumpable (an exec made it dumpable again) only now: a process that is not has its
+    // /proc files, `uid_map` among them, owned by root, which a keeper of another uid could then
+    // not open to write its maps.
+    // SAFETY: a plain prctl call.
+    unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0) };
     let built = build_root(&plan, &status, &keeper, &trees);
     drop((keeper, trees, status));
     // Its standard descriptors were the host's /dev/null: now the run's own.
