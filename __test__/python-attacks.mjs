@@ -7,7 +7,9 @@ export const ATTACKS = {
   signalsToParentAndHost: ({ hostPid }) => `
 import os, signal
 out = []
-for target in (os.getppid(), 1, ${hostPid}):
+# getppid() is 0 where the parent (the run's keeper) stands outside the run's PID namespace, and
+# kill(0) would signal the program's own group: nothing to name there.
+for target in [t for t in (os.getppid(), 1, ${hostPid}) if t > 0]:
     for sig in (signal.SIGKILL, signal.SIGSTOP):
         try:
             os.kill(target, sig)

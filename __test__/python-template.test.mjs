@@ -500,26 +500,42 @@ describe("a forked run's keeper and init", () => {
     }
   })
 
-  it("die with it when a run booted its own child: the run ends with the keeper's death", async () => {
+  it("stay a copy of the interpreter when a run booted its own child, joined to the run's namespaces with the program's ids, no capability, not dumpable; the run ends with the keeper's death", async () => {
     const before = new Set(pythonTemplates())
     const { runtime, fiber } = await load(PythonCodeRuntime, { graceMs: 300 })
     try {
       const [template] = pythonTemplates().filter((pid) => !before.has(pid))
-      // The first run has no spare: its keeper and init stay copies of the interpreter. Its line
-      // says it runs (a keeper killed before the host wrote the run's frames ends it with that
-      // write's failure instead).
+      // The first run has no spare: it boots its own child, whose keeper does not exec the helper
+      // (that exec would come before the run's result); init is the helper's static build all
+      // the same. Its line says it runs (a keeper killed before the host wrote the run's frames
+      // ends it with that write's failure instead).
       let running
       const up = new Promise((resolve) => (running = resolve))
       const pending = runtime.run({ program: "import time\nprint('up')\ntime.sleep(20)\nreturn 1", bindings: [], onLog: () => running() })
       await up
+      const python = fs.realpathSync(PYTHON)
       let keeper, init, program
-      for (let i = 0; i < 500 && !program; i++) {
+      for (let i = 0; i < 500 && !(init && program && idsTaken(keeper)); i++) {
         await sleep(10)
         keeper = childrenOf(template)[0]
-        init = keeper && childrenOf(keeper)[0]
-        program = init && childrenOf(init)[0]
+        const children = keeper ? childrenOf(keeper) : []
+        init = children.find((pid) => exe(pid) === ROLES)
+        program = children.find((pid) => exe(pid) === python)
       }
-      expect(exe(init)).toBe(fs.realpathSync(PYTHON))
+      expect([exe(keeper), exe(init), exe(program)]).toEqual([python, ROLES, python])
+      expect(fs.readFileSync(`/proc/${init}/cmdline`, 'utf8').split('\0')[1]).toBe('joined-init')
+      // The keeper holds the program's ids, no capability, and is not dumpable (its /proc files
+      // belong to root): the program cannot read its memory; it stands in the run's namespaces
+      // but its PID namespace, so the program cannot name it either.
+      for (const field of ['CapEff', 'CapPrm', 'CapInh', 'CapAmb']) expect([field, statusOf(keeper, field)]).toEqual([field, '0000000000000000'])
+      expect([statusOf(keeper, 'Uid'), statusOf(keeper, 'Gid')]).toEqual([statusOf(program, 'Uid'), statusOf(program, 'Gid')])
+      expect([fs.statSync(`/proc/${keeper}/mem`).uid, fs.statSync(`/proc/${keeper}/environ`).uid]).toEqual([0, 0])
+      for (const kind of ['user', 'mnt', 'ipc', 'net']) expect([kind, namespaceOf(keeper, kind)]).toEqual([kind, namespaceOf(program, kind)])
+      expect(namespaceOf(keeper, 'pid')).toBe(namespaceOf(process.pid, 'pid'))
+      // None of the program's descriptors (the host sees its pipes close when the program has
+      // gone): the program's pidfd, its lifeline and the roles file it made init from.
+      const fds = (pid) => fs.readdirSync(`/proc/${pid}/fd`).map((fd) => fs.readlinkSync(`/proc/${pid}/fd/${fd}`).replace(/:\[\d+\]$/, ''))
+      expect(fds(keeper).sort()).toEqual([ROLES, 'anon_inode:[pidfd]', 'pipe'].sort())
       process.kill(keeper, 'SIGKILL')
       expect((await pending).error).toEqual({ kind: 'worker-exit', message: 'python exited (code=null, signal=SIGKILL) before completing' })
       expect([isAlive(init), isAlive(program)]).toEqual([false, false])
@@ -832,8 +848,8 @@ describe.runIf(process.getuid() === 0)('as an unprivileged user', () => {
       const ctx = new Context()
       const fiber = await ctx.plugin(PythonCodeRuntime, { pythonBin: '/usr/bin/python3', graceMs: 300 })
       const results = []
-      // Each run after the first takes the spare booted after the one before: its init is the
-      // helper by then.
+      // The first run boots its own child, each after it takes the spare booted after the one
+      // before: init is the helper's static build in both.
       const program = 'import os, sys\\nstatus = open("/proc/self/status").read()\\ninit = open("/proc/1/cmdline", "rb").read().split(b"\\\\0")[1].decode()\\nreturn ["template.py" in " ".join(sys.orig_argv), os.getpid(), "CapEff:\\\\t0000000000000000" in status, "Seccomp:\\\\t2" in status, init]'
       // Several: a keeper of another uid writes its init's maps while init starts (a race it
       // once lost now and then: a root host's keeper would not see it).
@@ -845,8 +861,7 @@ describe.runIf(process.getuid() === 0)('as an unprivileged user', () => {
     const { code, stdout, stderr } = await runAs(node, script, { uid: 65534, gid: 65534, cwd: dir, env: { PATH: '/usr/bin:/bin', TMPDIR: dir } })
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
     expect(JSON.parse(stdout)).toEqual([
-      { logs: [], value: [true, 2, true, true, '-u'] },
-      ...Array(7).fill({ logs: [], value: [true, 2, true, true, 'joined-init'] }),
+      ...Array(8).fill({ logs: [], value: [true, 2, true, true, 'joined-init'] }),
     ])
   })
 })

@@ -42,27 +42,31 @@ pub fn path() -> Option<&'static Path> {
 /// The helper's static build (scripts/link-sandbox-roles.mjs), shipped beside it.
 pub const ROLES_NAME: &str = "code-runtime-native-sandbox-roles";
 
-/// The helper's static build beside the helper, which a Python spare's keeper and init exec in
-/// their roles (no dynamic loader: each exec costs less); `None` when it is not there or does not
-/// start as the helper does (with no arguments it exits with `EXIT_USAGE`), and the helper then
-/// serves those roles itself. Checked once per process.
-pub fn roles() -> Option<&'static Path> {
-    static ROLES: OnceLock<Option<PathBuf>> = OnceLock::new();
-    ROLES
-        .get_or_init(|| {
-            let roles = path()?.parent()?.join(ROLES_NAME);
-            (executable(&roles) && starts(&roles)).then_some(roles)
-        })
-        .as_deref()
+/// The roles file in use and what it is.
+pub struct Roles {
+    pub path: PathBuf,
+    /// No program interpreter: only such a file can be exec'd inside a run's own root, where no
+    /// dynamic loader need be, so only then does a forked run's init join rather than copy
+    /// (`Plan::join`, src/sandbox/harden/joined.rs).
+    pub linked_statically: bool,
 }
 
-/// Whether the roles file in use is linked statically (no program interpreter): only such a
-/// file can be exec'd inside a run's own root, where no dynamic loader need be, so only then do a
-/// spare's keeper and init join rather than copy (`Plan::join`, src/sandbox/harden/joined.rs).
-/// Checked once per process.
-pub fn roles_linked_statically() -> bool {
-    static STATIC: OnceLock<bool> = OnceLock::new();
-    *STATIC.get_or_init(|| roles().and_then(|p| std::fs::File::open(p).ok()).is_some_and(|f| without_interpreter(&f)))
+/// The helper's static build beside the helper, which a forked Python run's keeper and init
+/// exec in their roles (no dynamic loader: each exec costs less); `None` when it is not there or
+/// does not start as the helper does (with no arguments it exits with `EXIT_USAGE`), and the
+/// helper then serves those roles itself. Checked once per process.
+pub fn roles() -> Option<&'static Roles> {
+    static ROLES: OnceLock<Option<Roles>> = OnceLock::new();
+    ROLES
+        .get_or_init(|| {
+            let path = path()?.parent()?.join(ROLES_NAME);
+            if !executable(&path) || !starts(&path) {
+                return None;
+            }
+            let linked_statically = std::fs::File::open(&path).is_ok_and(|f| without_interpreter(&f));
+            Some(Roles { path, linked_statically })
+        })
+        .as_ref()
 }
 
 /// Whether `file` is a 64-bit little-endian ELF program with no `PT_INTERP` program header;
@@ -128,12 +132,13 @@ mod tests {
     use std::io::Write;
 
     fn file_of(bytes: &[u8]) -> std::fs::File {
-        let mut file = tempfile_in_target();
+        let mut file = unlinked_tempfile();
         file.write_all(bytes).expect("write");
         file
     }
 
-    fn tempfile_in_target() -> std::fs::File {
+    /// A file in the temporary directory, already unlinked.
+    fn unlinked_tempfile() -> std::fs::File {
         let path =
             std::env::temp_dir().join(format!("crn-elf-{}-{:?}", std::process::id(), std::thread::current().id()));
         let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path);

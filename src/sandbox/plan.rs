@@ -99,6 +99,10 @@ pub struct Plan {
     /// execs it at once, and the keeper joins init's namespaces to fork the program
     /// (src/sandbox/harden/joined.rs). Ignored by the helper itself.
     pub join: bool,
+    /// With `join`: the keeper keeps its role as the copy of the interpreter it is rather than
+    /// exec the helper, for a child booted on its run's own path, where that exec would come
+    /// before the run's result, not while a spare waits.
+    pub keeper_stays: bool,
     /// The descriptor the helper writes its layer report to (closed before the program starts).
     pub status_fd: i32,
     /// The program and its arguments.
@@ -165,6 +169,9 @@ impl Plan {
         if self.join {
             push(&["--join".into()]);
         }
+        if self.keeper_stays {
+            push(&["--keeper-stays".into()]);
+        }
         for (k, v) in &self.env {
             let mut kv = k.clone();
             kv.push("=");
@@ -212,6 +219,7 @@ impl Plan {
                 b"--memory-cgroup" => plan.memory_cgroup = Some(PathBuf::from(it.next()?)),
                 b"--slim" => plan.slim = Some(PathBuf::from(it.next()?)),
                 b"--join" => plan.join = true,
+                b"--keeper-stays" => plan.keeper_stays = true,
                 b"--env" => {
                     let kv = it.next()?.as_bytes();
                     let eq = kv.iter().position(|b| *b == b'=')?;
@@ -331,6 +339,7 @@ mod tests {
             memory_cgroup: Some("/sys/fs/cgroup/memory/crn-1".into()),
             slim: Some("/opt/crn/code-runtime-native-sandbox".into()),
             join: true,
+            keeper_stays: true,
             env: vec![("TMPDIR".into(), "/tmp/x/tmp".into())],
             status_fd: 4,
             argv: vec!["/usr/bin/python3".into(), "-u".into(), "--".into()],

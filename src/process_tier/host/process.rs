@@ -118,6 +118,7 @@ fn plan(
         // The helper's own keeper and init are already small.
         slim: None,
         join: false,
+        keeper_stays: false,
         env: Vec::new(),
         status_fd: STATUS_FD,
         argv: [spec.helper.clone().into_os_string(), mode[0].into(), spec.addon.clone().into_os_string()]

@@ -43,10 +43,11 @@ pub struct Confinement<'a> {
     /// The runtime's Python template to fork the child from (with the helper's plan), if any.
     #[cfg(target_os = "linux")]
     pub template: Option<&'a RuntimeTemplate>,
-    /// Booted ahead of its run (a spare): a forked child's keeper and init become the helper
-    /// (`Plan::slim`), moving the teardown of their copies of the interpreter from the run's end
-    /// to now. A child booted on its run's path does without: there that move saves the run
-    /// nothing and costs a burst of runs two execs each.
+    /// Booted ahead of its run (a spare): a forked child's keeper becomes the helper
+    /// (`Plan::slim`), moving the teardown of its copy of the interpreter from the run's end to
+    /// now. A child booted on its run's path keeps its keeper a copy (`Plan::keeper_stays`):
+    /// there that exec would come before the run's result. Init is the helper's static build
+    /// either way when there is one (`Plan::join`), the helper only for a spare when not.
     pub ahead: bool,
     /// A durable attempt's string hash secret (`PYTHONHASHSEED`), or `None` for the random one.
     /// A child with one is spawned, never forked: the template's secret is the runtime's.
@@ -66,6 +67,8 @@ fn sandbox_plan(confine: &Confinement, helper: &Path, interpreter: &Path, stagin
     if staging.on_host {
         read_only.push(staging.dir.clone());
     }
+    let roles = crate::sandbox::helper::roles();
+    let join = roles.is_some_and(|r| r.linked_statically);
     let mut read_write = vec![scratch.clone(), PathBuf::from("/dev/null")];
     let mut as_host = Vec::new();
     if let Some(policy) = confine.policy {
@@ -91,8 +94,9 @@ fn sandbox_plan(confine: &Confinement, helper: &Path, interpreter: &Path, stagin
         rlimits: vec![(RlimitKind::Nproc, PROCESS_CAP, PROCESS_CAP), (RlimitKind::Nofile, OPEN_FILES, OPEN_FILES)],
         cgroup: confine.cgroup.map(Path::to_path_buf),
         memory_cgroup: confine.memory_cgroup.map(Path::to_path_buf),
-        slim: confine.ahead.then(|| crate::sandbox::helper::roles().unwrap_or(helper).to_path_buf()),
-        join: confine.ahead && crate::sandbox::helper::roles_linked_statically(),
+        slim: (confine.ahead || join).then(|| roles.map_or(helper, |r| r.path.as_path()).to_path_buf()),
+        join,
+        keeper_stays: join && !confine.ahead,
         env: child_env(staging, confine.hash_seed),
         status_fd: STATUS_FD,
         argv: [vec![interpreter.as_os_str().to_os_string()], child_args(staging, confine.hash_seed)].concat(),

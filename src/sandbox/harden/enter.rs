@@ -192,7 +192,7 @@ fn without_namespaces(
         Ok(ForkResult::Parent { child }) => {
             drop(status);
             close_program_fds(None);
-            if let Some(helper) = slim {
+            if let Some(helper) = slim.filter(|_| !plan.keeper_stays) {
                 let fd = lifeline.as_ref().map_or(-1, |l| l.as_raw_fd());
                 become_helper(helper, "keeper", &[child.as_raw(), -1, fd, 1], &[fd], label(plan));
             }

@@ -9,15 +9,17 @@
 //! the run's root, takes the program's ids, drops every capability and says which layers it built
 //! (`serve_init`). The keeper then joins init's namespaces (`setns` through init's pidfd: user
 //! first, so it holds the capabilities the others need there) and forks the program, PID 2 in
-//! init's PID namespace and in init's root, which returns into the interpreter; the keeper execs
-//! the helper in its own role and, once the program ended, kills init (the kernel then kills
-//! whatever is left in the namespace) and ends as the program did (`keep_joined`).
+//! init's PID namespace and in init's root, which returns into the interpreter; the keeper takes
+//! the program's ids, drops its capabilities, execs the helper in its own role (a spare's; one
+//! booted on its run's path stays a copy, `Plan::keeper_stays`, as that exec would delay the
+//! result) and, once the program ended, kills init (the kernel then kills whatever is left in
+//! the namespace) and ends as the program did (`keep_joined`).
 //!
 //! The keeper is then in the run's user, mount, IPC and network namespaces, never its PID
-//! namespace: the program cannot name it. It holds no capability once it has exec'd (its uid is
-//! not the namespace's root) and is not dumpable. Only the helper's static build is exec'd there
-//! (the run's root need hold no dynamic loader), so the addon asks for this chain only when the
-//! roles file is one (`helper::roles_linked_statically`).
+//! namespace: the program cannot name it. It holds no capability (its uid is not the
+//! namespace's root) and is not dumpable. Only the helper's static build is exec'd there (the
+//! run's root need hold no dynamic loader), so the addon asks for this chain only when the roles
+//! file is one (`helper::Roles::linked_statically`).
 
 use std::ffi::{CString, OsString};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -121,8 +123,13 @@ pub(super) fn run(
             if !take_program_ids() || drop_capabilities().is_err() {
                 abandon(init, "setresuid", nix::errno::Errno::last());
             }
-            let fd = lifeline.as_ref().map_or(-1, |l| l.as_raw_fd());
-            become_helper(helper, "joined-keeper", &[child.as_raw(), init.as_raw(), fd], &[fd], label(plan));
+            // SAFETY: a plain prctl call: nothing in the run's user namespace reads this
+            // process's memory (its exec below makes it dumpable; its role says not again).
+            unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0) };
+            if !plan.keeper_stays {
+                let fd = lifeline.as_ref().map_or(-1, |l| l.as_raw_fd());
+                become_helper(helper, "joined-keeper", &[child.as_raw(), init.as_raw(), fd], &[fd], label(plan));
+            }
             keep_joined(child, init, lifeline)
         }
     }
@@ -196,7 +203,7 @@ fn init_words(plan: &Plan, numbers: &[RawFd], exact: &[RawFd], trees: &[RawFd]) 
         true => "-".to_string(),
         false => fds.iter().map(RawFd::to_string).collect::<Vec<_>>().join(","),
     };
-    let own = Plan { env: Vec::new(), argv: vec!["-".into()], slim: None, ..plan.clone() };
+    let own = Plan { env: Vec::new(), argv: vec!["-".into()], slim: None, keeper_stays: false, ..plan.clone() };
     ["code-runtime-native-sandbox".into(), "joined-init".into()]
         .into_iter()
         .chain(numbers.iter().map(|n| OsString::from(n.to_string())))
