@@ -126,7 +126,9 @@ def _mapped_bytes(path):
     return total
 
 
-LIBRARY_BYTES = _mapped_bytes(sys.argv[1])
+# With the region each forked child maps for its own allocations (the library's
+# `CRN_CHILD_REGION_BYTES`): neither is the program's to use.
+LIBRARY_BYTES = _mapped_bytes(sys.argv[1]) + ctypes.c_size_t.in_dll(LIBRARY, "CRN_CHILD_REGION_BYTES").value
 
 
 def program(length):

@@ -14,6 +14,11 @@
 // Each shared file is compiled whole; this library calls only part of several.
 #![allow(dead_code, unused_imports)]
 
+// A forked child's allocations, from the fork to its return into the interpreter.
+mod arena;
+#[global_allocator]
+static ALLOCATOR: arena::ForkedArena = arena::ForkedArena;
+
 #[path = "../../../src/os"]
 mod os {
     pub mod fd_passing;

@@ -306,7 +306,7 @@ pub const FRAMES: &[Frame] = &[
     frame(Template, ToHost, "forked", &FORKED, &[TemplateLineBytes], "with two descriptors: the child's channel and its pidfd"),
     frame(Template, ToHost, "fork-failed", &FORK_FAILED, &[TemplateLineBytes], "the fork's errno"),
     frame(Template, ToHost, "exited", &EXITED, &[TemplateLineBytes], "a child was reaped"),
-    frame(PythonTemplate, ToHost, "template-ready", &PY_TEMPLATE_READY, &[], "once, when it can fork; `libraryBytes`: the address space its native library's mappings take (crates/python-entry); more than 16 MiB refuses the template"),
+    frame(PythonTemplate, ToHost, "template-ready", &PY_TEMPLATE_READY, &[], "once, when it can fork; `libraryBytes`: the address space its native library's mappings take (crates/python-entry) with the region each child maps for its own allocations; more than 16 MiB refuses the template"),
     frame(PythonTemplate, ToChild, "fork", &PY_FORK, &[], "with `fds` descriptors: the plan pipe, then the child's 0–3, the report and the lifeline; nothing of the run's reaches the template"),
     frame(PythonTemplate, ToChild, "plan", &PY_PLAN, &[], "in the plan pipe, read by the forked child alone: the helper's plan as `args`, its environment, the run's bootstrap and its six limits (soft, hard: CPU, address space, file size)"),
     frame(PythonTemplate, ToHost, "forked", &PY_FORKED, &[], "with the read end of the child's exit pipe"),

@@ -37,8 +37,14 @@ static PLAN: OnceLock<Vec<u8>> = OnceLock::new();
 /// length in bytes. Every other process this makes, and this one when the plan cannot be read
 /// or a layer cannot be taken, ends inside with the code that says why.
 pub fn enter_forked(given: Vec<OwnedFd>) -> i32 {
+    // Its allocations (and its keeper's and init's) off the template's heap until it returns
+    // into the interpreter (crates/python-entry/src/arena.rs).
+    crate::arena::open();
     match crate::panic::guard(|| enter(given), |_| Err(abi::EXIT_PANICKED)) {
-        Ok(length) => length,
+        Ok(length) => {
+            crate::arena::close();
+            length
+        }
         // SAFETY: ending this copy of the template without running the interpreter's exit
         // handlers, which are the template's.
         Err(code) => unsafe { libc::_exit(code) },
